@@ -1,0 +1,155 @@
+// Bearer-token authentication. A token is `<id>|<secret>`; only a SHA-256 of the secret is stored,
+// and the comparison is constant-time.
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { ApiError } from '../errors.js';
+import { effectiveAbilities, type Ability, type Role } from './abilities.js';
+
+export interface PlanRecord {
+  id: number;
+  code: string;
+  name: string;
+  apiAccess: boolean;
+  rateLimitPerMin: number;
+  /** null: unlimited. */
+  callsIncludedMonth: number | null;
+  features: string[];
+}
+
+export interface OrgRecord {
+  id: number;
+  ulid: string;
+  name: string;
+  slug: string;
+  locale: string;
+  currency: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Principal {
+  org: OrgRecord;
+  plan: PlanRecord | null;
+  token: { id: number; name: string; abilities: string[]; userId: number; role: Role };
+  /** The token's abilities narrowed by the holder's role. */
+  abilities: ReadonlySet<Ability>;
+}
+
+const TOKEN_RE = /^(\d{1,15})\|([A-Za-z0-9]{40,128})$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function hashSecret(secret: string): Buffer {
+  return crypto.createHash('sha256').update(secret).digest();
+}
+
+/** 48 random base62 characters (about 285 bits), without modulo bias. */
+export function newSecret(length = 48): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of crypto.randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function parseBearer(header: string | undefined): { id: number; secret: string } | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) return null;
+  const t = TOKEN_RE.exec(m[1]);
+  if (!t) return null;
+  return { id: Number(t[1]), secret: t[2] };
+}
+
+interface PrincipalRow {
+  token_id: number;
+  token_name: string;
+  abilities: string[];
+  secret_hash: Buffer;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  user_id: number;
+  role: Role | null;
+  org_id: number;
+  org_ulid: string;
+  org_name: string;
+  org_slug: string;
+  locale: string;
+  currency: string;
+  org_created_at: Date;
+  org_updated_at: Date;
+  plan_id: number | null;
+  plan_code: string | null;
+  plan_name: string | null;
+  api_access: boolean | null;
+  api_rate_limit_per_min: number | null;
+  calls_included_month: number | null;
+  features: string[] | null;
+}
+
+/** Resolves a bearer header to a principal, or throws 401. The api_access gate is the caller's. */
+export async function authenticate(db: Knex, header: string | undefined, now: Date): Promise<Principal> {
+  const parsed = parseBearer(header);
+  if (!parsed) throw ApiError.unauthenticated(header ? 'The bearer token is malformed.' : 'Unauthenticated.');
+  const { rows } = await db.raw<{ rows: PrincipalRow[] }>(
+    `select t.id as token_id, t.name as token_name, t.abilities, t.secret_hash, t.expires_at, t.revoked_at,
+            t.user_id, m.role, o.id as org_id, o.ulid as org_ulid, o.name as org_name, o.slug as org_slug,
+            o.locale, o.currency, o.created_at as org_created_at, o.updated_at as org_updated_at,
+            p.id as plan_id, p.code as plan_code, p.name as plan_name, p.api_access, p.api_rate_limit_per_min,
+            p.calls_included_month, p.features
+       from api_tokens t
+       join organizations o on o.id = t.org_id
+       left join memberships m on m.org_id = t.org_id and m.user_id = t.user_id
+       left join plans p on p.id = o.plan_id
+      where t.id = ?`,
+    [parsed.id],
+  );
+  const row = rows[0];
+  const given = hashSecret(parsed.secret);
+  // Compare even when the id is unknown, so timing does not tell which ids exist.
+  const stored = row?.secret_hash ?? Buffer.alloc(32);
+  const match = crypto.timingSafeEqual(stored, given) && row !== undefined;
+  if (!row || !match || row.revoked_at || !row.role || (row.expires_at && row.expires_at <= now)) {
+    throw ApiError.unauthenticated('The bearer token is invalid, expired or revoked.');
+  }
+  return {
+    org: {
+      id: row.org_id,
+      ulid: row.org_ulid,
+      name: row.org_name,
+      slug: row.org_slug,
+      locale: row.locale,
+      currency: row.currency,
+      createdAt: row.org_created_at,
+      updatedAt: row.org_updated_at,
+    },
+    plan:
+      row.plan_id === null
+        ? null
+        : {
+            id: row.plan_id,
+            code: row.plan_code!,
+            name: row.plan_name!,
+            apiAccess: row.api_access!,
+            rateLimitPerMin: row.api_rate_limit_per_min!,
+            callsIncludedMonth: row.calls_included_month,
+            features: row.features ?? [],
+          },
+    token: { id: row.token_id, name: row.token_name, abilities: row.abilities, userId: row.user_id, role: row.role },
+    abilities: effectiveAbilities(row.abilities, row.role),
+  };
+}
+
+export function hasApiAccess(p: Principal): boolean {
+  return !!p.plan?.apiAccess;
+}
+
+export function requireAbility(p: Principal, ability: Ability | null): void {
+  if (ability && !p.abilities.has(ability)) throw ApiError.forbidden(ability);
+}
+
+/** Plan-gated features (redirect_cap, routing, schedule, password): 403 feature_not_in_plan. */
+export function requireFeature(p: Principal, feature: string): void {
+  if (!p.plan?.features.includes(feature)) throw ApiError.featureNotInPlan(feature);
+}

@@ -1,0 +1,235 @@
+// qrctl commands. Parsing and output live here, the work in the resource services, so the CLI is
+// one more adapter over the same code as REST and MCP. Tested in-process through runCommand.
+import { parseArgs } from 'node:util';
+import { isAbility, ROLES, type Role } from '../auth/abilities.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
+import { listPlanCodes } from '../plans/plans.js';
+import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
+import { createToken } from '../tokens/service.js';
+import { formatMinor, parseAmount } from '../wallet/money.js';
+import { topUp } from '../wallet/service.js';
+
+export class UsageError extends Error {}
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export interface CliCommand {
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean'; required?: boolean; help: string }>;
+  /** Whether the command needs ClickHouse open in this process. */
+  clickhouse?: boolean;
+  run(app: AppContext, args: Record<string, string | boolean | undefined>, io: CliIo): Promise<Record<string, unknown>>;
+}
+
+const json = { type: 'boolean' as const, help: 'Print one JSON object.' };
+
+export const COMMANDS: Record<string, CliCommand> = {
+  'org create': {
+    usage: 'qrctl org create --name NAME --slug SLUG --plan PLAN|none --currency EUR --owner-email EMAIL [--locale en] [--json]',
+    options: {
+      name: { type: 'string', required: true, help: 'Organization name.' },
+      slug: { type: 'string', required: true, help: 'Lowercase slug, used in public URLs.' },
+      plan: { type: 'string', required: true, help: 'Plan code (qrctl plans) or none.' },
+      currency: { type: 'string', required: true, help: 'ISO 4217 billing currency.' },
+      'owner-email': { type: 'string', required: true, help: 'Owner; created when new.' },
+      locale: { type: 'string', help: 'Locale, default en.' },
+      json,
+    },
+    async run(app, a) {
+      const created = await createOrganization(app, {
+        name: String(a.name),
+        slug: String(a.slug),
+        planCode: a.plan === 'none' ? null : String(a.plan),
+        currency: String(a.currency).toUpperCase(),
+        locale: a.locale as string | undefined,
+        ownerEmail: String(a['owner-email']),
+      });
+      return {
+        organization: { ulid: created.org.ulid, name: created.org.name, slug: created.org.slug, currency: created.org.currency },
+        plan: created.plan?.code ?? null,
+        owner: { ulid: created.owner.ulid, email: created.owner.email },
+        token: created.token.secret,
+        token_id: created.token.token.id,
+      };
+    },
+  },
+  'org set-plan': {
+    usage: 'qrctl org set-plan --org ULID|SLUG --plan PLAN|none [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      plan: { type: 'string', required: true, help: 'Plan code or none.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const plan = await setPlan(app, org.id, a.plan === 'none' ? null : String(a.plan));
+      return { organization: org.ulid, plan: plan?.code ?? null };
+    },
+  },
+  'member add': {
+    usage: `qrctl member add --org ULID|SLUG --email EMAIL --role ${ROLES.join('|')} [--json]`,
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      email: { type: 'string', required: true, help: 'User email; created when new.' },
+      role: { type: 'string', required: true, help: ROLES.join(', ') },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      if (!ROLES.includes(a.role as Role)) throw new UsageError(`--role must be one of: ${ROLES.join(', ')}`);
+      const user = await addMember(app, org.id, String(a.email), a.role as Role);
+      return { organization: org.ulid, user: user.ulid, email: user.email, role: a.role };
+    },
+  },
+  'token create': {
+    usage: 'qrctl token create --org ULID|SLUG --email EMAIL --name NAME [--abilities a,b|*] [--expires-at ISO] [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      email: { type: 'string', required: true, help: 'A member of the organization.' },
+      name: { type: 'string', required: true, help: 'Token name.' },
+      abilities: { type: 'string', help: 'Comma-separated abilities, default * (all the role allows).' },
+      'expires-at': { type: 'string', help: 'ISO 8601 expiry; default none.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const member = await findMember(app.db, org.id, String(a.email));
+      if (!member) throw new UsageError(`${String(a.email)} is not a member of ${org.slug}`);
+      const abilities = String(a.abilities ?? '*')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const bad = abilities.filter((x) => x !== '*' && !isAbility(x));
+      if (bad.length) throw new UsageError(`unknown abilities: ${bad.join(', ')}`);
+      let expiresAt: Date | null = null;
+      if (a['expires-at']) {
+        expiresAt = new Date(String(a['expires-at']));
+        if (Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date-time');
+      }
+      const created = await createToken(app, app.db, {
+        orgId: org.id,
+        userId: member.userId,
+        name: String(a.name),
+        abilities,
+        expiresAt,
+      });
+      return { token: created.secret, data: created.token, role: member.role };
+    },
+  },
+  'wallet top-up': {
+    usage: 'qrctl wallet top-up --org ULID|SLUG --amount 12.34 [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      amount: { type: 'string', required: true, help: 'Decimal amount in the organization’s currency.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const minor = parseAmount(String(a.amount), org.currency);
+      if (minor === null || minor <= 0) {
+        throw new UsageError(`--amount must be a positive decimal with at most the decimals of ${org.currency}`);
+      }
+      const { balanceMinor } = await topUp(app, org.id, minor, 'qrctl');
+      return {
+        organization: org.ulid,
+        credited: formatMinor(minor, org.currency),
+        balance: formatMinor(balanceMinor, org.currency),
+        currency: org.currency,
+      };
+    },
+  },
+  plans: {
+    usage: 'qrctl plans [--json]',
+    options: { json },
+    async run(app) {
+      return { plans: await listPlanCodes(app.db) };
+    },
+  },
+  migrate: {
+    usage: 'qrctl migrate [--json]',
+    options: { json },
+    clickhouse: true,
+    async run(app) {
+      const postgres = await migratePostgres(app.db, app.log);
+      await migrateWorkerSchema(app.databaseUrl);
+      const clickhouse = await migrateClickHouse(app.ch, app.config.scanRetentionDays, app.log);
+      return { postgres_applied: postgres, clickhouse_applied: clickhouse };
+    },
+  },
+};
+
+export function helpText(): string {
+  return ['Usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+}
+
+/** Finds the command named by the leading words of argv and parses its options. */
+export function parseCommand(argv: string[]): { name: string; command: CliCommand; args: Record<string, string | boolean | undefined> } {
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((n) => n && COMMANDS[n]);
+  if (!name) throw new UsageError(argv.length ? `unknown command: ${argv.slice(0, 2).join(' ')}` : 'no command given');
+  const command = COMMANDS[name];
+  const rest = argv.slice(name.split(' ').length);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const options = Object.fromEntries(Object.entries(command.options).map(([k, o]) => [k, { type: o.type }]));
+    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as typeof values;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nusage: ${command.usage}`);
+  }
+  const missing = Object.entries(command.options)
+    .filter(([k, o]) => o.required && (values[k] === undefined || values[k] === ''))
+    .map(([k]) => `--${k}`);
+  if (missing.length) throw new UsageError(`missing ${missing.join(', ')}\nusage: ${command.usage}`);
+  return { name, command, args: values };
+}
+
+function describe(result: Record<string, unknown>): string {
+  return Object.entries(result)
+    .map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+    .join('\n');
+}
+
+/** Runs a parsed command; returns the exit code (0 ok, 2 bad arguments or input, 1 failure). */
+export async function runCommand(
+  app: AppContext,
+  parsed: ReturnType<typeof parseCommand>,
+  io: CliIo,
+): Promise<number> {
+  try {
+    const result = await parsed.command.run(app, parsed.args, io);
+    io.out(parsed.args.json ? JSON.stringify(result) : describe(result));
+    if (!parsed.args.json && typeof result.token === 'string') {
+      io.err('The token secret is shown once; store it now.');
+    }
+    return 0;
+  } catch (err) {
+    return reportError(err, parsed.args.json === true, io);
+  }
+}
+
+export function reportError(err: unknown, asJson: boolean, io: CliIo): number {
+  let code = 1;
+  let message: string;
+  let fields: Record<string, string[]> | undefined;
+  if (err instanceof UsageError) {
+    code = 2;
+    message = err.message;
+  } else if (err instanceof ApiError) {
+    code = err.status < 500 ? 2 : 1;
+    fields = err.extra.errors as Record<string, string[]> | undefined;
+    message = fields
+      ? Object.entries(fields)
+          .map(([f, m]) => `${f.replace(/_/g, '-')}: ${m.join(' ')}`)
+          .join('\n')
+      : err.message;
+  } else {
+    message = err instanceof Error ? err.message : String(err);
+  }
+  if (asJson) io.out(JSON.stringify({ error: { message, ...(fields ? { errors: fields } : {}) } }));
+  else io.err(`qrctl: ${message}`);
+  return code;
+}

@@ -1,0 +1,215 @@
+// Every configuration key the service reads, with its default and a line of help.
+// This is the only file that reads process.env; docs/configuration.md is generated from CONFIG_KEYS.
+import path from 'node:path';
+
+export interface Config {
+  nodeEnv: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  embeddedPgPort: number;
+  clickhouseUrl: string | null;
+  clickhouseDatabase: string;
+  clickhouseCluster: string | null;
+  apiHost: string;
+  apiPort: number;
+  redirectHost: string;
+  redirectPort: number;
+  enableApi: boolean;
+  enableRedirect: boolean;
+  enableWorker: boolean;
+  workerConcurrency: number;
+  publicApiUrl: string | null;
+  fallbackOrigins: string[];
+  logLevel: string;
+  bodyLimitBytes: number;
+  platformRateLimitPerMin: number;
+  rawExportRateLimitPerMin: number;
+  rateLimitHelpUrl: string;
+  dnsResolvers: string[];
+  acmeDirectoryUrl: string;
+  trustProxy: string[];
+  secretKey: string;
+  bulkImportMaxRows: number;
+  scanRetentionDays: number;
+}
+
+interface KeyDef {
+  env: string;
+  default: string;
+  help: string;
+}
+
+export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
+  nodeEnv: { env: 'NODE_ENV', default: 'development', help: 'development, test or production.' },
+  dataDir: {
+    env: 'DATA_DIR',
+    default: './var',
+    help: 'Where embedded Postgres, embedded ClickHouse (chDB) and scan spill files live.',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    default: '',
+    help: 'Postgres connection string. Unset: an embedded Postgres is started under DATA_DIR/postgres.',
+  },
+  embeddedPgPort: {
+    env: 'EMBEDDED_PG_PORT',
+    default: '0',
+    help: 'Port of the embedded Postgres (loopback only). 0 picks a free port, recorded in DATA_DIR/postgres.json.',
+  },
+  clickhouseUrl: {
+    env: 'CLICKHOUSE_URL',
+    default: '',
+    help: 'ClickHouse HTTP URL (http://user:pass@host:8123). Unset: embedded chDB under DATA_DIR/clickhouse.',
+  },
+  clickhouseDatabase: { env: 'CLICKHOUSE_DATABASE', default: 'qr', help: 'ClickHouse database for scans.' },
+  clickhouseCluster: {
+    env: 'CLICKHOUSE_CLUSTER',
+    default: '',
+    help: 'Cluster name: migrations create ReplicatedMergeTree + Distributed tables ON CLUSTER.',
+  },
+  apiHost: { env: 'API_HOST', default: '127.0.0.1', help: 'Interface the API listener binds to.' },
+  apiPort: { env: 'API_PORT', default: '3000', help: 'Port of the API listener (/v1, /mcp, /healthz, /readyz, /metrics).' },
+  redirectHost: { env: 'REDIRECT_HOST', default: '127.0.0.1', help: 'Interface the public redirect binds to.' },
+  redirectPort: { env: 'REDIRECT_PORT', default: '3001', help: 'Port of the public redirect listener.' },
+  enableApi: { env: 'ENABLE_API', default: 'true', help: 'Serve the API listener in this process.' },
+  enableRedirect: { env: 'ENABLE_REDIRECT', default: 'true', help: 'Serve the public redirect in this process.' },
+  enableWorker: { env: 'ENABLE_WORKER', default: 'true', help: 'Run graphile-worker inside this process.' },
+  workerConcurrency: { env: 'WORKER_CONCURRENCY', default: '4', help: 'Jobs run at once by graphile-worker.' },
+  publicApiUrl: {
+    env: 'PUBLIC_API_URL',
+    default: '',
+    help: 'Public base URL of the API, used in links (rate-limit help, OpenAPI servers). Default: http://API_HOST:API_PORT.',
+  },
+  fallbackOrigins: {
+    env: 'FALLBACK_ORIGINS',
+    default: 'http://localhost:3001',
+    help: 'Comma-separated shared fallback origins; they appear in every organization’s domain list.',
+  },
+  logLevel: { env: 'LOG_LEVEL', default: 'info', help: 'pino log level: fatal, error, warn, info, debug, trace, silent.' },
+  bodyLimitBytes: {
+    env: 'BODY_LIMIT_BYTES',
+    default: String(5 * 1024 * 1024),
+    help: 'Largest accepted request body; larger bodies get 413 payload_too_large.',
+  },
+  platformRateLimitPerMin: {
+    env: 'PLATFORM_RATE_LIMIT_PER_MIN',
+    default: '60',
+    help: 'Platform ceiling of the per-organization minute window; the effective limit is max(this, plan limit).',
+  },
+  rawExportRateLimitPerMin: {
+    env: 'RAW_EXPORT_RATE_LIMIT_PER_MIN',
+    default: '6',
+    help: 'Extra per-organization minute window of the raw-export endpoint.',
+  },
+  rateLimitHelpUrl: {
+    env: 'RATE_LIMIT_HELP_URL',
+    default: '',
+    help: 'Rate-limit help page linked from 429 responses. Default: PUBLIC_API_URL/docs/rate-limits.',
+  },
+  dnsResolvers: {
+    env: 'DNS_RESOLVERS',
+    default: '',
+    help: 'Comma-separated resolvers (ip or ip:port) for domain ownership checks. Empty: the system resolvers.',
+  },
+  acmeDirectoryUrl: {
+    env: 'ACME_DIRECTORY_URL',
+    default: 'https://acme-v02.api.letsencrypt.org/directory',
+    help: 'ACME directory used to issue certificates for custom domains.',
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    default: '',
+    help: 'Comma-separated proxy addresses whose X-Forwarded-For is believed on the redirect listener.',
+  },
+  secretKey: {
+    env: 'SECRET_KEY',
+    default: '',
+    help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
+  },
+  bulkImportMaxRows: { env: 'BULK_IMPORT_MAX_ROWS', default: '10000', help: 'Most rows one bulk import may stage.' },
+  scanRetentionDays: {
+    env: 'SCAN_RETENTION_DAYS',
+    default: '730',
+    help: 'TTL of raw scan events in ClickHouse, in days (rollups are kept).',
+  },
+};
+
+export class ConfigError extends Error {}
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function int(key: string, value: string, min = 0): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${key} must be an integer >= ${min}, got "${value}"`);
+  return n;
+}
+
+function bool(key: string, value: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw new ConfigError(`${key} must be true or false, got "${value}"`);
+}
+
+/** Reads the configuration from an environment (process.env by default); overrides win, for tests. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const raw = (k: keyof Config): string => {
+    const def = CONFIG_KEYS[k];
+    const v = env[def.env];
+    return v === undefined || v === '' ? def.default : v;
+  };
+  const apiHost = raw('apiHost');
+  const apiPort = int('API_PORT', raw('apiPort'));
+  const publicApiUrl = raw('publicApiUrl') || null;
+  const cfg: Config = {
+    nodeEnv: raw('nodeEnv'),
+    dataDir: path.resolve(raw('dataDir')),
+    databaseUrl: raw('databaseUrl') || null,
+    embeddedPgPort: int('EMBEDDED_PG_PORT', raw('embeddedPgPort')),
+    clickhouseUrl: raw('clickhouseUrl') || null,
+    clickhouseDatabase: raw('clickhouseDatabase'),
+    clickhouseCluster: raw('clickhouseCluster') || null,
+    apiHost,
+    apiPort,
+    redirectHost: raw('redirectHost'),
+    redirectPort: int('REDIRECT_PORT', raw('redirectPort')),
+    enableApi: bool('ENABLE_API', raw('enableApi')),
+    enableRedirect: bool('ENABLE_REDIRECT', raw('enableRedirect')),
+    enableWorker: bool('ENABLE_WORKER', raw('enableWorker')),
+    workerConcurrency: int('WORKER_CONCURRENCY', raw('workerConcurrency'), 1),
+    publicApiUrl,
+    fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
+    logLevel: raw('logLevel'),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
+    platformRateLimitPerMin: int('PLATFORM_RATE_LIMIT_PER_MIN', raw('platformRateLimitPerMin'), 1),
+    rawExportRateLimitPerMin: int('RAW_EXPORT_RATE_LIMIT_PER_MIN', raw('rawExportRateLimitPerMin'), 1),
+    rateLimitHelpUrl: raw('rateLimitHelpUrl'),
+    dnsResolvers: list(raw('dnsResolvers')),
+    acmeDirectoryUrl: raw('acmeDirectoryUrl'),
+    trustProxy: list(raw('trustProxy')),
+    secretKey: raw('secretKey'),
+    bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
+    scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
+    ...overrides,
+  };
+  for (const origin of cfg.fallbackOrigins) {
+    try {
+      const u = new URL(origin);
+      if (u.pathname !== '/' || u.search) throw new Error();
+    } catch {
+      throw new ConfigError(`FALLBACK_ORIGINS entry "${origin}" is not an origin like https://qr.example.com`);
+    }
+  }
+  return cfg;
+}
+
+/** The API's public base URL: PUBLIC_API_URL or the listener address. */
+export function apiBaseUrl(cfg: Config, boundPort?: number): string {
+  if (cfg.publicApiUrl) return cfg.publicApiUrl.replace(/\/+$/, '');
+  const host = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
+  return `http://${host}:${boundPort ?? cfg.apiPort}`;
+}

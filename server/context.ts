@@ -1,0 +1,94 @@
+// The application context: built once at start and passed explicitly to every entry point
+// (REST, MCP, redirect, CLI, workers). Nothing here is a module-level singleton.
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { ClickHouseHandle } from './stores/clickhouse.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { Validators } from './schemas/validation.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  db: Knex;
+  /** Connection string of `db`, for clients that need their own connections (LISTEN, worker). */
+  databaseUrl: string;
+  ch: ClickHouseHandle;
+  clock: Clock;
+  metrics: Metrics;
+  validators: Validators;
+  /** Key for signed cookies and salted visitor hashes. */
+  secretKey: Buffer;
+  /** The API listener's bound port (for links); the configured port until it listens. */
+  apiPort(): number;
+  setApiPort(port: number): void;
+  /** Run at shutdown, last registered first (listeners, buffers, workers). */
+  onClose(fn: () => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export interface ContextParts {
+  config: Config;
+  log: Logger;
+  db: Knex;
+  databaseUrl: string;
+  ch: ClickHouseHandle;
+  clock?: Clock;
+  secretKey?: Buffer;
+  collectDefaultMetrics?: boolean;
+}
+
+export async function loadSecretKey(config: Config): Promise<Buffer> {
+  if (config.secretKey) return crypto.createHash('sha256').update(config.secretKey).digest();
+  const file = path.join(config.dataDir, 'secret.key');
+  try {
+    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
+  } catch {
+    const key = crypto.randomBytes(32);
+    await fs.mkdir(config.dataDir, { recursive: true });
+    await fs.writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' }).catch(async () => undefined);
+    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
+  }
+}
+
+export function createAppContext(parts: ContextParts): AppContext {
+  const closers: (() => Promise<void>)[] = [];
+  let port = parts.config.apiPort;
+  return {
+    config: parts.config,
+    log: parts.log,
+    db: parts.db,
+    databaseUrl: parts.databaseUrl,
+    ch: parts.ch,
+    clock: parts.clock ?? systemClock,
+    metrics: createMetrics(parts.collectDefaultMetrics ?? false),
+    validators: new Validators(),
+    secretKey: parts.secretKey ?? crypto.randomBytes(32),
+    apiPort: () => port,
+    setApiPort: (p) => {
+      port = p;
+    },
+    onClose: (fn) => {
+      closers.push(fn);
+    },
+    close: async () => {
+      while (closers.length) {
+        const fn = closers.pop()!;
+        try {
+          await fn();
+        } catch (err) {
+          parts.log.error({ err }, 'error during shutdown');
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,109 @@
+// The API listener: /v1 operations, /v1/openapi.json, /mcp, /healthz, /readyz, /metrics and the
+// rate-limit help page.
+import http from 'node:http';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { apiBaseUrl } from '../config.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { operations as allOperations } from '../operations.js';
+import { compileOperationSchemas } from './execute.js';
+import { accessLog, errorHandler, requestId, type RequestState } from './middleware.js';
+import { buildOpenApi } from './openapi.js';
+import type { Operation } from './operation.js';
+import { mountOperations } from './rest.js';
+import { rateLimitPage } from './pages.js';
+
+/** Extra routes mounted by other entry points (the MCP endpoint) without this file knowing them. */
+export type RouteMounter = (router: Router, app: AppContext) => void;
+
+export function createApiApp(app: AppContext, opts: { operations?: readonly Operation[]; mounts?: RouteMounter[] } = {}): Koa {
+  const ops = opts.operations ?? allOperations;
+  compileOperationSchemas(app, ops);
+  const koa = new Koa({ proxy: false });
+  const router = new Router();
+
+  router.get('/healthz', (ctx) => {
+    (ctx.state as RequestState).route = '/healthz';
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    (ctx.state as RequestState).route = '/readyz';
+    const checks = await Promise.all([
+      app.db.raw('select 1').then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+      app.ch.client.ping().then(
+        (r) => (r.success ? 'ok' : String(r.error)),
+        (e: Error) => e.message,
+      ),
+    ]);
+    const [postgres, clickhouse] = checks;
+    const ready = postgres === 'ok' && clickhouse === 'ok';
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ok' : 'unavailable', postgres, clickhouse };
+  });
+  router.get('/metrics', async (ctx) => {
+    (ctx.state as RequestState).route = '/metrics';
+    ctx.type = app.metrics.registry.contentType;
+    ctx.body = await app.metrics.registry.metrics();
+  });
+  let openapi: string | undefined;
+  router.get('/v1/openapi.json', (ctx) => {
+    (ctx.state as RequestState).route = '/v1/openapi.json';
+    openapi ??= JSON.stringify(buildOpenApi(ops, `${apiBaseUrl(app.config, app.apiPort())}`));
+    ctx.type = 'application/json';
+    ctx.body = openapi;
+  });
+  router.get('/docs/rate-limits', (ctx) => {
+    (ctx.state as RequestState).route = '/docs/rate-limits';
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = rateLimitPage(app);
+  });
+
+  mountOperations(router, app, ops);
+  for (const mount of opts.mounts ?? []) mount(router, app);
+
+  koa.use(requestId());
+  koa.use(accessLog(app, 'api'));
+  koa.use(errorHandler(app));
+  koa.use(router.routes());
+  koa.use(async (ctx, next) => {
+    // Router matched the path but not the method: 405 with Allow; nothing matched: 404.
+    await next();
+    if (ctx.status !== 404 || ctx.body) return;
+    const allowed = router.stack
+      .filter((layer) => layer.match(ctx.path) && layer.methods.length)
+      .flatMap((layer) => layer.methods)
+      .filter((m) => m !== 'HEAD');
+    if (allowed.length) throw ApiError.methodNotAllowed([...new Set(allowed)]);
+    throw new ApiError('not_found', `No endpoint ${ctx.method} ${ctx.path}.`);
+  });
+  return koa;
+}
+
+export interface Listener {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens, and on close stops accepting, lets in-flight requests finish, then resolves. */
+export function listen(handler: http.RequestListener, port: number, host: string): Promise<Listener> {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const bound = (server.address() as { port: number }).port;
+      resolve({
+        port: bound,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,30 @@
+// Prometheus metrics, one registry per application context (no global default registry, so tests
+// can build several contexts in one process).
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'listener' | 'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'listener' | 'method' | 'route'>;
+}
+
+export function createMetrics(collectDefaults: boolean): Metrics {
+  const registry = new Registry();
+  if (collectDefaults) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by listener, method, route template and status.',
+      labelNames: ['listener', 'method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency, by listener, method and route template.',
+      labelNames: ['listener', 'method', 'route'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,54 @@
+// REST adapter: mounts every operation on the router. It authenticates, reads the body only
+// after admission, and renders the operation's result; the rules live in executeOperation.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { authenticate } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import { rateHeaders } from '../metering/admission.js';
+import { readJsonBody } from './body.js';
+import { executeOperation } from './execute.js';
+import type { RequestState } from './middleware.js';
+import { routerPath, type Operation, type OperationResult } from './operation.js';
+
+export function respond(ctx: Koa.Context, result: OperationResult): void {
+  ctx.status = result.status;
+  if (result.headers) ctx.set(result.headers);
+  if (result.body === undefined || result.status === 204) {
+    ctx.body = null;
+    return;
+  }
+  if (result.contentType) ctx.type = result.contentType;
+  ctx.body = result.body;
+}
+
+export function mountOperations(router: Router, app: AppContext, ops: readonly Operation[]): void {
+  for (const op of ops) {
+    const method = op.method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete';
+    router[method](routerPath(op.path), async (ctx: Koa.Context) => {
+      const state = ctx.state as RequestState;
+      state.route = op.path;
+      const principal = await authenticate(app.db, ctx.get('Authorization'), app.clock.now());
+      state.orgUlid = principal.org.ulid;
+      const result = await executeOperation(
+        app,
+        principal,
+        op,
+        async () => ({
+          params: { ...ctx.params },
+          query: { ...ctx.query },
+          body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(ctx.method)
+            ? await readJsonBody(ctx, app.config.bodyLimitBytes)
+            : undefined,
+        }),
+        {
+          requestId: state.requestId,
+          log: app.log.child({ request_id: state.requestId }),
+          accept: ctx.get('Accept'),
+          via: 'rest',
+          onRate: (info) => ctx.set(rateHeaders(info)),
+        },
+      );
+      respond(ctx, result);
+    });
+  }
+}

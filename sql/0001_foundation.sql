@@ -1,0 +1,196 @@
+-- Foundation: plans, organizations, users and memberships, API tokens, wallets and their ledger,
+-- monthly API usage and rate-limit windows.
+
+create table plans (
+  id bigserial primary key,
+  code text not null unique,
+  name text not null,
+  tier text not null check (tier in ('starter', 'business', 'professional', 'enterprise')),
+  billing_interval text not null check (billing_interval in ('monthly', 'annual')),
+  api_access boolean not null default false,
+  api_rate_limit_per_min integer not null default 0 check (api_rate_limit_per_min >= 0),
+  calls_included_month bigint check (calls_included_month >= 0), -- null: unlimited
+  features text[] not null default '{}',
+  created_at timestamptz not null default now()
+);
+
+insert into plans (code, name, tier, billing_interval, api_access, api_rate_limit_per_min, calls_included_month, features)
+select t.tier || '_' || i.billing_interval,
+       t.label || case when i.billing_interval = 'annual' then ' (annual)' else ' (monthly)' end,
+       t.tier, i.billing_interval, true, t.rate, t.included, t.features
+from (values
+  ('starter', 'Starter', 0, 0::bigint, '{api_access}'::text[]),
+  ('business', 'Business', 60, 10000::bigint, '{api_access,redirect_cap,routing,schedule}'::text[]),
+  ('professional', 'Professional', 120, 100000::bigint, '{api_access,redirect_cap,routing,schedule,password}'::text[]),
+  ('enterprise', 'Enterprise', 300, null::bigint, '{api_access,redirect_cap,routing,schedule,password}'::text[])
+) as t(tier, label, rate, included, features)
+cross join (values ('monthly'), ('annual')) as i(billing_interval);
+
+create table organizations (
+  id bigserial primary key,
+  ulid text not null unique,
+  name text not null,
+  slug text not null,
+  locale text not null default 'en',
+  currency char(3) not null default 'EUR',
+  plan_id bigint references plans (id),
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+create unique index organizations_slug_key on organizations (lower(slug));
+
+create table users (
+  id bigserial primary key,
+  ulid text not null unique,
+  email text not null,
+  name text,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+create unique index users_email_key on users (lower(email));
+
+create table memberships (
+  org_id bigint not null references organizations (id) on delete cascade,
+  user_id bigint not null references users (id) on delete cascade,
+  role text not null check (role in ('owner', 'admin', 'editor', 'viewer')),
+  created_at timestamptz not null default now(),
+  primary key (org_id, user_id)
+);
+
+create table api_tokens (
+  id bigserial primary key,
+  org_id bigint not null references organizations (id) on delete cascade,
+  user_id bigint not null references users (id) on delete cascade,
+  name text not null,
+  abilities text[] not null,
+  secret_hash bytea not null,
+  last_used_at timestamptz,
+  expires_at timestamptz,
+  revoked_at timestamptz,
+  created_at timestamptz not null default now()
+);
+create index api_tokens_owner on api_tokens (org_id, user_id);
+
+create table wallets (
+  org_id bigint primary key references organizations (id) on delete cascade,
+  balance_minor bigint not null default 0 check (balance_minor >= 0),
+  low_balance_threshold_minor bigint check (low_balance_threshold_minor >= 0),
+  updated_at timestamptz not null default now()
+);
+
+create table wallet_transactions (
+  id bigserial primary key,
+  ulid text not null unique,
+  org_id bigint not null references organizations (id) on delete cascade,
+  type text not null check (type in ('debit', 'credit')),
+  amount_minor bigint not null,
+  balance_after_minor bigint not null,
+  reference_type text,
+  reference_id text,
+  -- API usage debits are aggregated: one row per organization per minute.
+  usage_minute timestamptz,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  check ((type = 'debit') = (amount_minor < 0))
+);
+create index wallet_transactions_org on wallet_transactions (org_id, created_at desc, id desc);
+create unique index wallet_transactions_usage_minute on wallet_transactions (org_id, usage_minute)
+  where usage_minute is not null;
+
+create table api_usage_months (
+  org_id bigint not null references organizations (id) on delete cascade,
+  month date not null,
+  calls bigint not null default 0,
+  primary key (org_id, month)
+);
+
+create table rate_windows (
+  org_id bigint not null references organizations (id) on delete cascade,
+  bucket text not null,
+  window_start timestamptz not null,
+  hits integer not null,
+  primary key (org_id, bucket)
+);
+
+-- Admission of one API call, in one round trip: the organization's minute window, an optional
+-- extra bucket (raw export), last_used_at of the token (at most once a minute), and for billable
+-- calls the monthly usage counter and the overage debit from the wallet. Row locks on the usage
+-- and wallet rows serialize concurrent calls of one organization, so counts are exact.
+create function api_admit(
+  p_org bigint,
+  p_token bigint,
+  p_now timestamptz,
+  p_limit integer,
+  p_bucket text,          -- extra bucket name or null
+  p_bucket_limit integer,
+  p_billable boolean,
+  p_included bigint,      -- calls included per month; null = unlimited
+  p_txn_ulid text         -- ulid for a new aggregated ledger row, if one is needed
+) returns table (
+  outcome text,           -- admitted | rate_limited | insufficient_funds
+  rate_limit integer,
+  remaining integer,
+  reset_at timestamptz
+)
+language plpgsql as $$
+declare
+  v_window timestamptz := date_trunc('minute', p_now);
+  v_hits integer;
+  v_bucket_hits integer;
+  v_month date := date_trunc('month', p_now at time zone 'UTC')::date;
+  v_calls bigint;
+  v_balance bigint;
+begin
+  insert into rate_windows as w (org_id, bucket, window_start, hits)
+  values (p_org, 'api', v_window, 1)
+  on conflict (org_id, bucket) do update
+    set hits = case when w.window_start = excluded.window_start then w.hits + 1 else 1 end,
+        window_start = excluded.window_start
+  returning w.hits into v_hits;
+
+  if v_hits > p_limit then
+    return query select 'rate_limited'::text, p_limit, 0, v_window + interval '1 minute';
+    return;
+  end if;
+
+  if p_bucket is not null then
+    insert into rate_windows as w (org_id, bucket, window_start, hits)
+    values (p_org, p_bucket, v_window, 1)
+    on conflict (org_id, bucket) do update
+      set hits = case when w.window_start = excluded.window_start then w.hits + 1 else 1 end,
+          window_start = excluded.window_start
+    returning w.hits into v_bucket_hits;
+    if v_bucket_hits > p_bucket_limit then
+      return query select 'rate_limited'::text, p_bucket_limit, 0, v_window + interval '1 minute';
+      return;
+    end if;
+  end if;
+
+  update api_tokens set last_used_at = p_now
+   where id = p_token and (last_used_at is null or last_used_at < p_now - interval '1 minute');
+
+  if p_billable then
+    insert into api_usage_months as u (org_id, month, calls) values (p_org, v_month, 1)
+    on conflict (org_id, month) do update set calls = u.calls + 1
+    returning u.calls into v_calls;
+
+    if p_included is not null and v_calls > p_included then
+      update wallets set balance_minor = balance_minor - 1, updated_at = p_now
+       where org_id = p_org and balance_minor >= 1
+      returning balance_minor into v_balance;
+      if not found then
+        update api_usage_months set calls = calls - 1 where org_id = p_org and month = v_month;
+        return query select 'insufficient_funds'::text, p_limit, greatest(p_limit - v_hits, 0), v_window + interval '1 minute';
+        return;
+      end if;
+      insert into wallet_transactions as t
+        (ulid, org_id, type, amount_minor, balance_after_minor, reference_type, usage_minute, created_at, updated_at)
+      values (p_txn_ulid, p_org, 'debit', -1, v_balance, 'api_usage', v_window, p_now, p_now)
+      on conflict (org_id, usage_minute) where usage_minute is not null do update
+        set amount_minor = t.amount_minor - 1, balance_after_minor = excluded.balance_after_minor, updated_at = p_now;
+    end if;
+  end if;
+
+  return query select 'admitted'::text, p_limit, greatest(p_limit - v_hits, 0), v_window + interval '1 minute';
+end;
+$$;

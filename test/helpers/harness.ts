@@ -1,0 +1,223 @@
+// A running service for a test file: a fresh Postgres database and ClickHouse database, the API
+// on a random port, a controllable clock, and factories for organizations and tokens. Every
+// response the tests receive from a documented operation is validated against its schema.
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { expect } from 'chai';
+import { boot } from '../../server/bootstrap.js';
+import { loadConfig, type Config } from '../../server/config.js';
+import type { AppContext, Clock } from '../../server/context.js';
+import { createApiApp, listen, type RouteMounter } from '../../server/http/api-app.js';
+import type { Operation } from '../../server/http/operation.js';
+import { createLogger } from '../../server/logger.js';
+import { apiMounts } from '../../server/mounts.js';
+import { operations } from '../../server/operations.js';
+import { addMember, createOrganization } from '../../server/organizations/service.js';
+import type { OrgRecord } from '../../server/auth/principal.js';
+import type { Role } from '../../server/auth/abilities.js';
+import { ErrorBody, RateLimitedBody } from '../../server/schemas/common.js';
+import { migrateClickHouse } from '../../server/stores/migrate.js';
+import { createToken } from '../../server/tokens/service.js';
+import { topUp } from '../../server/wallet/service.js';
+import { freshDatabases, testLogLevel } from './stores.js';
+
+/** A clock that follows real time until a test sets or advances it. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+  private fixed: number | null = null;
+  now(): Date {
+    return new Date(this.fixed ?? Date.now() + this.offsetMs);
+  }
+  set(date: Date | string): void {
+    this.fixed = new Date(date).getTime();
+  }
+  advance(ms: number): void {
+    if (this.fixed !== null) this.fixed += ms;
+    else this.offsetMs += ms;
+  }
+  reset(): void {
+    this.fixed = null;
+    this.offsetMs = 0;
+  }
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as-is, for malformed-body tests. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestOrg {
+  org: OrgRecord;
+  token: string;
+  ownerEmail: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const responseAjv = addFormats(new Ajv({ strict: false, allErrors: true, keywords: ['example', 'x-mcp'] }));
+const compiled = new Map<unknown, ReturnType<Ajv['compile']>>();
+
+function validatorFor(schema: Record<string, unknown>) {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    // Response validation ignores $id so that shared sub-schemas can be compiled many times.
+    fn = responseAjv.compile(JSON.parse(JSON.stringify(schema, (k, v) => (k === '$id' ? undefined : v))));
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+function matchOperation(ops: readonly Operation[], method: string, path: string): Operation | undefined {
+  const pathname = path.split('?')[0];
+  return ops.find(
+    (op) =>
+      op.method === method &&
+      new RegExp('^' + op.path.replace(/\{[a-z_]+\}/g, '[^/]+') + '$').test(pathname),
+  );
+}
+
+/** Fails the test when a response does not match its documented schema. */
+export function assertDocumented(op: Operation | undefined, res: ApiResponse): void {
+  if (!op || !res.headers.get('content-type')?.includes('application/json')) return;
+  let schema: Record<string, unknown> | undefined;
+  if (res.status === op.response.status) schema = op.response.schema;
+  else if (res.status === 429) schema = RateLimitedBody;
+  else if (res.status >= 400) schema = ErrorBody;
+  if (!schema) return;
+  const fn = validatorFor(schema);
+  if (!fn(res.body)) {
+    expect.fail(
+      `${op.method} ${op.path} answered ${res.status} with a body that does not match its documented schema: ` +
+        JSON.stringify(fn.errors) +
+        '\nbody: ' +
+        res.text.slice(0, 500),
+    );
+  }
+}
+
+export class TestService {
+  orgCounter = 0;
+  constructor(
+    readonly app: AppContext,
+    readonly url: string,
+    readonly clock: TestClock,
+    private readonly stop: () => Promise<void>,
+  ) {}
+
+  async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/json';
+    }
+    const res = await fetch(this.url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if (res.headers.get('content-type')?.includes('json') && text) parsed = JSON.parse(text);
+    const out: ApiResponse<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
+    assertDocumented(matchOperation(operations, method, path), out);
+    return out;
+  }
+
+  get<T = any>(path: string, token?: string, headers?: Record<string, string>) {
+    return this.request<T>('GET', path, { token, headers });
+  }
+  post<T = any>(path: string, token: string | undefined, body?: unknown) {
+    return this.request<T>('POST', path, { token, body });
+  }
+  patch<T = any>(path: string, token: string | undefined, body?: unknown) {
+    return this.request<T>('PATCH', path, { token, body });
+  }
+  delete<T = any>(path: string, token: string | undefined) {
+    return this.request<T>('DELETE', path, { token });
+  }
+
+  /** An organization with an owner and a `*` token; plan null means no plan (no API access). */
+  async createOrg(
+    opts: { plan?: string | null; currency?: string; balanceMinor?: number; slug?: string; name?: string } = {},
+  ): Promise<TestOrg> {
+    const n = ++this.orgCounter;
+    const slug = opts.slug ?? `org${n}-${Math.random().toString(36).slice(2, 8)}`;
+    const ownerEmail = `owner-${slug}@example.com`;
+    const created = await createOrganization(this.app, {
+      name: opts.name ?? `Org ${n}`,
+      slug,
+      planCode: opts.plan === undefined ? 'business_monthly' : opts.plan,
+      currency: opts.currency ?? 'EUR',
+      ownerEmail,
+    });
+    if (opts.balanceMinor) await topUp(this.app, created.org.id, opts.balanceMinor);
+    return { org: created.org, token: created.token.secret, ownerEmail };
+  }
+
+  /** A token for a member (created with the role when new) holding the given abilities. */
+  async createToken(
+    org: OrgRecord,
+    opts: { abilities?: string[]; role?: Role; email?: string; expiresAt?: Date | null; name?: string } = {},
+  ): Promise<string> {
+    const email = opts.email ?? `${opts.role ?? 'owner'}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+    const user = await addMember(this.app, org.id, email, opts.role ?? 'owner');
+    const created = await createToken(this.app, this.app.db, {
+      orgId: org.id,
+      userId: (await this.app.db('users').where({ ulid: user.ulid }).first('id')).id,
+      name: opts.name ?? 'test token',
+      abilities: opts.abilities ?? ['*'],
+      expiresAt: opts.expiresAt ?? null,
+    });
+    return created.secret;
+  }
+
+  close(): Promise<void> {
+    return this.stop();
+  }
+}
+
+export interface StartOptions {
+  config?: Partial<Config>;
+  env?: Record<string, string>;
+  mounts?: RouteMounter[];
+  /** Skip the API listener (for tests that only need the context). */
+  api?: boolean;
+}
+
+/** Starts a service on fresh databases; call close() in after(). */
+export async function startTestService(opts: StartOptions = {}): Promise<TestService> {
+  const dbs = await freshDatabases();
+  const config = loadConfig(
+    { LOG_LEVEL: testLogLevel(), ...opts.env },
+    {
+      dataDir: dbs.dataDir,
+      databaseUrl: dbs.databaseUrl,
+      clickhouseDatabase: dbs.chDatabase,
+      apiPort: 0,
+      redirectPort: 0,
+      enableWorker: false,
+      ...opts.config,
+    },
+  );
+  const log = createLogger(config.logLevel, { test: true });
+  const clock = new TestClock();
+  const ch = { ...dbs.ch, database: dbs.chDatabase };
+  const app = await boot(config, log, { databaseUrl: dbs.databaseUrl, sharedClickHouse: ch, migrate: false, clock, poolMax: 20 });
+  await migrateClickHouse(app.ch, config.scanRetentionDays, log);
+  let url = '';
+  if (opts.api !== false) {
+    const api = await listen(createApiApp(app, { mounts: opts.mounts ?? apiMounts }).callback(), 0, '127.0.0.1');
+    app.setApiPort(api.port);
+    app.onClose(() => api.close());
+    url = `http://127.0.0.1:${api.port}`;
+  }
+  return new TestService(app, url, clock, () => app.close());
+}

@@ -1,0 +1,10 @@
+// The task registry: task name -> factory taking the application context.
+import type { Task } from 'graphile-worker';
+import type { AppContext } from '../../server/context.js';
+
+export type TaskFactory = (app: AppContext) => Task;
+
+export const taskFactories: Record<string, TaskFactory> = {};
+
+/** Recurring jobs, in graphile-worker's crontab format (one line per schedule). */
+export const crontab = '';
