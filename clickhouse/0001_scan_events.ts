@@ -1,0 +1,69 @@
+// Raw scan events, one row per served redirect (columns fixed by docs/scan-event-contract.md).
+// Single server / chDB: a MergeTree. With a cluster: a ReplicatedMergeTree `scan_events_local` on
+// every node and a Distributed `scan_events` over it, so readers and the redirect's writer use the
+// same name either way.
+import type { ClickHouseMigrationContext } from '../server/stores/migrate.js';
+
+export const SCAN_EVENT_COLUMNS = `
+  scan_id String,
+  scanned_at DateTime64(3, 'UTC'),
+  org_id UInt64,
+  brand_id UInt64,
+  domain_id UInt64,
+  code_id UInt64,
+  visitor_hash UInt64,
+  country LowCardinality(String),
+  device_type LowCardinality(String),
+  os LowCardinality(String),
+  browser LowCardinality(String),
+  referrer String,
+  language LowCardinality(String),
+  provider LowCardinality(String),
+  asn UInt32,
+  is_bot UInt8,
+  matched_rule Int16`;
+
+/** How many recent insert blocks are remembered, so a retried batch with the same insert_deduplication_token is a no-op. */
+export const DEDUPLICATION_WINDOW = 10000;
+
+export function onCluster(ctx: ClickHouseMigrationContext): string {
+  return ctx.cluster ? ` ON CLUSTER ${ctx.cluster}` : '';
+}
+
+/** The engine clause of a table that is local to one node (replicated when there is a cluster). */
+export function localEngine(ctx: ClickHouseMigrationContext, kind: 'MergeTree' | 'AggregatingMergeTree', table: string): string {
+  if (!ctx.cluster) return kind;
+  return `Replicated${kind}('/clickhouse/tables/{shard}/${ctx.database}/${table}', '{replica}')`;
+}
+
+/** Deduplication of retried inserts: replicated tables do it by default; plain MergeTree needs the window set. */
+export function dedupSetting(ctx: ClickHouseMigrationContext): string {
+  return ctx.cluster
+    ? `replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`
+    : `non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
+}
+
+export function statements(ctx: ClickHouseMigrationContext): string[] {
+  const db = ctx.database;
+  const days = Math.trunc(ctx.retentionDays);
+  if (!(days >= 1)) throw new Error(`retentionDays must be a positive integer, got ${ctx.retentionDays}`);
+  const table = ctx.cluster ? 'scan_events_local' : 'scan_events';
+  const out = [
+    `CREATE TABLE IF NOT EXISTS ${db}.${table}${onCluster(ctx)} (${SCAN_EVENT_COLUMNS}
+)
+ENGINE = ${localEngine(ctx, 'MergeTree', table)}
+PARTITION BY toYYYYMM(scanned_at)
+ORDER BY (org_id, code_id, scanned_at, scan_id)
+TTL toDateTime(scanned_at) + INTERVAL ${days} DAY
+SETTINGS ${dedupSetting(ctx)}`,
+  ];
+  if (ctx.cluster) {
+    // Sharded by code: one code's events stay on one shard (raw export pages read one node),
+    // while a large organization still spreads over the cluster.
+    out.push(
+      `CREATE TABLE IF NOT EXISTS ${db}.scan_events${onCluster(ctx)} AS ${db}.scan_events_local
+ENGINE = Distributed(${ctx.cluster}, ${db}, scan_events_local, cityHash64(org_id, code_id))`,
+    );
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+// Human-readable labels for dimension values, in the organization's locale where Intl knows it.
+import type { RollupDimension } from './queries.js';
+
+export const DIMENSION_LABELS: Record<RollupDimension, string> = {
+  country: 'Country',
+  device: 'Device type',
+  referrer: 'Referrer',
+  language: 'Language',
+  provider: 'Network provider',
+};
+
+const DEVICE_LABELS: Record<string, string> = {
+  mobile: 'Mobile',
+  tablet: 'Tablet',
+  desktop: 'Desktop',
+  bot: 'Bot',
+  other: 'Other',
+};
+
+const displayNames = new Map<string, Intl.DisplayNames>();
+
+function names(locale: string, type: 'region' | 'language'): Intl.DisplayNames {
+  const key = `${locale}:${type}`;
+  let dn = displayNames.get(key);
+  if (!dn) {
+    try {
+      dn = new Intl.DisplayNames([locale, 'en'], { type, fallback: 'code' });
+    } catch {
+      dn = new Intl.DisplayNames(['en'], { type, fallback: 'code' });
+    }
+    displayNames.set(key, dn);
+  }
+  return dn;
+}
+
+function displayName(locale: string, type: 'region' | 'language', code: string): string {
+  try {
+    return names(locale, type).of(type === 'region' ? code.toUpperCase() : code) ?? code;
+  } catch {
+    // Not a well-formed code (RangeError): show it as recorded.
+    return code;
+  }
+}
+
+export function dimensionValueLabel(dimension: RollupDimension, value: string, locale = 'en'): string {
+  switch (dimension) {
+    case 'country':
+      return value ? displayName(locale, 'region', value) : 'Unknown';
+    case 'language':
+      return value ? displayName(locale, 'language', value) : 'Unknown';
+    case 'device':
+      return DEVICE_LABELS[value] ?? (value ? value.charAt(0).toUpperCase() + value.slice(1) : 'Unknown');
+    case 'referrer':
+      return value || 'Direct';
+    case 'provider':
+      return value || 'Unknown';
+  }
+}

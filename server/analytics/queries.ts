@@ -1,0 +1,214 @@
+// One function per ClickHouse query. Values travel only as typed query_params ({org:UInt64});
+// the only text put into SQL is the database name (a checked identifier) and fixed clauses.
+// Table names are the same on a single server and on a cluster (there they are Distributed).
+import type { ClickHouseHandle } from '../stores/clickhouse.js';
+
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
+
+/** Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD). */
+export interface RollupFilter {
+  orgId: number;
+  from: string;
+  to: string;
+  brandId?: number;
+  codeId?: number;
+}
+
+type Params = Record<string, unknown>;
+
+function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
+  let sql = 'org_id = {org:UInt64} AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0';
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  if (f.brandId !== undefined) {
+    sql += ' AND brand_id = {brand:UInt64}';
+    params.brand = f.brandId;
+  }
+  if (f.codeId !== undefined) {
+    sql += ' AND code_id = {code:UInt64}';
+    params.code = f.codeId;
+  }
+  return { sql, params };
+}
+
+async function rows<T>(ch: ClickHouseHandle, query: string, params: Params): Promise<T[]> {
+  const rs = await ch.client.query({
+    query,
+    query_params: params,
+    format: 'JSONEachRow',
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+  });
+  return rs.json<T>();
+}
+
+export interface Counted {
+  scans: number;
+  uniques: number;
+}
+
+/** Scans and distinct visitors over the whole filter (uniques merged across days). */
+export async function rollupTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<Counted> {
+  const w = scopeWhere(f);
+  const [r] = await rows<Counted>(
+    ch,
+    `SELECT sum(scans) AS scans, uniqMerge(visitors) AS uniques
+       FROM ${ch.database}.scan_daily
+      WHERE dimension = 'total' AND ${w.sql}`,
+    w.params,
+  );
+  return { scans: Number(r?.scans ?? 0), uniques: Number(r?.uniques ?? 0) };
+}
+
+/** Scans per day; days without scans are absent (the service fills them in). */
+export async function rollupDailyScans(ch: ClickHouseHandle, f: RollupFilter): Promise<{ day: string; scans: number }[]> {
+  const w = scopeWhere(f);
+  const out = await rows<{ day: string; scans: number }>(
+    ch,
+    `SELECT day, sum(scans) AS scans
+       FROM ${ch.database}.scan_daily
+      WHERE dimension = 'total' AND ${w.sql}
+      GROUP BY day ORDER BY day`,
+    w.params,
+  );
+  return out.map((r) => ({ day: r.day, scans: Number(r.scans) }));
+}
+
+/** Scans and uniques per value of one dimension, most scanned first. */
+export async function rollupBreakdown(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  dimension: RollupDimension,
+): Promise<(Counted & { value: string })[]> {
+  const w = scopeWhere(f);
+  const out = await rows<Counted & { value: string }>(
+    ch,
+    `SELECT value, sum(scans) AS scans, uniqMerge(visitors) AS uniques
+       FROM ${ch.database}.scan_daily
+      WHERE dimension = {dimension:String} AND ${w.sql}
+      GROUP BY value ORDER BY scans DESC, value`,
+    { ...w.params, dimension },
+  );
+  return out.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) }));
+}
+
+/** Scans per day and value of one dimension (the export's csv_rows). */
+export async function rollupDailyBreakdown(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  dimension: RollupDimension,
+): Promise<{ day: string; value: string; scans: number }[]> {
+  const w = scopeWhere(f);
+  const out = await rows<{ day: string; value: string; scans: number }>(
+    ch,
+    `SELECT day, value, sum(scans) AS scans
+       FROM ${ch.database}.scan_daily
+      WHERE dimension = {dimension:String} AND ${w.sql}
+      GROUP BY day, value ORDER BY day, scans DESC, value`,
+    { ...w.params, dimension },
+  );
+  return out.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) }));
+}
+
+/** Scans and uniques per brand (brand_id 0: codes without a brand) or per code. */
+export async function rollupChildren(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  child: 'brand' | 'code',
+): Promise<(Counted & { id: number })[]> {
+  const w = scopeWhere(f);
+  const column = child === 'brand' ? 'brand_id' : 'code_id';
+  const out = await rows<Counted & { id: number }>(
+    ch,
+    `SELECT ${column} AS id, sum(scans) AS scans, uniqMerge(visitors) AS uniques
+       FROM ${ch.database}.scan_daily
+      WHERE dimension = 'total' AND ${w.sql}
+      GROUP BY id ORDER BY scans DESC, id`,
+    w.params,
+  );
+  return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
+}
+
+export interface RawScan {
+  scan_id: string;
+  scanned_at_ms: number;
+  country: string;
+  device_type: string;
+  os: string;
+  browser: string;
+  referrer: string;
+  language: string;
+  provider: string;
+  visitor_hash: string;
+  matched_rule: number;
+}
+
+export interface RawPageQuery {
+  orgId: number;
+  codeId: number;
+  /** [fromMs, toMs) in epoch milliseconds. */
+  fromMs: number;
+  toMs: number;
+  limit: number;
+  offset: number;
+  /** Keyset position: rows strictly after (scanned_at, scan_id). */
+  after?: { ms: number; scanId: string };
+}
+
+/**
+ * One page of a code's raw scans (bots left out) in (scanned_at, scan_id) order, the table's own
+ * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
+ */
+export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
+  const params: Params = {
+    org: q.orgId,
+    code: q.codeId,
+    from: q.fromMs,
+    to: q.toMs,
+    limit: q.limit,
+    offset: q.offset,
+  };
+  let keyset = '';
+  if (q.after) {
+    // The plain bound on scanned_at lets the primary key skip everything before the cursor.
+    keyset = `AND scanned_at >= fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC')
+        AND (scanned_at > fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC') OR scan_id > {after_id:String})`;
+    params.after_ms = q.after.ms;
+    params.after_id = q.after.scanId;
+  }
+  const out = await rows<RawScan>(
+    ch,
+    `SELECT scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, country, device_type, os, browser,
+            referrer, language, provider, hex(visitor_hash) AS visitor_hash, matched_rule
+       FROM ${ch.database}.scan_events
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64} AND is_bot = 0
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+        ${keyset}
+      ORDER BY scanned_at, scan_id
+      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    params,
+  );
+  return out.map((r) => ({ ...r, scanned_at_ms: Number(r.scanned_at_ms), matched_rule: Number(r.matched_rule) }));
+}
+
+/** Raw scans of a filter counted straight from scan_events (checks and benchmarks compare it with the rollup). */
+export async function rawTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<Counted> {
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  let scope = '';
+  if (f.brandId !== undefined) {
+    scope += ' AND brand_id = {brand:UInt64}';
+    params.brand = f.brandId;
+  }
+  if (f.codeId !== undefined) {
+    scope += ' AND code_id = {code:UInt64}';
+    params.code = f.codeId;
+  }
+  const [r] = await rows<Counted>(
+    ch,
+    `SELECT count() AS scans, uniq(visitor_hash) AS uniques
+       FROM ${ch.database}.scan_events
+      WHERE org_id = {org:UInt64} AND is_bot = 0
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}${scope}`,
+    params,
+  );
+  return { scans: Number(r?.scans ?? 0), uniques: Number(r?.uniques ?? 0) };
+}

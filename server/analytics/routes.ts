@@ -1,0 +1,130 @@
+import { defineOperation, type OperationResult } from '../http/operation.js';
+import { dataEnvelope } from '../schemas/common.js';
+import {
+  AnalyticsPayload,
+  analyticsQuery,
+  CodeAnalyticsPayload,
+  codeAnalyticsQuery,
+  codeParams,
+  rawExportQuery,
+  RawExportPayload,
+  type AnalyticsQuery,
+  type CodeAnalyticsQuery,
+  type CodeParams,
+  type RawExportQuery,
+} from './schema.js';
+import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport, toCsv, wantsCsv } from './service.js';
+
+function csvFile(filename: string, body: string, headers: Record<string, string> = {}): OperationResult {
+  return {
+    status: 200,
+    body,
+    contentType: 'text/csv; charset=utf-8',
+    headers: { 'Content-Disposition': `attachment; filename="${filename}"`, ...headers },
+  };
+}
+
+// GET /v1/analytics
+export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
+  id: 'analytics.read',
+  method: 'GET',
+  path: '/v1/analytics',
+  summary: 'Scan analytics of the organization, a brand or a code',
+  description:
+    'Totals, a daily time series (every day of the range), a breakdown by one dimension and, for the ' +
+    'organization and brand scopes, per brand or per code. Ranges are the last 7, 30 or 90 UTC days ' +
+    'including today; bots are left out.',
+  tag: 'Analytics',
+  ability: 'analytics.view',
+  billable: true,
+  query: analyticsQuery,
+  response: { status: 200, description: 'The analytics payload.', schema: dataEnvelope(AnalyticsPayload) },
+  errors: [404, 422],
+  handler: async ({ app, principal }, { query }) => ({
+    status: 200,
+    body: { data: await organizationAnalytics(app, principal.org, query, { csvRows: false }) },
+  }),
+});
+
+// GET /v1/analytics/export
+export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQuery>({
+  id: 'analytics.export',
+  method: 'GET',
+  path: '/v1/analytics/export',
+  summary: 'Scan analytics with csv_rows; Accept: text/csv returns them as a CSV file',
+  tag: 'Analytics',
+  ability: 'analytics.export',
+  billable: true,
+  query: analyticsQuery,
+  response: {
+    status: 200,
+    description: 'The analytics payload including csv_rows ({date, <dimension>, scans}), or those rows as CSV.',
+    schema: dataEnvelope(AnalyticsPayload),
+    csv: true,
+  },
+  errors: [404, 422],
+  handler: async ({ app, principal, accept }, { query }) => {
+    const data = await organizationAnalytics(app, principal.org, query, { csvRows: true });
+    if (wantsCsv(accept)) {
+      const csv = toCsv(data.csv_rows ?? [], ['date', query.dimension, 'scans']);
+      return csvFile(`analytics-${data.scope_level}-${query.range}d-${query.dimension}.csv`, csv);
+    }
+    return { status: 200, body: { data } };
+  },
+});
+
+// GET /v1/analytics/qr-codes/{code_ulid}
+export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>({
+  id: 'analytics.code_read',
+  method: 'GET',
+  path: '/v1/analytics/qr-codes/{code_ulid}',
+  summary: 'Scan analytics of one QR code from the daily rollup',
+  tag: 'Analytics',
+  ability: 'analytics.view',
+  billable: true,
+  params: codeParams,
+  query: codeAnalyticsQuery,
+  response: { status: 200, description: 'The per-code analytics payload.', schema: dataEnvelope(CodeAnalyticsPayload) },
+  errors: [404, 422],
+  handler: async ({ app, principal }, { params, query }) => ({
+    status: 200,
+    body: { data: await codeAnalytics(app, principal.org, params.code_ulid, query) },
+  }),
+});
+
+// GET /v1/analytics/qr-codes/{code_ulid}/raw-export
+export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
+  id: 'analytics.code_export',
+  method: 'GET',
+  path: '/v1/analytics/qr-codes/{code_ulid}/raw-export',
+  summary: 'Raw scans of one QR code, paged in scan order (6 requests per minute)',
+  description:
+    'Rows in (scanned_at, scan_id) order, bots left out. Page with offset, or for deep pages pass ' +
+    'meta.next_cursor as cursor. Accept: text/csv returns the page as CSV with the paging meta in ' +
+    'X-Has-More and X-Next-Cursor headers. Limited to 6 requests per minute on top of the organization limit.',
+  tag: 'Analytics',
+  ability: 'analytics.export',
+  billable: true,
+  bucket: 'raw_export',
+  params: codeParams,
+  query: rawExportQuery,
+  response: {
+    status: 200,
+    description: 'One page of raw scans, or the page as CSV.',
+    schema: dataEnvelope(RawExportPayload),
+    csv: true,
+  },
+  errors: [404, 422],
+  handler: async ({ app, principal, accept }, { params, query }) => {
+    const data = await rawExport(app, principal.org, params.code_ulid, query);
+    if (wantsCsv(accept)) {
+      const headers: Record<string, string> = { 'X-Has-More': String(data.meta.has_more) };
+      if (data.meta.next_cursor) headers['X-Next-Cursor'] = data.meta.next_cursor;
+      const csv = toCsv(data.rows as unknown as Record<string, unknown>[], RAW_EXPORT_COLUMNS);
+      return csvFile(`scans-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
+    }
+    return { status: 200, body: { data } };
+  },
+});
+
+export const analyticsOperations = [analyticsRead, analyticsExport, analyticsCodeRead, analyticsCodeExport];

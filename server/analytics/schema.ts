@@ -1,0 +1,222 @@
+// Query schemas (validated and coerced by ajv; bad range, dimension, limit or offset is 422) and
+// the payload schemas of the four analytics operations.
+import { dateTime, objectSchema, ulid } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const RANGES = [7, 30, 90] as const;
+export type RangeDays = (typeof RANGES)[number];
+
+/** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
+export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language'] as const;
+/** The per-code endpoint adds provider. */
+export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider'] as const;
+
+export const RAW_EXPORT_MAX_LIMIT = 5000;
+export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
+
+const range: JsonSchema = {
+  type: 'integer',
+  enum: [...RANGES],
+  default: 30,
+  description: 'The last N UTC days, today included: 7, 30 or 90.',
+};
+
+export interface AnalyticsQuery {
+  range: RangeDays;
+  dimension: (typeof ORG_DIMENSIONS)[number];
+  brand_ulid?: string;
+  code_ulid?: string;
+}
+
+export const analyticsQuery = objectSchema('AnalyticsQuery', {
+  range,
+  dimension: {
+    type: 'string',
+    enum: [...ORG_DIMENSIONS],
+    default: 'country',
+    description: 'Breakdown dimension (default country).',
+  },
+  brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
+  code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
+});
+
+export interface CodeAnalyticsQuery {
+  range: RangeDays;
+  dimension: (typeof CODE_DIMENSIONS)[number];
+}
+
+export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
+  range,
+  dimension: {
+    type: 'string',
+    enum: [...CODE_DIMENSIONS],
+    default: 'country',
+    description: 'Breakdown dimension (default country).',
+  },
+});
+
+export interface CodeParams {
+  code_ulid: string;
+}
+
+export const codeParams = objectSchema('AnalyticsCodeParams', { code_ulid: ulid }, ['code_ulid']);
+
+export interface RawExportQuery {
+  range: RangeDays;
+  limit: number;
+  offset: number;
+  cursor?: string;
+}
+
+export const rawExportQuery = objectSchema('RawExportQuery', {
+  range,
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    maximum: RAW_EXPORT_MAX_LIMIT,
+    default: RAW_EXPORT_DEFAULT_LIMIT,
+    description: 'Page size, 1 to 5000.',
+  },
+  offset: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 1_000_000_000,
+    default: 0,
+    description: 'Rows to skip (after the cursor, when one is given).',
+  },
+  cursor: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]{1,200}$',
+    description: 'Keyset cursor from meta.next_cursor of the previous page; deep pages stay fast.',
+  },
+});
+
+const count = { type: 'integer', minimum: 0 };
+
+export const Totals: JsonSchema = {
+  $id: 'AnalyticsTotals',
+  type: 'object',
+  required: ['scans', 'uniques', 'unique_rate'],
+  properties: {
+    scans: count,
+    uniques: count,
+    unique_rate: { type: 'number', minimum: 0, maximum: 1, description: 'uniques / scans; 0 when there are no scans.' },
+  },
+};
+
+const timeSeries: JsonSchema = {
+  type: 'array',
+  description: 'Every day of the range, oldest first, zeros included.',
+  items: {
+    type: 'object',
+    required: ['date', 'scans'],
+    properties: { date: { type: 'string', format: 'date' }, scans: count },
+  },
+};
+
+const dimensionBreakdown: JsonSchema = {
+  type: 'array',
+  description: 'One entry per value of the dimension, most scanned first.',
+  items: {
+    type: 'object',
+    required: ['label', 'scans', 'uniques'],
+    properties: {
+      label: { type: 'string', description: 'Human-readable value (country name, device type, ...).' },
+      key: { type: 'string', description: 'The raw value (ISO country code, device type, host, ...); "" unknown.' },
+      scans: count,
+      uniques: count,
+    },
+  },
+};
+
+export const AnalyticsPayload: JsonSchema = {
+  $id: 'Analytics',
+  type: 'object',
+  required: ['scope_level', 'range_days', 'totals'],
+  properties: {
+    scope_level: { type: 'string', enum: ['organization', 'brand', 'code'] },
+    range_days: { type: 'integer', enum: [...RANGES] },
+    totals: Totals,
+    time_series: timeSeries,
+    dimension: { type: 'string' },
+    dimension_label: { type: 'string' },
+    dimension_breakdown: dimensionBreakdown,
+    child_breakdown: {
+      type: 'array',
+      description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
+      items: {
+        type: 'object',
+        required: ['key', 'label', 'scans', 'uniques'],
+        properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
+      },
+    },
+    csv_rows: {
+      type: 'array',
+      description: 'Export only: {date, <dimension>, scans} per day and dimension value with scans.',
+      items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } },
+    },
+  },
+};
+
+export const CodeAnalyticsPayload: JsonSchema = {
+  $id: 'CodeAnalytics',
+  type: 'object',
+  required: ['qr_code', 'range_days', 'totals'],
+  properties: {
+    qr_code: {
+      type: 'object',
+      required: ['ulid', 'name', 'slug'],
+      properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: { type: 'string' } },
+    },
+    range_days: { type: 'integer', enum: [...RANGES] },
+    totals: Totals,
+    time_series: timeSeries,
+    dimension: { type: 'string' },
+    dimension_label: { type: 'string' },
+    dimension_breakdown: dimensionBreakdown,
+  },
+};
+
+export const RawExportPayload: JsonSchema = {
+  $id: 'RawExport',
+  type: 'object',
+  required: ['qr_code', 'rows', 'meta'],
+  properties: {
+    qr_code: {
+      type: 'object',
+      required: ['ulid', 'slug'],
+      properties: { ulid: { type: 'string' }, slug: { type: 'string' } },
+    },
+    rows: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['scan_id', 'scanned_at', 'country', 'device_type', 'referrer'],
+        properties: {
+          scan_id: { type: 'string' },
+          scanned_at: dateTime,
+          country: { type: 'string' },
+          device_type: { type: 'string' },
+          os: { type: 'string' },
+          browser: { type: 'string' },
+          referrer: { type: 'string' },
+          language: { type: 'string' },
+          provider: { type: 'string' },
+          visitor_id: { type: 'string', description: 'Pseudonymous visitor (salted hash, hex); no IP is stored.' },
+          matched_rule: { type: ['integer', 'null'] },
+        },
+      },
+    },
+    meta: {
+      type: 'object',
+      required: ['count', 'limit', 'offset', 'has_more'],
+      properties: {
+        count: count,
+        limit: { type: 'integer' },
+        offset: { type: 'integer' },
+        has_more: { type: 'boolean' },
+        next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },
+      },
+    },
+  },
+};

@@ -1,0 +1,356 @@
+// Scan analytics: scopes (organization, brand, code), UTC day ranges, totals, time series,
+// dimension and child breakdowns from the daily rollup, CSV rows, and the paged raw export.
+// Every function takes the organization first; brands and codes are looked up inside it, so
+// another organization's ULID is simply not found.
+import { stringify } from 'csv-stringify/sync';
+import type { OrgRecord } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
+import {
+  rawScanPage,
+  rollupBreakdown,
+  rollupChildren,
+  rollupDailyBreakdown,
+  rollupDailyScans,
+  rollupTotals,
+  type RollupDimension,
+  type RollupFilter,
+} from './queries.js';
+import type { AnalyticsQuery, CodeAnalyticsQuery, RangeDays, RawExportQuery } from './schema.js';
+
+const DAY_MS = 86_400_000;
+
+export interface DayRange {
+  /** First and last day, inclusive, YYYY-MM-DD (UTC). */
+  from: string;
+  to: string;
+  /** Every day of the range, oldest first. */
+  days: string[];
+  /** [fromMs, toMs): midnight UTC of the first day to midnight after the last. */
+  fromMs: number;
+  toMs: number;
+}
+
+/** The last N UTC days including today. */
+export function dayRange(now: Date, n: number): DayRange {
+  const todayMs = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  const fromMs = todayMs - (n - 1) * DAY_MS;
+  const days: string[] = [];
+  for (let ms = fromMs; ms <= todayMs; ms += DAY_MS) days.push(new Date(ms).toISOString().slice(0, 10));
+  return { from: days[0], to: days[days.length - 1], days, fromMs, toMs: todayMs + DAY_MS };
+}
+
+export interface Totals {
+  scans: number;
+  uniques: number;
+  unique_rate: number;
+}
+
+export function totalsOf(scans: number, uniques: number): Totals {
+  return { scans, uniques, unique_rate: scans > 0 ? uniques / scans : 0 };
+}
+
+/** Every day of the range, zeros where the rollup has nothing. */
+export function fillDays(range: DayRange, daily: { day: string; scans: number }[]): { date: string; scans: number }[] {
+  const byDay = new Map(daily.map((d) => [d.day, d.scans]));
+  return range.days.map((date) => ({ date, scans: byDay.get(date) ?? 0 }));
+}
+
+export interface BreakdownEntry {
+  key: string;
+  label: string;
+  scans: number;
+  uniques: number;
+}
+
+export interface AnalyticsPayload {
+  scope_level: 'organization' | 'brand' | 'code';
+  range_days: RangeDays;
+  totals: Totals;
+  time_series: { date: string; scans: number }[];
+  dimension: string;
+  dimension_label: string;
+  dimension_breakdown: BreakdownEntry[];
+  child_breakdown?: BreakdownEntry[];
+  csv_rows?: Record<string, string | number>[];
+}
+
+export interface CodeRef {
+  id: number;
+  ulid: string;
+  name: string | null;
+  slug: string;
+  brandId: number | null;
+}
+
+/** The slug as the API shows it: stored as '<org-slug>/<slug>'. */
+function publicSlug(org: OrgRecord, stored: string): string {
+  const prefix = `${org.slug}/`;
+  return stored.toLowerCase().startsWith(prefix.toLowerCase()) ? stored.slice(prefix.length) : stored;
+}
+
+export async function findBrand(app: AppContext, org: OrgRecord, brandUlid: string): Promise<{ id: number; ulid: string; name: string }> {
+  const row = await app.db('brands').where({ org_id: org.id, ulid: brandUlid }).first('id', 'ulid', 'name');
+  if (!row) throw ApiError.notFound('brand');
+  return { id: Number(row.id), ulid: row.ulid, name: row.name };
+}
+
+export async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<CodeRef> {
+  const row = await app.db('qr_codes')
+    .where({ org_id: org.id, ulid: codeUlid })
+    .whereNull('deleted_at')
+    .first('id', 'ulid', 'name', 'slug', 'brand_id');
+  if (!row) throw ApiError.notFound('QR code');
+  return {
+    id: Number(row.id),
+    ulid: row.ulid,
+    name: row.name,
+    slug: publicSlug(org, row.slug),
+    brandId: row.brand_id === null ? null : Number(row.brand_id),
+  };
+}
+
+/** ULIDs and labels of an organization's brands or codes by id (deleted codes included: their scans remain). */
+async function childLabels(
+  app: AppContext,
+  org: OrgRecord,
+  child: 'brand' | 'code',
+  ids: number[],
+): Promise<Map<number, { ulid: string; label: string }>> {
+  const out = new Map<number, { ulid: string; label: string }>();
+  if (!ids.length) return out;
+  if (child === 'brand') {
+    const rows = await app.db('brands').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name');
+    for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name });
+  } else {
+    const rows = await app.db('qr_codes').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name', 'slug');
+    for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name || publicSlug(org, r.slug) });
+  }
+  return out;
+}
+
+async function childBreakdown(
+  app: AppContext,
+  org: OrgRecord,
+  filter: RollupFilter,
+  child: 'brand' | 'code',
+): Promise<BreakdownEntry[]> {
+  const counted = await rollupChildren(app.ch, filter, child);
+  const labels = await childLabels(
+    app,
+    org,
+    child,
+    counted.map((c) => c.id).filter((id) => id > 0),
+  );
+  return counted.map((c) => {
+    const known = labels.get(c.id);
+    if (known) return { key: known.ulid, label: known.label, scans: c.scans, uniques: c.uniques };
+    // brand_id 0 is "no brand"; an id Postgres no longer knows is shown without a key.
+    return {
+      key: '',
+      label: child === 'brand' && c.id === 0 ? 'No brand' : `Deleted ${child}`,
+      scans: c.scans,
+      uniques: c.uniques,
+    };
+  });
+}
+
+function breakdownEntries(
+  rows: { value: string; scans: number; uniques: number }[],
+  dimension: RollupDimension,
+  locale: string,
+): BreakdownEntry[] {
+  return rows.map((r) => ({
+    key: r.value,
+    label: dimensionValueLabel(dimension, r.value, locale),
+    scans: r.scans,
+    uniques: r.uniques,
+  }));
+}
+
+/** Totals, every day of the range and one dimension's breakdown for a filter. */
+async function rollupSummary(app: AppContext, org: OrgRecord, filter: RollupFilter, range: DayRange, dimension: RollupDimension) {
+  const totals = await rollupTotals(app.ch, filter);
+  const daily = await rollupDailyScans(app.ch, filter);
+  const breakdown = await rollupBreakdown(app.ch, filter, dimension);
+  return {
+    totals: totalsOf(totals.scans, totals.uniques),
+    time_series: fillDays(range, daily),
+    dimension,
+    dimension_label: DIMENSION_LABELS[dimension],
+    dimension_breakdown: breakdownEntries(breakdown, dimension, org.locale),
+  };
+}
+
+// GET /v1/analytics and GET /v1/analytics/export
+export async function organizationAnalytics(
+  app: AppContext,
+  org: OrgRecord,
+  q: AnalyticsQuery,
+  opts: { csvRows: boolean },
+): Promise<AnalyticsPayload> {
+  const range = dayRange(app.clock.now(), q.range);
+  const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to };
+  let scope: AnalyticsPayload['scope_level'] = 'organization';
+  if (q.brand_ulid) {
+    filter.brandId = (await findBrand(app, org, q.brand_ulid)).id;
+    scope = 'brand';
+  }
+  if (q.code_ulid) {
+    const code = await findCode(app, org, q.code_ulid);
+    // Both given: the code must be one of the brand's, else it is not found in that scope.
+    if (filter.brandId !== undefined && code.brandId !== filter.brandId) throw ApiError.notFound('QR code');
+    filter.codeId = code.id;
+    delete filter.brandId;
+    scope = 'code';
+  }
+  const payload: AnalyticsPayload = {
+    scope_level: scope,
+    range_days: q.range,
+    ...(await rollupSummary(app, org, filter, range, q.dimension)),
+  };
+  if (scope !== 'code') payload.child_breakdown = await childBreakdown(app, org, filter, scope === 'organization' ? 'brand' : 'code');
+  if (opts.csvRows) payload.csv_rows = await csvRows(app, org, filter, q.dimension);
+  return payload;
+}
+
+/** {date, <dimension>, scans} per day and dimension value that has scans, oldest day first. */
+async function csvRows(
+  app: AppContext,
+  org: OrgRecord,
+  filter: RollupFilter,
+  dimension: RollupDimension,
+): Promise<Record<string, string | number>[]> {
+  const rows = await rollupDailyBreakdown(app.ch, filter, dimension);
+  return rows.map((r) => ({
+    date: r.day,
+    [dimension]: dimensionValueLabel(dimension, r.value, org.locale),
+    scans: r.scans,
+  }));
+}
+
+export interface CodeAnalyticsPayload {
+  qr_code: { ulid: string; name: string | null; slug: string };
+  range_days: RangeDays;
+  totals: Totals;
+  time_series: { date: string; scans: number }[];
+  dimension: string;
+  dimension_label: string;
+  dimension_breakdown: BreakdownEntry[];
+}
+
+// GET /v1/analytics/qr-codes/{code_ulid}
+export async function codeAnalytics(
+  app: AppContext,
+  org: OrgRecord,
+  codeUlid: string,
+  q: CodeAnalyticsQuery,
+): Promise<CodeAnalyticsPayload> {
+  const code = await findCode(app, org, codeUlid);
+  const range = dayRange(app.clock.now(), q.range);
+  const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to, codeId: code.id };
+  return {
+    qr_code: { ulid: code.ulid, name: code.name, slug: code.slug },
+    range_days: q.range,
+    ...(await rollupSummary(app, org, filter, range, q.dimension)),
+  };
+}
+
+export interface RawExportRow {
+  scan_id: string;
+  scanned_at: string;
+  country: string;
+  device_type: string;
+  os: string;
+  browser: string;
+  referrer: string;
+  language: string;
+  provider: string;
+  visitor_id: string;
+  matched_rule: number | null;
+}
+
+export const RAW_EXPORT_COLUMNS: (keyof RawExportRow)[] = [
+  'scan_id',
+  'scanned_at',
+  'country',
+  'device_type',
+  'os',
+  'browser',
+  'referrer',
+  'language',
+  'provider',
+  'visitor_id',
+  'matched_rule',
+];
+
+export interface RawExportPayload {
+  qr_code: { ulid: string; slug: string };
+  rows: RawExportRow[];
+  meta: { count: number; limit: number; offset: number; has_more: boolean; next_cursor: string | null };
+}
+
+/** A keyset cursor: the (scanned_at, scan_id) of the last row of a page, opaque to clients. */
+export function encodeCursor(ms: number, scanId: string): string {
+  return Buffer.from(`${ms}.${scanId}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { ms: number; scanId: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^(\d{1,15})\.([0-9A-Za-z_-]{1,64})$/.exec(text);
+  if (!m) throw ApiError.field('cursor', 'Is not a cursor this API returned.');
+  return { ms: Number(m[1]), scanId: m[2] };
+}
+
+// GET /v1/analytics/qr-codes/{code_ulid}/raw-export
+export async function rawExport(app: AppContext, org: OrgRecord, codeUlid: string, q: RawExportQuery): Promise<RawExportPayload> {
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+  const code = await findCode(app, org, codeUlid);
+  const range = dayRange(app.clock.now(), q.range);
+  // One row more than asked tells whether there is a next page.
+  const scans = await rawScanPage(app.ch, {
+    orgId: org.id,
+    codeId: code.id,
+    fromMs: range.fromMs,
+    toMs: range.toMs,
+    limit: q.limit + 1,
+    offset: q.offset,
+    after,
+  });
+  const hasMore = scans.length > q.limit;
+  const page = scans.slice(0, q.limit);
+  const last = page[page.length - 1];
+  return {
+    qr_code: { ulid: code.ulid, slug: code.slug },
+    rows: page.map((s) => ({
+      scan_id: s.scan_id,
+      scanned_at: new Date(s.scanned_at_ms).toISOString(),
+      country: s.country,
+      device_type: s.device_type,
+      os: s.os,
+      browser: s.browser,
+      referrer: s.referrer,
+      language: s.language,
+      provider: s.provider,
+      visitor_id: s.visitor_hash.toLowerCase(),
+      matched_rule: s.matched_rule < 0 ? null : s.matched_rule,
+    })),
+    meta: {
+      count: page.length,
+      limit: q.limit,
+      offset: q.offset,
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor(last.scanned_at_ms, last.scan_id) : null,
+    },
+  };
+}
+
+/** Whether the caller asked for CSV (Accept: text/csv) rather than JSON. */
+export function wantsCsv(accept: string): boolean {
+  return /(^|,)\s*text\/csv\s*(;|,|$)/i.test(accept);
+}
+
+export function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
+  return stringify(rows, { header: true, columns, cast: { boolean: (b) => String(b) } });
+}
