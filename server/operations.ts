@@ -1,8 +1,9 @@
 // Every REST operation of the service. The REST router, the MCP tools and the OpenAPI document
 // are generated from this one list.
 import type { Operation } from './http/operation.js';
+import { analyticsOperations } from './analytics/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
 import { walletOperations } from './wallet/routes.js';
 
-export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations];
+export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations];
