@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import {
+  clientIp,
+  createEnricher,
+  ipv6ToBigInt,
+  loadGeoData,
+  parseAgent,
+  primaryLanguage,
+  referrerHost,
+  trustList,
+  type Enricher,
+} from '../../server/redirect/enrich.js';
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
+const WINDOWS_CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+
+describe('redirect enrichment', () => {
+  describe('client address', () => {
+    const trust = trustList(['10.0.0.1', '192.168.0.0/16']);
+
+    it('uses the socket peer and ignores X-Forwarded-For from an untrusted peer', () => {
+      expect(clientIp('203.0.113.9', '1.2.3.4', trust)).to.equal('203.0.113.9');
+    });
+
+    it('believes X-Forwarded-For from a trusted proxy, taking the first untrusted hop from the right', () => {
+      expect(clientIp('10.0.0.1', '6.6.6.6, 1.2.3.4, 192.168.4.4', trust)).to.equal('1.2.3.4');
+    });
+
+    it('unwraps IPv4-mapped IPv6 peers before checking trust', () => {
+      expect(clientIp('::ffff:10.0.0.1', '1.2.3.4', trust)).to.equal('1.2.3.4');
+      expect(clientIp('::ffff:203.0.113.9', undefined, trust)).to.equal('203.0.113.9');
+    });
+
+    it('stops at a garbage hop and keeps the last good address', () => {
+      expect(clientIp('10.0.0.1', 'not-an-ip, 192.168.1.1', trust)).to.equal('192.168.1.1');
+    });
+
+    it('rejects a TRUST_PROXY entry that is not an address', () => {
+      expect(() => trustList(['proxy.local'])).to.throw(/TRUST_PROXY/);
+    });
+  });
+
+  describe('headers', () => {
+    it('takes the primary tag of the most preferred language', () => {
+      expect(primaryLanguage('fr-CH, fr;q=0.9, en;q=0.8')).to.equal('fr');
+      expect(primaryLanguage('en;q=0.5, DE-at;q=0.9')).to.equal('de');
+      expect(primaryLanguage('*')).to.equal('');
+      expect(primaryLanguage(undefined)).to.equal('');
+    });
+
+    it('keeps only the referrer host', () => {
+      expect(referrerHost('https://News.Example.com/a/b?c=1')).to.equal('news.example.com');
+      expect(referrerHost('not a url')).to.equal('');
+    });
+  });
+
+  describe('user agent', () => {
+    it('classifies phones, tablets, desktops, bots and the unknown', () => {
+      expect(parseAgent(IPHONE)).to.deep.equal({ device: 'mobile', os: 'iOS', browser: 'Mobile Safari', isBot: false });
+      expect(parseAgent(IPAD)).to.include({ device: 'tablet', os: 'iOS' });
+      expect(parseAgent(WINDOWS_CHROME)).to.deep.equal({ device: 'desktop', os: 'Windows', browser: 'Chrome', isBot: false });
+      expect(parseAgent('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).to.include({ device: 'bot', isBot: true });
+      expect(parseAgent('')).to.deep.equal({ device: 'other', os: '', browser: '', isBot: false });
+    });
+  });
+
+  describe('network databases', () => {
+    let enricher: Enricher;
+    before(async function () {
+      this.timeout(20_000);
+      enricher = createEnricher(await loadGeoData(), Buffer.alloc(32, 7));
+    });
+
+    it('finds country, operator and ASN of IPv4 and IPv6 addresses', () => {
+      expect(enricher.network('8.8.8.8')).to.deep.equal({ country: 'US', provider: 'Google LLC', asn: 15169 });
+      expect(enricher.network('1.1.1.1')).to.include({ asn: 13335, provider: 'Cloudflare, Inc.' });
+      expect(enricher.network('2001:4860:4860::8888')).to.include({ country: 'US', asn: 15169 });
+    });
+
+    it('knows nothing of private and invalid addresses', () => {
+      expect(enricher.network('127.0.0.1')).to.deep.equal({ country: '', provider: '', asn: 0 });
+      expect(enricher.network('')).to.deep.equal({ country: '', provider: '', asn: 0 });
+    });
+
+    it('hashes a visitor to a stable UInt64 that differs by address, agent and key', () => {
+      const h = enricher.visitorHash('203.0.113.9', IPHONE);
+      expect(h).to.match(/^\d+$/);
+      expect(BigInt(h) < 2n ** 64n).to.equal(true);
+      expect(enricher.visitorHash('203.0.113.9', IPHONE)).to.equal(h);
+      expect(enricher.visitorHash('203.0.113.10', IPHONE)).to.not.equal(h);
+      expect(enricher.visitorHash('203.0.113.9', IPAD)).to.not.equal(h);
+      expect(createEnricher({} as never, Buffer.alloc(32, 8)).visitorHash('203.0.113.9', IPHONE)).to.not.equal(h);
+    });
+  });
+
+  it('reads IPv6 addresses with compressed zeros and IPv4 tails', () => {
+    expect(ipv6ToBigInt('::1')).to.equal(1n);
+    expect(ipv6ToBigInt('2001:db8::')).to.equal(0x20010db8n << 96n);
+    expect(ipv6ToBigInt('64:ff9b::1.2.3.4')).to.equal((0x64n << 112n) | (0xff9bn << 96n) | 0x01020304n);
+    expect(ipv6ToBigInt('1:2:3:4:5:6:7:8')).to.equal(0x00010002000300040005000600070008n);
+  });
+});
