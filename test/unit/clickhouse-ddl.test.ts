@@ -1,0 +1,145 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
+import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
+import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
+import { freshDatabases } from '../helpers/stores.js';
+import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const flat = (sql: string) => sql.replace(/\s+/g, ' ').trim();
+
+/** The columns and types of docs/scan-event-contract.md's table. */
+async function contractColumns(): Promise<[string, string][]> {
+  const doc = await fs.readFile(path.join(ROOT, 'docs', 'scan-event-contract.md'), 'utf8');
+  return [...doc.matchAll(/^\| ([a-z_]+) \| ([A-Za-z0-9(), ']+?) \|/gm)]
+    .filter((m) => m[1] !== 'column')
+    .map((m) => [m[1], m[2].trim()]);
+}
+
+function ddl(ctx: ClickHouseMigrationContext): string[] {
+  return [...scanEvents(ctx), ...scanDaily(ctx)].map(flat);
+}
+
+describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => {
+  describe('on a single server or chDB (no cluster)', () => {
+    const sql = ddl({ database: 'qr', cluster: null, retentionDays: 400 });
+
+    it('creates scan_events as a MergeTree by month, ordered tenant first, with the retention TTL and a deduplication window', () => {
+      expect(sql[0]).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_events \(/);
+      expect(sql[0]).to.include(
+        'ENGINE = MergeTree PARTITION BY toYYYYMM(scanned_at) ORDER BY (org_id, code_id, scanned_at, scan_id) ' +
+          'TTL toDateTime(scanned_at) + INTERVAL 400 DAY SETTINGS non_replicated_deduplication_window = 10000',
+      );
+    });
+
+    it('creates scan_daily as an AggregatingMergeTree with scans and a uniq state of the visitor, fed by a materialized view', () => {
+      expect(sql[1]).to.include('CREATE TABLE IF NOT EXISTS qr.scan_daily (');
+      expect(sql[1]).to.include('scans SimpleAggregateFunction(sum, UInt64)');
+      expect(sql[1]).to.include('visitors AggregateFunction(uniq, UInt64)');
+      expect(sql[1]).to.include(
+        'ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (org_id, dimension, day, code_id, brand_id, is_bot, value) ' +
+          'SETTINGS non_replicated_deduplication_window = 10000',
+      );
+      expect(sql[2]).to.equal(
+        'CREATE MATERIALIZED VIEW IF NOT EXISTS qr.scan_daily_mv TO qr.scan_daily AS ' +
+          'SELECT org_id, toDate(scanned_at) AS day, dim.1 AS dimension, code_id, brand_id, is_bot, dim.2 AS value, ' +
+          'count() AS scans, uniqState(visitor_hash) AS visitors FROM qr.scan_events ' +
+          "ARRAY JOIN [('total', ''), ('country', toString(country)), ('device', toString(device_type)), " +
+          "('referrer', toString(referrer)), ('language', toString(language)), ('provider', toString(provider))] AS dim " +
+          'GROUP BY org_id, day, dimension, code_id, brand_id, is_bot, value',
+      );
+    });
+
+    it('has no ON CLUSTER, replicated or Distributed table', () => {
+      expect(sql).to.have.length(3);
+      for (const s of sql) expect(s).not.to.match(/ON CLUSTER|Replicated|Distributed/);
+    });
+
+    it('takes the TTL from the retention setting', () => {
+      expect(flat(scanEvents({ database: 'qr', cluster: null, retentionDays: 30 })[0])).to.include('INTERVAL 30 DAY');
+      expect(() => scanEvents({ database: 'qr', cluster: null, retentionDays: 0 })).to.throw(/retentionDays/);
+    });
+  });
+
+  describe('with CLICKHOUSE_CLUSTER', () => {
+    const sql = ddl({ database: 'qr', cluster: 'analytics', retentionDays: 400 });
+
+    it('runs every statement ON CLUSTER', () => {
+      expect(sql).to.have.length(5);
+      for (const s of sql) expect(s).to.include(' ON CLUSTER analytics ');
+    });
+
+    it('stores raw events in a ReplicatedMergeTree per shard and reads them through a Distributed scan_events', () => {
+      expect(sql[0]).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_events_local ON CLUSTER analytics \(/);
+      expect(sql[0]).to.include(
+        "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/qr/scan_events_local', '{replica}') " +
+          'PARTITION BY toYYYYMM(scanned_at) ORDER BY (org_id, code_id, scanned_at, scan_id) ' +
+          'TTL toDateTime(scanned_at) + INTERVAL 400 DAY SETTINGS replicated_deduplication_window = 10000',
+      );
+      expect(sql[1]).to.equal(
+        'CREATE TABLE IF NOT EXISTS qr.scan_events ON CLUSTER analytics AS qr.scan_events_local ' +
+          'ENGINE = Distributed(analytics, qr, scan_events_local, cityHash64(org_id, code_id))',
+      );
+    });
+
+    it('rolls up per shard (view on the local tables) and reads the rollup through a Distributed scan_daily', () => {
+      expect(sql[2]).to.include(
+        "ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/qr/scan_daily_local', '{replica}')",
+      );
+      expect(sql[3]).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_mv ON CLUSTER analytics TO qr\.scan_daily_local AS /);
+      expect(sql[3]).to.include(' FROM qr.scan_events_local ');
+      expect(sql[4]).to.equal(
+        'CREATE TABLE IF NOT EXISTS qr.scan_daily ON CLUSTER analytics AS qr.scan_daily_local ' +
+          'ENGINE = Distributed(analytics, qr, scan_daily_local, cityHash64(org_id, code_id))',
+      );
+    });
+  });
+
+  describe('applied to chDB', () => {
+    let ch: ClickHouseHandle;
+    before(async () => {
+      const dbs = await freshDatabases();
+      ch = { ...dbs.ch, database: dbs.chDatabase };
+      await ch.client.command({ query: `CREATE DATABASE ${ch.database}` });
+      const ctx = { database: ch.database, cluster: null, retentionDays: 400 };
+      // Twice: every statement is re-runnable.
+      for (let i = 0; i < 2; i++) for (const query of [...scanEvents(ctx), ...scanDaily(ctx)]) await ch.client.command({ query });
+    });
+
+    it('gives scan_events exactly the columns and types of docs/scan-event-contract.md', async () => {
+      const rs = await ch.client.query({
+        query: 'SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position',
+        query_params: { db: ch.database, t: 'scan_events' },
+        format: 'JSONEachRow',
+      });
+      const cols = (await rs.json<{ name: string; type: string }>()).map((c) => [c.name, c.type]);
+      expect(cols).to.deep.equal(await contractColumns());
+    });
+
+    it('counts a batch retried with the same insert_deduplication_token once, in the events and in the rollup', async () => {
+      const row = {
+        scan_id: '01JQ0000000000000000000001',
+        scanned_at: '2026-03-01 10:00:00.000',
+        org_id: 1, brand_id: 0, domain_id: 0, code_id: 5, visitor_hash: '42',
+        country: 'DE', device_type: 'mobile', os: '', browser: '', referrer: '', language: 'de',
+        provider: '', asn: 0, is_bot: 0, matched_rule: -1,
+      };
+      for (let i = 0; i < 2; i++) {
+        await ch.client.insert({
+          table: `${ch.database}.scan_events`,
+          values: [row],
+          format: 'JSONEachRow',
+          clickhouse_settings: { insert_deduplication_token: 'batch-1' },
+        });
+      }
+      const q = async (sql: string) =>
+        (await (await ch.client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } })).json<{ n: number }>())[0].n;
+      expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_events`)).to.equal(1);
+      expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'total'`)).to.equal(1);
+      expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'country' AND value = 'DE'`)).to.equal(1);
+    });
+  });
+});
