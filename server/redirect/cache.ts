@@ -1,0 +1,252 @@
+// Code and domain lookups for the redirect, cached in memory (misses too) and invalidated through
+// Postgres LISTEN/NOTIFY (sql/0003_redirect_notify.sql), so a change made through any process is
+// served by every process within a second. Until the LISTEN connection is up, and after it drops
+// until it is back, nothing is cached: every lookup reads Postgres.
+import pg from 'pg';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import { parseRules, parseSchedule, type CodeSettings, type Rule, type Schedule } from './rules.js';
+
+export interface DomainEntry {
+  id: number;
+  /** null: a shared fallback origin. */
+  orgId: number | null;
+  orgSlug: string | null;
+  type: 'custom' | 'fallback';
+  active: boolean;
+  rootRedirect: string | null;
+  notFoundRedirect: string | null;
+}
+
+export interface CodeEntry {
+  id: number;
+  orgId: number;
+  brandId: number;
+  domainId: number;
+  domainType: string;
+  settings: CodeSettings;
+  parsed: { rules: Rule[]; schedule: Schedule | null };
+  passwordHash: string | null;
+  redirectCap: number | null;
+  prelander: { seconds: number; message: string | null } | null;
+}
+
+interface Slot<T> {
+  value: T | null;
+  at: number;
+}
+
+const CHANNEL = 'redirect_cache';
+
+function httpUrl(v: unknown): string | null {
+  return typeof v === 'string' && /^https?:\/\//i.test(v) ? v : null;
+}
+
+export interface CacheOptions {
+  /** Safety net: entries are re-read after this long even without a notification. */
+  ttlMs?: number;
+  maxEntries?: number;
+}
+
+export class RedirectCache {
+  private domains = new Map<string, Slot<DomainEntry>>();
+  private codes = new Map<string, Slot<CodeEntry>>();
+  private generation = 0;
+  private listener: pg.Client | null = null;
+  private listening = false;
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  readonly stats = { hits: 0, misses: 0, notifications: 0 };
+
+  constructor(
+    private readonly db: Knex,
+    private readonly databaseUrl: string,
+    private readonly log: Logger,
+    opts: CacheOptions = {},
+  ) {
+    this.ttlMs = opts.ttlMs ?? 5 * 60_000;
+    this.maxEntries = opts.maxEntries ?? 100_000;
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on('notification', (msg) => this.onNotification(msg.payload));
+    client.on('error', (err) => this.onListenerLost(client, err));
+    client.on('end', () => this.onListenerLost(client, null));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      this.onListenerLost(client, err as Error);
+      return;
+    }
+    this.listener = client;
+    this.clear();
+    this.listening = true;
+  }
+
+  private onListenerLost(client: pg.Client, err: Error | null): void {
+    if (this.listener !== client && this.listener !== null) return;
+    this.listening = false;
+    this.listener = null;
+    this.clear();
+    client.removeAllListeners('end');
+    client.end().catch(() => undefined);
+    if (this.closed || this.reconnectTimer) return;
+    this.log.warn({ err }, 'redirect cache lost its LISTEN connection; reading Postgres until it is back');
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.closed) void this.connect();
+    }, 1000);
+    this.reconnectTimer.unref();
+  }
+
+  private onNotification(payload: string | undefined): void {
+    this.stats.notifications++;
+    this.generation++;
+    try {
+      const msg = JSON.parse(payload ?? '') as { t: string; keys: string[] };
+      if (msg.t === 'code') for (const k of msg.keys) this.codes.delete(k);
+      else if (msg.t === 'domain') {
+        for (const k of msg.keys) this.domains.delete(k);
+        // A domain's status decides whether its codes answer: drop code entries too.
+        this.codes.clear();
+      } else this.clear();
+    } catch {
+      this.clear();
+    }
+  }
+
+  clear(): void {
+    this.generation++;
+    this.domains.clear();
+    this.codes.clear();
+  }
+
+  private fresh<T>(slot: Slot<T> | undefined, now: number): slot is Slot<T> {
+    return slot !== undefined && now - slot.at < this.ttlMs;
+  }
+
+  private store<T>(map: Map<string, Slot<T>>, key: string, value: T | null, generation: number): void {
+    if (!this.listening || generation !== this.generation) return; // a change arrived meanwhile
+    if (map.size >= this.maxEntries) map.clear();
+    map.set(key, { value, at: Date.now() });
+  }
+
+  /** The cached domain for a host (null: none), or undefined when it must be loaded. */
+  peekDomain(host: string): DomainEntry | null | undefined {
+    const slot = this.domains.get(host);
+    if (this.fresh(slot, Date.now())) {
+      this.stats.hits++;
+      return slot.value;
+    }
+    return undefined;
+  }
+
+  async loadDomain(host: string): Promise<DomainEntry | null> {
+    this.stats.misses++;
+    const gen = this.generation;
+    const row = await this.db('domains as d')
+      .leftJoin('organizations as o', 'o.id', 'd.org_id')
+      .whereRaw('lower(d.host) = ?', [host])
+      .whereNull('d.deleted_at')
+      .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings');
+    const entry: DomainEntry | null = row
+      ? {
+          id: Number(row.id),
+          orgId: row.org_id === null ? null : Number(row.org_id),
+          orgSlug: row.org_slug ?? null,
+          type: row.type,
+          active: row.status === 'active',
+          rootRedirect: httpUrl(row.settings?.root_redirect),
+          notFoundRedirect: httpUrl(row.settings?.not_found_redirect),
+        }
+      : null;
+    this.store(this.domains, host, entry, gen);
+    return entry;
+  }
+
+  /** The cached code for a stored slug `<org-slug>/<slug>` in lower case (null: none). */
+  peekCode(key: string): CodeEntry | null | undefined {
+    const slot = this.codes.get(key);
+    if (this.fresh(slot, Date.now())) {
+      this.stats.hits++;
+      return slot.value;
+    }
+    return undefined;
+  }
+
+  async loadCode(key: string): Promise<CodeEntry | null> {
+    this.stats.misses++;
+    const gen = this.generation;
+    const row = await this.db('qr_codes as c')
+      .join('domains as d', 'd.id', 'c.domain_id')
+      .whereRaw('lower(c.slug) = ?', [key])
+      .whereNull('c.deleted_at')
+      .first(
+        'c.id',
+        'c.org_id',
+        'c.brand_id',
+        'c.domain_id',
+        'd.type as domain_type',
+        'c.status',
+        'c.destination',
+        'c.routing',
+        'c.schedule',
+        'c.password_hash',
+        'c.redirect_cap',
+        'c.date_begin',
+        'c.expire_at',
+        'c.utm_params',
+        'c.prelander_enabled',
+        'c.prelander_seconds',
+        'c.prelander_message',
+      );
+    let entry: CodeEntry | null = null;
+    if (row) {
+      const settings: CodeSettings = {
+        id: Number(row.id),
+        status: row.status,
+        destination: row.destination,
+        routing: row.routing,
+        schedule: row.schedule,
+        dateBegin: row.date_begin ? new Date(row.date_begin) : null,
+        expireAt: row.expire_at ? new Date(row.expire_at) : null,
+        utmParams: row.utm_params,
+      };
+      entry = {
+        id: Number(row.id),
+        orgId: Number(row.org_id),
+        brandId: row.brand_id === null ? 0 : Number(row.brand_id),
+        domainId: Number(row.domain_id),
+        domainType: row.domain_type,
+        settings,
+        parsed: { rules: parseRules(row.routing), schedule: parseSchedule(row.schedule) },
+        passwordHash: row.password_hash ?? null,
+        redirectCap: row.redirect_cap === null ? null : Number(row.redirect_cap),
+        prelander: row.prelander_enabled ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null } : null,
+      };
+    }
+    this.store(this.codes, key, entry, gen);
+    return entry;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listening = false;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.listener;
+    this.listener = null;
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+    }
+    this.clear();
+  }
+}

@@ -1,0 +1,151 @@
+// redirects_count and redirect_cap, counted in memory and written to Postgres at least every
+// flushMs.
+//
+// Codes without a cap: served redirects are summed per code and added in one UPDATE per flush.
+// Codes with a cap: a process reserves a small block of redirects with an atomic UPDATE that never
+// takes redirects_count past redirect_cap, serves from the block in memory, and gives back what it
+// did not use at the next flush. So the cap holds across any number of processes, and
+// redirects_count in Postgres is exact within one flush window.
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+
+interface Allowance {
+  left: number;
+  used: number;
+}
+
+export interface CounterOptions {
+  flushMs?: number;
+  /** Largest block reserved at once for a capped code. */
+  maxBlock?: number;
+}
+
+export class RedirectCounters {
+  private counts = new Map<number, number>();
+  private allowances = new Map<number, Allowance>();
+  private inflight = new Map<number, Promise<'granted' | 'uncapped' | 'full'>>();
+  /** Capped codes found full in this window: answered without asking Postgres again until the next flush. */
+  private full = new Set<number>();
+  /** Redirects served per capped code in the last window, to size the next block. */
+  private lastUse = new Map<number, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private readonly maxBlock: number;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly log: Logger,
+    private readonly opts: CounterOptions = {},
+  ) {
+    this.maxBlock = opts.maxBlock ?? 50;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), this.opts.flushMs ?? 1000);
+    this.timer.unref();
+  }
+
+  /** A redirect of a code without a cap. */
+  count(codeId: number): void {
+    this.counts.set(codeId, (this.counts.get(codeId) ?? 0) + 1);
+  }
+
+  /**
+   * Takes one redirect from a capped code's allowance: true when it may be served. Synchronous
+   * while the block lasts; otherwise one Postgres round trip (shared by concurrent requests).
+   */
+  take(codeId: number): boolean | Promise<boolean> {
+    const a = this.allowances.get(codeId);
+    if (a && a.left > 0) {
+      a.left--;
+      a.used++;
+      return true;
+    }
+    if (this.full.has(codeId)) return false;
+    return this.takeSlow(codeId);
+  }
+
+  private async takeSlow(codeId: number): Promise<boolean> {
+    for (;;) {
+      const a = this.allowances.get(codeId);
+      if (a && a.left > 0) {
+        a.left--;
+        a.used++;
+        return true;
+      }
+      if (this.full.has(codeId)) return false;
+      let p = this.inflight.get(codeId);
+      if (!p) {
+        p = this.reserve(codeId).finally(() => this.inflight.delete(codeId));
+        this.inflight.set(codeId, p);
+      }
+      // The cap was lifted since the code was cached: count this one like any other.
+      if ((await p) === 'uncapped') {
+        this.count(codeId);
+        return true;
+      }
+    }
+  }
+
+  private async reserve(codeId: number): Promise<'granted' | 'uncapped' | 'full'> {
+    const want = Math.max(1, Math.min(this.maxBlock, Math.ceil((this.lastUse.get(codeId) ?? 0) / 4) || 1));
+    const { rows } = await this.db.raw(
+      `with cur as (select id, redirects_count as c, redirect_cap as cap from qr_codes where id = ? for update)
+       update qr_codes q set redirects_count = cur.c + least(?, cur.cap - cur.c)
+       from cur where q.id = cur.id and cur.cap is not null and cur.c < cur.cap
+       returning least(?, cur.cap - cur.c)::int as granted`,
+      [codeId, want, want],
+    );
+    const granted = rows.length ? Number(rows[0].granted) : 0;
+    if (granted > 0) {
+      const a = this.allowances.get(codeId) ?? { left: 0, used: 0 };
+      a.left += granted;
+      this.allowances.set(codeId, a);
+      return 'granted';
+    }
+    const row = await this.db('qr_codes').where({ id: codeId }).first('redirect_cap');
+    if (row && row.redirect_cap === null) return 'uncapped';
+    this.full.add(codeId);
+    return 'full';
+  }
+
+  /** Writes the window's counts and gives back unused reservations. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushOnce().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<void> {
+    const deltas = new Map(this.counts);
+    this.counts = new Map();
+    this.lastUse = new Map();
+    for (const [id, a] of this.allowances) {
+      this.lastUse.set(id, a.used);
+      if (a.left > 0) deltas.set(id, (deltas.get(id) ?? 0) - a.left);
+    }
+    this.allowances = new Map();
+    this.full = new Set();
+    const entries = [...deltas].filter(([, n]) => n !== 0);
+    if (!entries.length) return;
+    try {
+      await this.db.raw(
+        `update qr_codes q set redirects_count = greatest(0, q.redirects_count + v.n)
+         from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v where q.id = v.id`,
+        [entries.map(([id]) => id), entries.map(([, n]) => n)],
+      );
+    } catch (err) {
+      this.log.warn({ err }, 'redirect counters not written; retrying at the next flush');
+      for (const [id, n] of entries) this.counts.set(id, (this.counts.get(id) ?? 0) + n);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.inflight.values()]);
+    await this.flush();
+    if (this.counts.size) await this.flush();
+  }
+}

@@ -1,0 +1,86 @@
+// The visitor-facing pages: small, accessible HTML with no third-party assets. Every piece of
+// user-provided text goes through escapeHtml; URLs placed in attributes are http(s) only.
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1a1a1a;background:#f6f6f4}
+main{max-width:32rem;margin:12vh auto;padding:2rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px #0002}
+h1{font-size:1.4rem;margin:0 0 .75rem}a{color:#0b57d0}
+label{display:block;font-weight:600;margin:.5rem 0 .25rem}
+input{font:inherit;padding:.5rem;width:100%;box-sizing:border-box;border:1px solid #767676;border-radius:.25rem}
+button{font:inherit;margin-top:1rem;padding:.5rem 1.25rem;border:0;border-radius:.25rem;background:#0b57d0;color:#fff;cursor:pointer}
+button:focus,input:focus,a:focus{outline:3px solid #f9ab00;outline-offset:2px}
+.error{color:#b3261e;font-weight:600}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}main{background:#1e1e1e}a{color:#8ab4f8}}`;
+
+function layout(title: string, body: string, head = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+${head}</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export function notFoundPage(): string {
+  return layout('Not found', `<h1>This code is not available</h1>
+<p>The QR code or link you followed does not exist or is no longer active.</p>`);
+}
+
+export function gonePage(reason: 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination'): string {
+  const text: Record<typeof reason, string> = {
+    not_started: 'This code is not active yet. Please try again later.',
+    expired: 'This code has expired.',
+    outside_schedule: 'This code is not active at this time. Please try again later.',
+    cap_reached: 'This code has reached its limit of visits.',
+    no_destination: 'This code has no destination.',
+  };
+  return layout('No longer available', `<h1>This code is not available</h1>
+<p>${escapeHtml(text[reason])}</p>`);
+}
+
+export function passwordPage(opts: { action: string; error?: string }): string {
+  const error = opts.error ? `<p class="error" id="pw-error" role="alert">${escapeHtml(opts.error)}</p>\n` : '';
+  return layout('Password required', `<h1>This code is protected</h1>
+<p>Enter the password to continue.</p>
+${error}<form method="post" action="${escapeHtml(opts.action)}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus${opts.error ? ' aria-invalid="true" aria-describedby="pw-error"' : ''}>
+<button type="submit">Continue</button>
+</form>`);
+}
+
+export function throttledPage(retryAfterSeconds: number): string {
+  return layout('Too many attempts', `<h1>Too many attempts</h1>
+<p>Too many wrong passwords were entered. Please wait ${retryAfterSeconds} seconds and try again.</p>`);
+}
+
+/** The interstitial: the message, a countdown, a link to go on at once; meta refresh does the rest. */
+export function prelanderPage(opts: { url: string; seconds: number; message: string | null }): string {
+  const seconds = Math.max(0, Math.min(60, Math.trunc(opts.seconds)));
+  const url = escapeHtml(opts.url);
+  const message = opts.message ? `<p>${escapeHtml(opts.message)}</p>\n` : '';
+  // The countdown script is inline (no third-party asset) and the URL reaches it only through the
+  // escaped attribute, never as script text.
+  return layout(
+    'Redirecting',
+    `<h1>You are being redirected</h1>
+${message}<p role="status" aria-live="polite">Continuing in <span id="count">${seconds}</span> seconds.</p>
+<p><a id="go" href="${url}">Continue now</a></p>
+<script>(function(){var n=${seconds},c=document.getElementById('count'),go=document.getElementById('go');
+var t=setInterval(function(){n--;if(n<=0){clearInterval(t);location.replace(go.href);}else{c.textContent=n;}},1000);})();</script>`,
+    `<meta http-equiv="refresh" content="${seconds};url=${url}">\n`,
+  );
+}

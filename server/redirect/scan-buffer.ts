@@ -1,0 +1,277 @@
+// The scan ingest: a size-and-time batch buffer in front of ClickHouse. push() is synchronous and
+// never waits for ClickHouse; batches leave at least every flushMs or every maxRows rows.
+//
+// Exactly once: every batch gets a ULID as its insert_deduplication_token when it is formed, and
+// keeps it through retries, the spill file and any replay, so a batch that reached ClickHouse once
+// is ignored when it arrives again (the table's deduplication window, clickhouse/0001).
+//
+// When ClickHouse fails, a batch is retried with backoff and then appended to a spill file under
+// DATA_DIR/spill (`<table>-<pid>-<ulid>.ndjson`, one `{token, rows}` line per batch). Spill files
+// are replayed when an insert succeeds again and at start (files of processes that are gone);
+// a file is deleted once every batch in it is in. close() drains: it flushes what is buffered and
+// spills what cannot be sent.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import type { ClickHouseClient } from '../stores/clickhouse.js';
+import type { Logger } from '../logger.js';
+
+export interface ScanBufferOptions {
+  client: ClickHouseClient;
+  /** Fully qualified table, `db.table`. */
+  table: string;
+  spillDir: string;
+  log: Logger;
+  maxRows?: number;
+  flushMs?: number;
+  /** Attempts per batch before it is spilled (while ClickHouse is healthy). */
+  attempts?: number;
+  backoffMs?: number;
+}
+
+interface SpilledBatch {
+  token: string;
+  rows: object[];
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class ScanBuffer<Row extends object> {
+  private rows: Row[] = [];
+  private readonly maxRows: number;
+  private readonly flushMs: number;
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly prefix: string;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private healthy = true;
+  private closed = false;
+  private spillFile: string | null = null;
+  private spillHandle: fs.FileHandle | null = null;
+  private ownSpills = false;
+  private replaying: Promise<void> | null = null;
+
+  /** Counters for tests, the bench and logs. */
+  readonly stats = { pushed: 0, inserted: 0, spilledBatches: 0, spilledRows: 0, replayedRows: 0, failures: 0 };
+
+  constructor(private readonly opts: ScanBufferOptions) {
+    this.maxRows = opts.maxRows ?? 10_000;
+    this.flushMs = opts.flushMs ?? 1000;
+    this.attempts = opts.attempts ?? 4;
+    this.backoffMs = opts.backoffMs ?? 100;
+    this.prefix = opts.table.split('.').pop()!;
+  }
+
+  /** Starts the flush timer and replays spill files left by processes that are gone. */
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.flushMs);
+    this.timer.unref();
+    this.replaying = this.replaySpills(true).finally(() => {
+      this.replaying = null;
+    });
+  }
+
+  get pending(): number {
+    return this.rows.length;
+  }
+
+  get isHealthy(): boolean {
+    return this.healthy;
+  }
+
+  push(row: Row): void {
+    this.rows.push(row);
+    this.stats.pushed++;
+    if (this.rows.length >= this.maxRows) this.kick();
+  }
+
+  /** Sends everything buffered now (and waits for batches already on their way). */
+  async flush(): Promise<void> {
+    this.kick();
+    while (this.running) await this.running;
+  }
+
+  /** Waits for a start-up or catch-up replay in progress. */
+  async settled(): Promise<void> {
+    await this.flush();
+    while (this.replaying) await this.replaying;
+  }
+
+  private kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (!this.rows.length && !(this.ownSpills && this.healthy)) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+      if (this.again && !this.closed) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.rows.length) {
+      const batch = this.rows.splice(0, this.maxRows);
+      await this.send({ token: ulid(), rows: batch });
+    }
+    if (this.ownSpills && this.healthy && !this.replaying) {
+      this.replaying = this.replaySpills(false).finally(() => {
+        this.replaying = null;
+      });
+    }
+  }
+
+  private async insert(batch: SpilledBatch): Promise<void> {
+    await this.opts.client.insert({
+      table: this.opts.table,
+      values: batch.rows,
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: batch.token },
+    });
+  }
+
+  private async send(batch: SpilledBatch): Promise<void> {
+    // While ClickHouse is known to be down, one attempt per batch: retrying each batch with backoff
+    // would only hold rows in memory that the spill file keeps safer.
+    const attempts = this.healthy && !this.closed ? this.attempts : 1;
+    for (let i = 0; i < attempts; i++) {
+      try {
+        await this.insert(batch);
+        this.stats.inserted += batch.rows.length;
+        if (!this.healthy) this.opts.log.info({ table: this.opts.table }, 'ClickHouse is back; scan inserts resumed');
+        this.healthy = true;
+        return;
+      } catch (err) {
+        this.stats.failures++;
+        if (this.healthy) this.opts.log.warn({ err, table: this.opts.table, attempt: i + 1 }, 'scan insert failed');
+        if (i + 1 < attempts) await sleep(this.backoffMs * 2 ** i);
+      }
+    }
+    this.healthy = false;
+    await this.spill(batch);
+  }
+
+  private async spill(batch: SpilledBatch): Promise<void> {
+    for (;;) {
+      try {
+        if (!this.spillHandle) {
+          await fs.mkdir(this.opts.spillDir, { recursive: true });
+          this.spillFile = path.join(this.opts.spillDir, `${this.prefix}-${process.pid}-${ulid()}.ndjson`);
+          this.spillHandle = await fs.open(this.spillFile, 'a');
+        }
+        await this.spillHandle.write(JSON.stringify(batch) + '\n');
+        await this.spillHandle.datasync();
+        this.ownSpills = true;
+        this.stats.spilledBatches++;
+        this.stats.spilledRows += batch.rows.length;
+        return;
+      } catch (err) {
+        // The disk failing too: keep the rows in memory and try again shortly.
+        this.opts.log.error({ err, file: this.spillFile }, 'cannot write the scan spill file');
+        await sleep(this.backoffMs * 10);
+        if (this.closed) {
+          this.opts.log.error({ rows: batch.rows.length }, 'scans lost: neither ClickHouse nor the spill file is writable');
+          return;
+        }
+      }
+    }
+  }
+
+  /** Closes the active spill file so that it can be replayed; later spills start a new one. */
+  private async rotateSpill(): Promise<void> {
+    const handle = this.spillHandle;
+    this.spillHandle = null;
+    this.spillFile = null;
+    await handle?.close();
+  }
+
+  /**
+   * Replays spill files of this table: at start, those of processes that are gone (and our own
+   * pid's, from an earlier life of a container); later, our own. Every batch goes in with its
+   * original token, so a file replayed twice (a crash between insert and delete, or two processes
+   * at once) still adds each batch once.
+   */
+  private async replaySpills(atStart: boolean): Promise<void> {
+    if (!atStart) {
+      this.ownSpills = false;
+      await this.rotateSpill();
+    }
+    let files: string[];
+    try {
+      files = (await fs.readdir(this.opts.spillDir)).filter((f) => f.startsWith(`${this.prefix}-`) && f.endsWith('.ndjson')).sort();
+    } catch {
+      return;
+    }
+    for (const f of files) {
+      const pid = Number(f.slice(this.prefix.length + 1).split('-')[0]);
+      if (atStart && pid !== process.pid && pidAlive(pid)) continue; // another live process owns it
+      if (!atStart && pid !== process.pid) continue;
+      const file = path.join(this.opts.spillDir, f);
+      if (file === this.spillFile) continue;
+      if (!(await this.replayFile(file))) {
+        this.ownSpills = true; // try again on the next successful insert
+        return;
+      }
+    }
+  }
+
+  private async replayFile(file: string): Promise<boolean> {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch {
+      return true; // replayed and removed by someone else
+    }
+    let rows = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      let batch: SpilledBatch;
+      try {
+        batch = JSON.parse(line) as SpilledBatch;
+      } catch {
+        this.opts.log.error({ file }, 'skipping a torn line in a scan spill file');
+        continue;
+      }
+      try {
+        await this.insert(batch);
+        rows += batch.rows.length;
+      } catch (err) {
+        this.opts.log.warn({ err, file }, 'scan spill replay failed; will retry');
+        this.healthy = false;
+        return false;
+      }
+    }
+    await fs.rm(file, { force: true });
+    this.stats.replayedRows += rows;
+    this.opts.log.info({ file, rows }, 'scan spill file replayed');
+    return true;
+  }
+
+  /** Drains: sends what is buffered, spills what cannot be sent, closes the spill file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    while (this.replaying) await this.replaying;
+    await this.flush();
+    this.closed = true;
+    while (this.rows.length) await this.send({ token: ulid(), rows: this.rows.splice(0, this.maxRows) });
+    if (this.ownSpills && this.healthy) await this.replaySpills(false);
+    await this.rotateSpill();
+  }
+}
