@@ -39,4 +39,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// Exit explicitly once stdout is flushed: pool timers must not keep the process alive, and the
+// tsx loader does not carry process.exitCode through.
+process.stdout.write('', () => process.exit(code));

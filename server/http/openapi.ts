@@ -7,6 +7,18 @@ import { API_VERSION } from '../status/routes.js';
 
 type Doc = Record<string, unknown>;
 
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Status: 'Service status, plan and usage, and the organization of the token.',
+  Wallet: 'The prepaid wallet: balance and ledger (read only; top-ups happen in the web UI).',
+  Tokens: 'Personal access tokens of the authenticated user in this organization (not billable).',
+  Analytics: 'Scan analytics from ClickHouse rollups, exports and the raw scan export.',
+  Brands: 'Brands group codes, styles and a primary domain.',
+  Domains: 'Shared fallback hosts and the organization’s custom domains with DNS verification.',
+  'QR codes': 'Dynamic QR codes and their redirect configuration.',
+  'Bulk import': 'Two-phase bulk creation of QR codes: stage, review, confirm.',
+  'QR styles': 'Reusable style presets for the QR designer and render pipeline.',
+};
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed request (invalid_json).',
   401: 'Missing, malformed, unknown, expired or revoked token.',
@@ -120,7 +132,10 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
     };
     (paths[op.path] ??= {})[op.method.toLowerCase()] = operation;
   }
-  const tags = [...new Set(ops.map((o) => o.tag))].map((name) => ({ name }));
+  const tags = [...new Set(ops.map((o) => o.tag))].map((name) => ({
+    name,
+    description: TAG_DESCRIPTIONS[name] ?? name,
+  }));
   return {
     openapi: '3.1.0',
     info: {

@@ -33,6 +33,9 @@ export interface OperationResult {
   contentType?: string;
 }
 
+// `any` defaults let lists of differently-typed operations share one array type; each
+// operation's own handler is typed through defineOperation.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface Operation<P = any, Q = any, B = any> {
   /** operationId in OpenAPI, e.g. tokens.create. */
   id: string;
@@ -57,8 +60,6 @@ export interface Operation<P = any, Q = any, B = any> {
   handler(call: Call, input: OperationInput<P, Q, B>): Promise<OperationResult>;
 }
 
-// `any` in the defaults above lets lists of differently-typed operations share one array type;
-// each operation's own handler is typed through defineOperation.
 export function defineOperation<P = Record<string, never>, Q = Record<string, never>, B = Record<string, never>>(
   op: Operation<P, Q, B>,
 ): Operation<P, Q, B> {

@@ -102,7 +102,8 @@ export function toFieldErrors(errors: ErrorObject[]): FieldErrors {
     if (err.keyword === 'oneOf' || err.keyword === 'anyOf' || err.keyword === 'if') continue;
     const field = fieldOf(err);
     const msg = messageOf(err);
-    (out[field] ??= []).includes(msg) || out[field].push(msg);
+    const list = (out[field] ??= []);
+    if (!list.includes(msg)) list.push(msg);
   }
   if (!Object.keys(out).length) out._ = ['The given data was invalid.'];
   return out;

@@ -137,6 +137,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     throw new Error(
       `embedded Postgres did not start on 127.0.0.1:${port} with data in ${pgDir}` +
         (err instanceof Error ? `: ${err.message}` : ' (see the log at debug level)'),
+      { cause: err },
     );
   }
   const state: EmbeddedState = { port, pid: process.pid, user: EMBEDDED_USER, password };

@@ -1,0 +1,72 @@
+# Targets mirror CI: `make test` is what .ci/run runs.
+SHELL := /bin/bash
+NPM_INSTALL := npm ci --no-audit --no-fund
+TSX := node_modules/.bin/tsx
+MOCHA := node_modules/.bin/mocha
+SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
+
+.PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
+        bench bench-api bench-redirect bench-analytics openapi install clean
+
+# Installs dependencies when package-lock.json is newer than the last install.
+node_modules/.installed: package.json package-lock.json
+	$(NPM_INSTALL)
+	@touch $@
+
+install: node_modules/.installed
+
+## start: install if needed, migrate, and run the service on the embedded defaults
+start: install
+	QR_PRINT_BANNER=1 $(TSX) server/main.ts
+
+## test: install if needed and run the whole suite (unit + integration, real embedded stores)
+test: install
+	$(MOCHA) $(SPECS)
+
+test-unit: install
+	$(MOCHA) 'test/unit/**/*.test.ts'
+
+test-integration: install
+	$(MOCHA) 'test/integration/**/*.test.ts'
+
+## lint: eslint + prettier, and the OpenAPI document linted by redocly
+lint: install openapi
+	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check .
+	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
+
+## openapi: write the OpenAPI 3.1 document to var/openapi.json
+openapi: install
+	@mkdir -p var
+	$(TSX) server/cli/openapi.ts > var/openapi.json
+
+typecheck: install
+	node_modules/.bin/tsc --noEmit
+
+## migrate: apply Postgres and ClickHouse migrations
+migrate: install
+	$(TSX) server/cli/qrctl.ts migrate
+
+## worker: graphile-worker alone
+worker: install
+	$(TSX) workers/main.ts
+
+## seed-demo: an organization with brands, codes and synthetic scans (SCANS=1000000)
+seed-demo: install
+	$(TSX) server/cli/qrctl.ts seed-demo --scans $${SCANS:-1000000}
+
+## bench: every benchmark
+bench: bench-api bench-redirect bench-analytics
+
+bench-api: install
+	$(TSX) test/bench/api.ts
+	@if [ -f test/bench/api-codes.ts ]; then $(TSX) test/bench/api-codes.ts; fi
+
+bench-redirect: install
+	$(TSX) test/bench/redirect.ts
+
+bench-analytics: install
+	$(TSX) test/bench/analytics.ts
+
+clean:
+	rm -rf var node_modules/.installed

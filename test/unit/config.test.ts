@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { CONFIG_KEYS, ConfigError, loadConfig } from '../../server/config.js';
+
+describe('configuration', () => {
+  it('has a default and a line of help for every key', () => {
+    for (const [key, def] of Object.entries(CONFIG_KEYS)) {
+      expect(def.env, key).to.match(/^[A-Z_]+$/);
+      expect(def.help, key).to.have.length.greaterThan(10);
+    }
+  });
+
+  it('reads the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.apiPort).to.equal(3000);
+    expect(c.redirectPort).to.equal(3001);
+    expect(c.fallbackOrigins).to.deep.equal(['http://localhost:3001']);
+    expect(c.databaseUrl).to.equal(null);
+    expect(c.clickhouseUrl).to.equal(null);
+    expect(c.platformRateLimitPerMin).to.equal(60);
+    expect(c.rawExportRateLimitPerMin).to.equal(6);
+  });
+
+  it('refuses bad values with the key in the message', () => {
+    expect(() => loadConfig({ API_PORT: 'abc' })).to.throw(ConfigError, 'API_PORT');
+    expect(() => loadConfig({ ENABLE_API: 'maybe' })).to.throw(ConfigError, 'ENABLE_API');
+    expect(() => loadConfig({ FALLBACK_ORIGINS: 'https://qr.example.com/path' })).to.throw(ConfigError, 'FALLBACK_ORIGINS');
+  });
+
+  it('parses lists and trims trailing slashes of origins', () => {
+    const c = loadConfig({ FALLBACK_ORIGINS: 'https://a.example/, https://b.example', DNS_RESOLVERS: '127.0.0.1:5353,1.1.1.1' });
+    expect(c.fallbackOrigins).to.deep.equal(['https://a.example', 'https://b.example']);
+    expect(c.dnsResolvers).to.deep.equal(['127.0.0.1:5353', '1.1.1.1']);
+  });
+});
