@@ -41,9 +41,8 @@ export async function insertScanEvents(ch: ClickHouseHandle, events: ScanEvent[]
   if (!events.length) return;
   await ch.client.insert({
     table: `${ch.database}.scan_events`,
-    values: events.map((e) => ({ ...e, scanned_at: e.scanned_at / 1000 })),
+    values: events.map((e) => ({ ...e, scanned_at: new Date(e.scanned_at).toISOString().slice(0, 23).replace('T', ' ') })),
     format: 'JSONEachRow',
-    clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }
 

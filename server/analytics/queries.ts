@@ -177,7 +177,7 @@ export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promis
   const out = await rows<RawScan>(
     ch,
     `SELECT scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, country, device_type, os, browser,
-            referrer, language, provider, hex(visitor_hash) AS visitor_hash, matched_rule
+            referrer, language, provider, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule
        FROM ${ch.database}.scan_events
       WHERE org_id = {org:UInt64} AND code_id = {code:UInt64} AND is_bot = 0
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
