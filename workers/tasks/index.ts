@@ -1,10 +1,13 @@
 // The task registry: task name -> factory taking the application context.
 import type { Task } from 'graphile-worker';
 import type { AppContext } from '../../server/context.js';
+import { domainCertificate } from './domain-certificate.js';
 
 export type TaskFactory = (app: AppContext) => Task;
 
-export const taskFactories: Record<string, TaskFactory> = {};
+export const taskFactories: Record<string, TaskFactory> = {
+  'domain-certificate': domainCertificate,
+};
 
 /** Recurring jobs, in graphile-worker's crontab format (one line per schedule). */
 export const crontab = '';

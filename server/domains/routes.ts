@@ -1,0 +1,95 @@
+import { defineOperation } from '../http/operation.js';
+import { listResult, pagedEnvelope } from '../http/paged-list.js';
+import { dataEnvelope } from '../schemas/common.js';
+import {
+  createDomainBody,
+  Domain,
+  domainParams,
+  listDomainsQuery,
+  updateDomainBody,
+  type CreateDomainBody,
+  type DomainParams,
+  type ListDomainsQuery,
+  type UpdateDomainBody,
+} from './schema.js';
+import { createDomain, getDomain, listDomainsPage, renderDomain, updateDomain } from './service.js';
+
+// GET /v1/domains
+export const domainsList = defineOperation<Record<string, never>, ListDomainsQuery>({
+  id: 'domains.list',
+  method: 'GET',
+  path: '/v1/domains',
+  summary: 'The shared fallback hosts and the organization’s custom domains',
+  description: 'Every domain in creation order, unless `limit` asks for pages.',
+  tag: 'Domains',
+  ability: 'domains.view',
+  billable: true,
+  query: listDomainsQuery,
+  response: { status: 200, description: 'The domains.', schema: pagedEnvelope(Domain) },
+  handler: async (call, { query }) =>
+    listResult(call, query, {
+      fetch: (after, n) => listDomainsPage(call.app.db, call.principal.org.id, after, n),
+      id: (row) => row.id,
+      render: renderDomain,
+    }),
+});
+
+// GET /v1/domains/{domain_ulid}
+export const domainsRead = defineOperation<DomainParams>({
+  id: 'domains.read',
+  method: 'GET',
+  path: '/v1/domains/{domain_ulid}',
+  summary: 'One domain (a custom domain of the organization or a shared fallback host)',
+  tag: 'Domains',
+  ability: 'domains.view',
+  billable: true,
+  params: domainParams,
+  response: { status: 200, description: 'The domain.', schema: dataEnvelope(Domain) },
+  errors: [404],
+  handler: async ({ app, principal }, { params }) => ({
+    status: 200,
+    body: { data: renderDomain(await getDomain(app.db, principal.org.id, params.domain_ulid)) },
+  }),
+});
+
+// POST /v1/domains
+export const domainsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateDomainBody>({
+  id: 'domains.create',
+  method: 'POST',
+  path: '/v1/domains',
+  summary: 'Add a custom domain (pending until its TXT record is verified)',
+  description:
+    'Creates a pending custom domain. Publish the TXT record of `verification`, then verify (here with ' +
+    'verify=true, or later with PATCH). A match makes the domain active and queues its certificate; a ' +
+    'miss keeps it pending and verification.last_error says why.',
+  tag: 'Domains',
+  ability: 'domains.manage',
+  billable: true,
+  body: createDomainBody,
+  response: { status: 201, description: 'The new domain.', schema: dataEnvelope(Domain) },
+  handler: async ({ app, principal }, { body }) => ({
+    status: 201,
+    body: { data: renderDomain(await createDomain(app, principal.org.id, body)) },
+  }),
+});
+
+// PATCH /v1/domains/{domain_ulid}
+export const domainsUpdate = defineOperation<DomainParams, Record<string, never>, UpdateDomainBody>({
+  id: 'domains.update',
+  method: 'PATCH',
+  path: '/v1/domains/{domain_ulid}',
+  summary: 'Verify ownership, refresh the certificate, set the primary domain or its redirect settings',
+  tag: 'Domains',
+  ability: 'domains.manage',
+  billable: true,
+  params: domainParams,
+  body: updateDomainBody,
+  response: { status: 200, description: 'The domain after the change.', schema: dataEnvelope(Domain) },
+  errors: [404, 409],
+  handler: async ({ app, principal }, { params, body }) => ({
+    status: 200,
+    body: { data: renderDomain(await updateDomain(app, principal.org.id, params.domain_ulid, body)) },
+  }),
+});
+
+export const domainOperations = [domainsList, domainsRead, domainsCreate, domainsUpdate];

@@ -1,0 +1,96 @@
+import { pageQueryProperties, type PageQuery } from '../http/paged-list.js';
+import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+const redirectUrl: JsonSchema = {
+  type: ['string', 'null'],
+  format: 'uri',
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+  maxLength: 2048,
+};
+
+export const DomainSettings: JsonSchema = {
+  type: 'object',
+  description:
+    'Where the public redirect sends visitors of this domain: root_redirect for the bare host, ' +
+    'not_found_redirect for an unknown path. Absent or null: the default pages.',
+  properties: { root_redirect: redirectUrl, not_found_redirect: redirectUrl },
+  additionalProperties: false,
+};
+
+export const Domain: JsonSchema = {
+  $id: 'Domain',
+  type: 'object',
+  required: ['ulid', 'host', 'type', 'status'],
+  properties: {
+    ulid: { type: 'string' },
+    host: { type: 'string', description: 'Lowercase, IDNs in punycode; a fallback host may carry a port.' },
+    type: { type: 'string', enum: ['custom', 'fallback'] },
+    status: { type: 'string', enum: ['pending', 'active', 'failed'] },
+    ssl_status: { type: 'string', enum: ['pending', 'issuing', 'active', 'failed'] },
+    is_primary: { type: 'boolean' },
+    is_shared: { type: 'boolean', description: 'True for the shared fallback hosts every organization may use.' },
+    verified_at: nullableDateTime,
+    verification: {
+      type: 'object',
+      description:
+        'Custom domains: publish a TXT record named txt_record_name with the value txt_record_value, and ' +
+        'point the host (CNAME) at cname_target. last_checked_at and last_error tell the outcome of the ' +
+        'latest ownership check (last_error null when it matched). Empty for fallback hosts.',
+      properties: {
+        txt_record_name: { type: 'string' },
+        txt_record_value: { type: 'string' },
+        cname_target: { type: 'string' },
+        last_checked_at: nullableDateTime,
+        last_error: { type: ['string', 'null'] },
+      },
+    },
+    settings: DomainSettings,
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+export interface DomainSettingsInput {
+  root_redirect?: string | null;
+  not_found_redirect?: string | null;
+}
+
+export const createDomainBody = objectSchema(
+  'domains.create.body',
+  {
+    host: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      description: 'A hostname such as qr.example.com: no scheme, port, path or IP address. IDNs are stored as punycode.',
+    },
+    verify: { type: 'boolean', default: false, description: 'Check the TXT record right away.' },
+  },
+  ['host'],
+);
+export interface CreateDomainBody {
+  host: string;
+  verify: boolean;
+}
+
+export const updateDomainBody = objectSchema('domains.update.body', {
+  verify: { type: 'boolean', description: 'Re-check TXT ownership now; a match makes a pending domain active.' },
+  refresh_ssl: { type: 'boolean', description: 'Queue certificate issuance again (active custom domains only).' },
+  is_primary: { type: 'boolean', description: 'At most one primary domain per organization; setting one unsets the other.' },
+  settings: { ...DomainSettings, description: 'Keys given replace the stored ones; null removes one.' },
+});
+export interface UpdateDomainBody {
+  verify?: boolean;
+  refresh_ssl?: boolean;
+  is_primary?: boolean;
+  settings?: DomainSettingsInput;
+}
+
+export const domainParams = objectSchema('domains.params', { domain_ulid: ulid }, ['domain_ulid']);
+export interface DomainParams {
+  domain_ulid: string;
+}
+
+export const listDomainsQuery = objectSchema('domains.list.query', { ...pageQueryProperties });
+export type ListDomainsQuery = PageQuery;
