@@ -1,0 +1,173 @@
+// JSON-RPC 2.0 as MCP uses it: message classification, protocol-version negotiation and dispatch
+// of one HTTP body (a single message or, for protocol versions before 2025-06-18, a batch).
+// Nothing here knows about HTTP, tokens or tools; route.ts adapts it to Koa and tools.ts
+// supplies the methods.
+
+/**
+ * The protocol versions this server speaks, newest first. They are the versions the official
+ * TypeScript SDK (@modelcontextprotocol/sdk) supports; a test keeps the two lists equal.
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'] as const;
+export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+/** What a request without an MCP-Protocol-Version header is taken to speak (Streamable HTTP spec). */
+export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
+/** JSON-RPC batching was removed from MCP in this revision; earlier revisions may send batches. */
+export const BATCHLESS_SINCE = '2025-06-18';
+/** Largest batch accepted from a pre-2025-06-18 client. */
+export const MAX_BATCH = 50;
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcError };
+
+export type Message =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
+  | { kind: 'notification'; method: string }
+  /** A response to a server-to-client request; this server sends none, so it is acknowledged. */
+  | { kind: 'response' }
+  | { kind: 'invalid'; id: JsonRpcId | null; error: JsonRpcError };
+
+export function isSupportedVersion(v: string): boolean {
+  return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(v);
+}
+
+/** Lifecycle rule: answer with the client's version when supported, else with our latest. */
+export function negotiateVersion(requested: string): string {
+  return isSupportedVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+}
+
+/** Whether a client speaking `version` may send JSON-RPC batches (ISO dates compare as strings). */
+export function batchesAllowed(version: string): boolean {
+  return version < BATCHLESS_SINCE;
+}
+
+export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcResponse {
+  const error: JsonRpcError = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, result };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function validId(v: unknown): v is JsonRpcId {
+  return (typeof v === 'string' && v.length <= 256) || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** Classifies one element of the HTTP body. */
+export function classify(value: unknown): Message {
+  if (!isPlainObject(value)) {
+    return { kind: 'invalid', id: null, error: { code: INVALID_REQUEST, message: 'A JSON-RPC message must be an object.' } };
+  }
+  const hasId = 'id' in value;
+  const id = hasId && validId(value.id) ? value.id : null;
+  const invalid = (message: string): Message => ({ kind: 'invalid', id, error: { code: INVALID_REQUEST, message } });
+  if (value.jsonrpc !== '2.0') return invalid('jsonrpc must be "2.0".');
+  if (!('method' in value) && ('result' in value || 'error' in value)) {
+    return hasId ? { kind: 'response' } : invalid('A response needs an id.');
+  }
+  if (typeof value.method !== 'string' || value.method === '') return invalid('method must be a non-empty string.');
+  if (hasId && !validId(value.id)) return invalid('id must be a string or a number (never null).');
+  if ('params' in value && value.params !== undefined && !isPlainObject(value.params)) {
+    // MCP only uses by-name params; by-position (an array) or a scalar is malformed here.
+    if (!hasId) return { kind: 'notification', method: value.method };
+    return { kind: 'invalid', id, error: { code: INVALID_PARAMS, message: 'params must be an object.' } };
+  }
+  if (!hasId) return { kind: 'notification', method: value.method };
+  return { kind: 'request', id: value.id as JsonRpcId, method: value.method, params: value.params as Record<string, unknown> | undefined };
+}
+
+/** Thrown by a method to answer with a JSON-RPC error instead of a result. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Methods answer a request with a result or throw RpcError; any other throw is the caller's. */
+export type MethodHandler = (params: Record<string, unknown>, ctx: { inBatch: boolean }) => Promise<unknown>;
+
+export interface Dispatched {
+  /** HTTP status: 202 when nothing needs an answer, 400 for a body that is not JSON-RPC, else 200. */
+  status: number;
+  body?: JsonRpcResponse | JsonRpcResponse[];
+}
+
+/**
+ * Answers one parsed HTTP body. `version` is the protocol version the request speaks (its
+ * MCP-Protocol-Version header or the transport default); it decides whether batches are allowed.
+ */
+export async function dispatch(body: unknown, version: string, methods: Record<string, MethodHandler>): Promise<Dispatched> {
+  if (Array.isArray(body)) {
+    if (!batchesAllowed(version)) {
+      return {
+        status: 400,
+        body: errorResponse(null, INVALID_REQUEST, `JSON-RPC batches are not part of MCP ${version}; send one message per POST.`),
+      };
+    }
+    if (body.length === 0) return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'An empty batch is not a request.') };
+    if (body.length > MAX_BATCH) {
+      return { status: 400, body: errorResponse(null, INVALID_REQUEST, `A batch holds at most ${MAX_BATCH} messages.`) };
+    }
+    const out: JsonRpcResponse[] = [];
+    // In order, one at a time: tool calls share the organization's rate window.
+    for (const item of body) {
+      const msg = classify(item);
+      if (msg.kind === 'request' && msg.method === 'initialize') {
+        out.push(errorResponse(msg.id, INVALID_REQUEST, 'initialize must not be part of a batch.'));
+        continue;
+      }
+      const answer = await answerOne(msg, methods, true);
+      if (answer) out.push(answer);
+    }
+    return out.length ? { status: 200, body: out } : { status: 202 };
+  }
+  const msg = classify(body);
+  if (msg.kind === 'invalid' && msg.error.code === INVALID_REQUEST) return { status: 400, body: errorResponse(msg.id, msg.error.code, msg.error.message) };
+  const answer = await answerOne(msg, methods, false);
+  return answer ? { status: 200, body: answer } : { status: 202 };
+}
+
+async function answerOne(msg: Message, methods: Record<string, MethodHandler>, inBatch: boolean): Promise<JsonRpcResponse | null> {
+  switch (msg.kind) {
+    case 'invalid':
+      return errorResponse(msg.id, msg.error.code, msg.error.message);
+    case 'notification':
+    case 'response':
+      // notifications/initialized, notifications/cancelled and client responses need no answer.
+      // A request-method sent as a notification is not executed: nobody could read its result.
+      return null;
+    case 'request': {
+      const method = Object.hasOwn(methods, msg.method) ? methods[msg.method] : undefined;
+      if (!method) return errorResponse(msg.id, METHOD_NOT_FOUND, `Method not found: ${msg.method}.`);
+      try {
+        return resultResponse(msg.id, await method(msg.params ?? {}, { inBatch }));
+      } catch (err) {
+        if (err instanceof RpcError) return errorResponse(msg.id, err.code, err.message, err.data);
+        throw err;
+      }
+    }
+  }
+}

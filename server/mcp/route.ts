@@ -1,0 +1,184 @@
+// POST /mcp: MCP's Streamable HTTP transport without sessions, answered as JSON. The token is
+// authenticated once per HTTP request; 401, 403 (api_access, mcp.access) and 429 are thrown as
+// ApiError and rendered by the API's errorHandler, so they are byte for byte REST's answers.
+// Only tools/call is admitted against the rate window and metered; initialize, ping and
+// tools/list are free.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { authenticate, type Principal } from '../auth/principal.js';
+import { apiBaseUrl } from '../config.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { readJsonBody } from '../http/body.js';
+import { assertApiAccess } from '../http/execute.js';
+import type { RequestState } from '../http/middleware.js';
+import { rateHeaders } from '../metering/admission.js';
+import { operations } from '../operations.js';
+import { API_VERSION } from '../status/routes.js';
+import { mcpOnlyOperations } from './bulk-codes.js';
+import {
+  DEFAULT_HEADER_PROTOCOL_VERSION,
+  dispatch,
+  errorResponse,
+  INVALID_PARAMS,
+  isSupportedVersion,
+  negotiateVersion,
+  PARSE_ERROR,
+  RpcError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type MethodHandler,
+} from './protocol.js';
+import { buildTools, callTool, describeTool, type Tool } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+export const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };
+
+const INSTRUCTIONS =
+  'Tools manage the dynamic QR codes, brands, domains and styles of the token’s organization and read ' +
+  'its analytics. Each tool answers with the JSON of the matching REST endpoint. codes_delete, ' +
+  'codes_bulk_update_status and codes_bulk_create above 10 rows first return a preview with a ' +
+  'confirmation_id; repeat the call with the same arguments plus confirm: true and that ' +
+  'confirmation_id within 300 seconds to execute.';
+
+/** Whether a browser Origin may call: the API's own host, or the configured public API origin. */
+export function originAllowed(origin: string, host: string, publicApiOrigin: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
+  return parsed.origin === publicApiOrigin || (host !== '' && parsed.host.toLowerCase() === host.toLowerCase());
+}
+
+/** Whether an Accept header lets us answer application/json (absent means anything). */
+export function acceptsJson(accept: string): boolean {
+  if (!accept.trim()) return true;
+  return accept
+    .split(',')
+    .map((part) => part.split(';'))
+    .some(([type, ...params]) => {
+      const t = type.trim().toLowerCase();
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      if (q && Number(q.slice(2)) === 0) return false;
+      return t === 'application/json' || t === 'application/*' || t === '*/*';
+    });
+}
+
+/** A transport-level refusal: JSON-RPC error body without an id, as the Streamable HTTP spec shows. */
+function refuse(ctx: Koa.Context, status: number, message: string): void {
+  ctx.status = status;
+  ctx.body = errorResponse(null, -32000, message);
+}
+
+export function mountMcp(router: Router, app: AppContext): void {
+  const ops = [...operations, ...mcpOnlyOperations];
+  const { tools, missing } = buildTools(ops);
+  if (missing.length) app.log.warn({ missing }, 'MCP tools without an operation are not registered');
+  const byName = new Map<string, Tool>(tools.map((t) => [t.def.name, t]));
+  const opsById = new Map(ops.map((op) => [op.id, op]));
+  const toolList = tools.map(describeTool);
+  // Read per request: the bound port is known only once the listener is up.
+  const publicApiOrigin = () => new URL(apiBaseUrl(app.config, app.apiPort())).origin;
+
+  const methods = (principal: Principal, ctx: Koa.Context): Record<string, MethodHandler> => {
+    const state = ctx.state as RequestState;
+    const log = app.log.child({ request_id: state.requestId });
+    return {
+      initialize: async (params) => {
+        if (typeof params.protocolVersion !== 'string') throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
+        return {
+          protocolVersion: negotiateVersion(params.protocolVersion),
+          capabilities: { tools: { listChanged: false } },
+          serverInfo: SERVER_INFO,
+          instructions: INSTRUCTIONS,
+        };
+      },
+      ping: async () => ({}),
+      // Every tool fits one page, so a cursor is never handed out and any sent is ignored.
+      'tools/list': async () => ({ tools: toolList }),
+      'tools/call': async (params, { inBatch }) => {
+        if (typeof params.name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be the name of a tool.');
+        const tool = byName.get(params.name);
+        if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${params.name}.`);
+        const args = params.arguments ?? {};
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+          throw new RpcError(INVALID_PARAMS, 'params.arguments must be an object.');
+        }
+        return callTool(app, principal, tool, args as Record<string, unknown>, {
+          requestId: state.requestId,
+          log,
+          operations: opsById,
+          inBatch,
+          onRate: (info) => ctx.set(rateHeaders(info)),
+        });
+      },
+    };
+  };
+
+  // POST /mcp
+  router.post(MCP_PATH, async (ctx) => {
+    const state = ctx.state as RequestState;
+    state.route = MCP_PATH;
+    const origin = ctx.get('Origin');
+    if (origin && !originAllowed(origin, ctx.get('Host'), publicApiOrigin())) {
+      return refuse(ctx, 403, `Forbidden: the Origin ${origin} may not call this endpoint.`);
+    }
+    const headerVersion = ctx.get('MCP-Protocol-Version');
+    if (headerVersion && !isSupportedVersion(headerVersion)) {
+      return refuse(
+        ctx,
+        400,
+        `Bad Request: unsupported MCP-Protocol-Version ${headerVersion}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}.`,
+      );
+    }
+    if (!acceptsJson(ctx.get('Accept'))) {
+      return refuse(ctx, 406, 'Not Acceptable: this endpoint answers application/json.');
+    }
+
+    const principal = await authenticate(app.db, ctx.get('Authorization'), app.clock.now());
+    state.orgUlid = principal.org.ulid;
+    assertApiAccess(principal);
+
+    let body: unknown;
+    try {
+      body = await readJsonBody(ctx, app.config.bodyLimitBytes);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'invalid_json') {
+        ctx.status = 400;
+        ctx.body = errorResponse(null, PARSE_ERROR, `Parse error: ${err.message}`);
+        return;
+      }
+      throw err;
+    }
+    if (body === undefined) {
+      ctx.status = 400;
+      ctx.body = errorResponse(null, PARSE_ERROR, 'Parse error: the request body is empty.');
+      return;
+    }
+    // tools/call checks mcp.access after rate admission, like every ability; the free methods
+    // (and legacy batches) check it here.
+    const singleToolCall = typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'tools/call';
+    if (!singleToolCall && !principal.abilities.has('mcp.access')) throw ApiError.forbidden('mcp.access');
+
+    const answer = await dispatch(body, headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION, methods(principal, ctx));
+    if (answer.body === undefined) {
+      // Null first, then the status: Koa turns a null body into 204 otherwise.
+      ctx.body = null;
+      ctx.status = answer.status;
+      return;
+    }
+    ctx.status = answer.status;
+    ctx.type = 'application/json';
+    ctx.body = answer.body;
+  });
+
+  // GET /mcp and DELETE /mcp: no server-initiated stream and no sessions to end.
+  const notAllowed = async (ctx: Koa.Context) => {
+    (ctx.state as RequestState).route = MCP_PATH;
+    throw ApiError.methodNotAllowed(['POST']);
+  };
+  router.get(MCP_PATH, notAllowed);
+  router.delete(MCP_PATH, notAllowed);
+}

@@ -1,0 +1,72 @@
+// Raw JSON-RPC over POST /mcp for the MCP tests (plain fetch, Accept: application/json).
+import { expect } from 'chai';
+import type { TestService } from '../helpers/harness.js';
+
+export interface RpcHttp {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+export async function postMcp(
+  svc: TestService,
+  token: string | undefined,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): Promise<RpcHttp> {
+  const h: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json', ...headers };
+  if (token) h.Authorization = `Bearer ${token}`;
+  const res = await fetch(`${svc.url}/mcp`, {
+    method: 'POST',
+    headers: h,
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  if (text && res.headers.get('content-type')?.includes('json')) body = JSON.parse(text);
+  return { status: res.status, headers: res.headers, text, body };
+}
+
+let nextId = 1;
+
+/** A request; returns the HTTP answer (the JSON-RPC response is .body). */
+export function rpc(svc: TestService, token: string | undefined, method: string, params?: unknown, headers?: Record<string, string>) {
+  const msg: Record<string, unknown> = { jsonrpc: '2.0', id: nextId++, method };
+  if (params !== undefined) msg.params = params;
+  return postMcp(svc, token, msg, headers);
+}
+
+export interface ToolAnswer {
+  http: RpcHttp;
+  isError: boolean;
+  /** The parsed JSON of the single text content item. */
+  payload: any;
+}
+
+/** tools/call that must come back as HTTP 200 with a result of one text item. */
+export async function callTool(svc: TestService, token: string, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+  const http = await rpc(svc, token, 'tools/call', { name, arguments: args });
+  expect(http.status, http.text).to.equal(200);
+  expect(http.body.jsonrpc).to.equal('2.0');
+  expect(http.body.error, http.text).to.equal(undefined);
+  const result = http.body.result;
+  expect(result.content).to.have.length(1);
+  expect(result.content[0].type).to.equal('text');
+  expect(result.isError).to.be.a('boolean');
+  return { http, isError: result.isError, payload: JSON.parse(result.content[0].text) };
+}
+
+/** A tool call that must succeed. */
+export async function toolOk(svc: TestService, token: string, name: string, args: Record<string, unknown> = {}) {
+  const answer = await callTool(svc, token, name, args);
+  expect(answer.isError, JSON.stringify(answer.payload)).to.equal(false);
+  return answer.payload;
+}
+
+/** A tool call that must fail as a tool error; returns the REST error body. */
+export async function toolError(svc: TestService, token: string, name: string, args: Record<string, unknown> = {}) {
+  const answer = await callTool(svc, token, name, args);
+  expect(answer.isError, JSON.stringify(answer.payload)).to.equal(true);
+  return answer.payload;
+}

@@ -1,0 +1,271 @@
+import { expect } from 'chai';
+import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
+import { startTestService, type TestService } from '../helpers/harness.js';
+import { LATEST_PROTOCOL_VERSION, MAX_BATCH, SUPPORTED_PROTOCOL_VERSIONS } from '../../server/mcp/protocol.js';
+import { postMcp, rpc } from './mcp-helpers.js';
+
+/** Headers that must match between two answers (the per-request ones left out). */
+export function comparableHeaders(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  h.forEach((v, k) => {
+    if (!['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)) out[k] = v;
+  });
+  return out;
+}
+
+describe('MCP protocol over POST /mcp', () => {
+  let svc: TestService;
+  let token: string;
+  before(async () => {
+    svc = await startTestService();
+    ({ token } = await svc.createOrg({ plan: 'business_monthly' }));
+  });
+  after(() => svc.close());
+
+  describe('version negotiation', () => {
+    it('supports exactly the protocol versions of the installed official SDK', () => {
+      expect([...SUPPORTED_PROTOCOL_VERSIONS]).to.deep.equal(sdkTypes.SUPPORTED_PROTOCOL_VERSIONS);
+      expect(LATEST_PROTOCOL_VERSION).to.equal(sdkTypes.LATEST_PROTOCOL_VERSION);
+    });
+
+    for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+      it(`answers initialize for ${version} with that version, the tools capability and serverInfo`, async () => {
+        const res = await rpc(svc, token, 'initialize', {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        });
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('content-type')).to.match(/^application\/json/);
+        expect(res.body.result.protocolVersion).to.equal(version);
+        expect(res.body.result.capabilities).to.deep.equal({ tools: { listChanged: false } });
+        expect(res.body.result.serverInfo).to.deep.equal({ name: 'qr-service', title: 'QR code service', version: 'v1' });
+        expect(res.body.result.instructions).to.include('confirmation_id');
+      });
+    }
+
+    it('answers an unknown requested version with the latest supported one', async () => {
+      const res = await rpc(svc, token, 'initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+      expect(res.body.result.protocolVersion).to.equal('2025-11-25');
+    });
+
+    it('refuses initialize without a protocolVersion with -32602', async () => {
+      const res = await rpc(svc, token, 'initialize', { capabilities: {} });
+      expect(res.status).to.equal(200);
+      expect(res.body.error.code).to.equal(-32602);
+    });
+
+    for (const bad of ['1900-01-01', '2099-01-01', 'not-a-version']) {
+      it(`answers 400 to an unsupported MCP-Protocol-Version header (${bad})`, async () => {
+        const res = await rpc(svc, token, 'tools/list', {}, { 'MCP-Protocol-Version': bad });
+        expect(res.status).to.equal(400);
+        expect(res.body.jsonrpc).to.equal('2.0');
+        expect(res.body.id).to.equal(null);
+        expect(res.body.error.message).to.include(bad);
+      });
+    }
+
+    it('serves a request carrying a supported MCP-Protocol-Version header', async () => {
+      const res = await rpc(svc, token, 'ping', undefined, { 'MCP-Protocol-Version': '2025-06-18' });
+      expect(res.status).to.equal(200);
+      expect(res.body.result).to.deep.equal({});
+    });
+  });
+
+  describe('lifecycle and basic methods', () => {
+    it('acknowledges notifications/initialized with 202 and no body', async () => {
+      const res = await postMcp(svc, token, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(res.status).to.equal(202);
+      expect(res.text).to.equal('');
+    });
+
+    it('acknowledges any notification and a client response with 202 without executing a notified tools/call', async () => {
+      for (const msg of [
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+        { jsonrpc: '2.0', method: 'tools/call', params: { name: 'organization_read', arguments: {} } },
+        { jsonrpc: '2.0', id: 7, result: {} },
+      ]) {
+        const res = await postMcp(svc, token, msg);
+        expect(res.status, JSON.stringify(msg)).to.equal(202);
+        expect(res.text).to.equal('');
+      }
+      const status = await svc.get('/v1/status', token);
+      expect(status.body.api.calls_used_month).to.equal(0);
+    });
+
+    it('answers ping with an empty result and echoes string ids', async () => {
+      const res = await postMcp(svc, token, { jsonrpc: '2.0', id: 'abc-1', method: 'ping' });
+      expect(res.body).to.deep.equal({ jsonrpc: '2.0', id: 'abc-1', result: {} });
+    });
+
+    it('accepts the Accept header of the official client', async () => {
+      const res = await rpc(svc, token, 'ping', undefined, { Accept: 'application/json, text/event-stream' });
+      expect(res.status).to.equal(200);
+      expect(res.body.result).to.deep.equal({});
+    });
+
+    it('answers 406 when the client accepts only an event stream', async () => {
+      const res = await rpc(svc, token, 'ping', undefined, { Accept: 'text/event-stream' });
+      expect(res.status).to.equal(406);
+      expect(res.body.error.code).to.equal(-32000);
+    });
+
+    it('answers GET and DELETE /mcp with 405 and Allow: POST', async () => {
+      for (const method of ['GET', 'DELETE']) {
+        const res = await fetch(`${svc.url}/mcp`, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } });
+        expect(res.status, method).to.equal(405);
+        expect(res.headers.get('allow')).to.equal('POST');
+        expect(await res.json()).to.deep.equal({ message: 'Method not allowed.', code: 'method_not_allowed' });
+      }
+    });
+  });
+
+  describe('Origin', () => {
+    it('refuses a foreign Origin with 403', async () => {
+      for (const origin of ['https://evil.example', 'null', 'http://localhost.evil.example']) {
+        const res = await rpc(svc, token, 'ping', undefined, { Origin: origin });
+        expect(res.status, origin).to.equal(403);
+        expect(res.body.error.code).to.equal(-32000);
+      }
+    });
+
+    it('accepts an Origin of the API host itself', async () => {
+      const res = await rpc(svc, token, 'ping', undefined, { Origin: svc.url });
+      expect(res.status).to.equal(200);
+      expect(res.body.result).to.deep.equal({});
+    });
+  });
+
+  describe('malformed JSON-RPC', () => {
+    const cases: { name: string; body: string; status: number; code: number; id?: unknown }[] = [
+      { name: 'invalid JSON', body: '{"jsonrpc": "2.0", "id": 1, "method": ', status: 400, code: -32700, id: null },
+      { name: 'an empty body', body: '', status: 400, code: -32700, id: null },
+      { name: 'a number', body: '42', status: 400, code: -32600, id: null },
+      { name: 'a string', body: '"x"', status: 400, code: -32600, id: null },
+      { name: 'null', body: 'null', status: 400, code: -32600, id: null },
+      { name: 'no jsonrpc member', body: '{"id": 3, "method": "ping"}', status: 400, code: -32600, id: 3 },
+      { name: 'jsonrpc 1.0', body: '{"jsonrpc": "1.0", "id": 4, "method": "ping"}', status: 400, code: -32600, id: 4 },
+      { name: 'no method', body: '{"jsonrpc": "2.0", "id": 5}', status: 400, code: -32600, id: 5 },
+      { name: 'a numeric method', body: '{"jsonrpc": "2.0", "id": 6, "method": 12}', status: 400, code: -32600, id: 6 },
+      { name: 'a null id', body: '{"jsonrpc": "2.0", "id": null, "method": "ping"}', status: 400, code: -32600, id: null },
+      { name: 'an object id', body: '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', status: 400, code: -32600, id: null },
+      { name: 'by-position params', body: '{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": [1]}', status: 200, code: -32602, id: 8 },
+      { name: 'an unknown method', body: '{"jsonrpc": "2.0", "id": 9, "method": "resources/list"}', status: 200, code: -32601, id: 9 },
+      { name: 'a prototype method name', body: '{"jsonrpc": "2.0", "id": 10, "method": "constructor"}', status: 200, code: -32601, id: 10 },
+      { name: 'tools/call without a name', body: '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {}}', status: 200, code: -32602, id: 11 },
+      { name: 'tools/call of an unknown tool', body: '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "tokens_create", "arguments": {}}}', status: 200, code: -32602, id: 12 },
+      { name: 'tools/call with array arguments', body: '{"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "status_read", "arguments": []}}', status: 200, code: -32602, id: 13 },
+      { name: 'tools/call with string arguments', body: '{"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "status_read", "arguments": "x"}}', status: 200, code: -32602, id: 14 },
+      { name: 'an empty batch', body: '[]', status: 400, code: -32600, id: null },
+    ];
+    for (const c of cases) {
+      it(`answers ${c.name} with ${c.code} (HTTP ${c.status})`, async () => {
+        const res = await postMcp(svc, token, c.body);
+        expect(res.status, res.text).to.equal(c.status);
+        expect(res.body.jsonrpc).to.equal('2.0');
+        expect(res.body.id).to.deep.equal(c.id);
+        expect(res.body.error.code).to.equal(c.code);
+        expect(res.body.error.message).to.be.a('string').and.not.equal('');
+        expect(res.body).to.not.have.property('result');
+      });
+    }
+
+    it('answers a non-JSON Content-Type with 415 like REST', async () => {
+      const res = await postMcp(svc, token, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'Content-Type': 'text/plain' });
+      expect(res.status).to.equal(415);
+      expect(res.body.code).to.equal('unsupported_media_type');
+    });
+  });
+
+  describe('batches', () => {
+    it('answers a batch in order for a client speaking 2025-03-26 (the default without a header)', async () => {
+      const res = await postMcp(svc, token, [
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'nope' },
+        42,
+        { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      ]);
+      expect(res.status).to.equal(200);
+      expect(res.body).to.have.length(4);
+      expect(res.body[0]).to.deep.equal({ jsonrpc: '2.0', id: 1, result: {} });
+      expect(res.body[1].error.code).to.equal(-32601);
+      expect(res.body[2]).to.deep.include({ id: null });
+      expect(res.body[2].error.code).to.equal(-32600);
+      expect(res.body[3].id).to.equal(3);
+      expect(res.body[3].result.tools).to.be.an('array');
+    });
+
+    it('answers a batch of notifications with 202', async () => {
+      const res = await postMcp(svc, token, [{ jsonrpc: '2.0', method: 'notifications/initialized' }], { 'MCP-Protocol-Version': '2025-03-26' });
+      expect(res.status).to.equal(202);
+      expect(res.text).to.equal('');
+    });
+
+    it('refuses initialize inside a batch', async () => {
+      const res = await postMcp(svc, token, [{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26' } }]);
+      expect(res.body[0].error.code).to.equal(-32600);
+    });
+
+    it(`refuses a batch of more than ${MAX_BATCH} messages`, async () => {
+      const batch = Array.from({ length: MAX_BATCH + 1 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+      const res = await postMcp(svc, token, batch);
+      expect(res.status).to.equal(400);
+      expect(res.body.error.code).to.equal(-32600);
+    });
+
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      it(`refuses batches from a client speaking ${version} (batching left MCP in 2025-06-18)`, async () => {
+        const res = await postMcp(svc, token, [{ jsonrpc: '2.0', id: 1, method: 'ping' }], { 'MCP-Protocol-Version': version });
+        expect(res.status).to.equal(400);
+        expect(res.body).to.deep.include({ jsonrpc: '2.0', id: null });
+        expect(res.body.error.code).to.equal(-32600);
+      });
+    }
+  });
+
+  describe('authentication is REST’s', () => {
+    async function sameAsRest(mcpToken: string | undefined, headers: Record<string, string> = {}) {
+      const mcp = await rpc(svc, mcpToken, 'tools/list', {}, headers);
+      const rest = await svc.request('GET', '/v1/organization', { token: mcpToken, headers });
+      expect(mcp.status).to.equal(rest.status);
+      expect(mcp.text).to.equal(rest.text);
+      expect(comparableHeaders(mcp.headers)).to.deep.equal(comparableHeaders(rest.headers));
+      return mcp;
+    }
+
+    it('answers a missing token with REST’s 401', async () => {
+      const res = await sameAsRest(undefined);
+      expect(res.status).to.equal(401);
+      expect(res.headers.get('www-authenticate')).to.equal('Bearer');
+    });
+
+    it('answers a malformed or unknown token with REST’s 401', async () => {
+      expect((await sameAsRest('garbage')).status).to.equal(401);
+      expect((await sameAsRest('99999|' + 'a'.repeat(48))).status).to.equal(401);
+    });
+
+    it('answers an organization without API access with REST’s 403 api_access_disabled', async () => {
+      const noPlan = await svc.createOrg({ plan: null });
+      const res = await sameAsRest(noPlan.token);
+      expect(res.status).to.equal(403);
+      expect(res.body.code).to.equal('api_access_disabled');
+    });
+
+    it('answers a token without mcp.access with 403 forbidden naming mcp.access, for every method', async () => {
+      const { org } = await svc.createOrg();
+      const noMcp = await svc.createToken(org, { abilities: ['codes.view', 'brands.view'] });
+      for (const method of ['initialize', 'ping', 'tools/list', 'tools/call']) {
+        const params =
+          method === 'initialize' ? { protocolVersion: '2025-06-18' } : method === 'tools/call' ? { name: 'status_read', arguments: {} } : {};
+        const res = await rpc(svc, noMcp, method, params);
+        expect(res.status, method).to.equal(403);
+        expect(res.body).to.deep.equal({
+          message: 'This action requires the mcp.access ability.',
+          code: 'forbidden',
+          required_ability: 'mcp.access',
+        });
+      }
+    });
+  });
+});
