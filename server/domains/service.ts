@@ -99,6 +99,16 @@ export async function getDomain(db: Knex, orgId: number, domainUlid: string): Pr
   return row;
 }
 
+/**
+ * The TXT value proving ownership. It is derived from the organization and the host, so re-adding a
+ * domain whose record is already published verifies at once (POST verify=true), while another
+ * organization claiming the same host gets a different value.
+ */
+export function verificationToken(app: AppContext, orgId: number, host: string): string {
+  const mac = crypto.createHmac('sha256', app.secretKey).update(`domain-verification:${orgId}:${host}`).digest();
+  return `qr-verify=${mac.subarray(0, 24).toString('base64url')}`;
+}
+
 /** The CNAME a custom domain points at: the first fallback origin's hostname. */
 export function cnameTarget(app: AppContext): string {
   return originHostname(app.config.fallbackOrigins[0] ?? 'http://localhost');
@@ -135,7 +145,7 @@ export async function createDomain(
         ssl_status: 'pending',
         verification: JSON.stringify({
           txt_record_name: TXT_PREFIX + host,
-          txt_record_value: `qr-verify=${crypto.randomBytes(24).toString('base64url')}`,
+          txt_record_value: verificationToken(app, orgId, host),
           cname_target: cnameTarget(app),
         }),
         created_at: now,
