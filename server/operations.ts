@@ -3,8 +3,9 @@
 import type { Operation } from './http/operation.js';
 import { analyticsOperations } from './analytics/routes.js';
 import { domainOperations } from './domains/routes.js';
+import { codeOperations } from './qr-codes/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
 import { walletOperations } from './wallet/routes.js';
 
-export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations, ...domainOperations];
+export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations, ...domainOperations, ...codeOperations];

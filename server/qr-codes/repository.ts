@@ -1,0 +1,229 @@
+// Data access for QR codes. Every function takes the organization id first: a code, domain, brand
+// or style of another organization is simply not found. Shared fallback domains (org_id null) are
+// visible to every organization.
+import type { Knex } from 'knex';
+
+type Db = Knex | Knex.Transaction;
+
+/** A qr_codes row joined with the names its payload shows. */
+export interface CodeRow {
+  id: number;
+  ulid: string;
+  org_id: number;
+  name: string | null;
+  slug: string;
+  type: string;
+  status: string;
+  destination: unknown;
+  routing: Record<string, unknown> | null;
+  schedule: Record<string, unknown> | null;
+  has_password: boolean;
+  redirects_count: string | number;
+  redirect_cap: number | null;
+  date_begin: Date | null;
+  expire_at: Date | null;
+  utm_params: Record<string, string> | null;
+  device_routing: Record<string, unknown> | null;
+  language_routing: Record<string, unknown> | null;
+  tracking_pixels: unknown[] | null;
+  landing_config: Record<string, unknown> | null;
+  prelander_enabled: boolean;
+  prelander_seconds: number | null;
+  prelander_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+  brand_id: number | null;
+  brand_ulid: string | null;
+  brand_name: string | null;
+  domain_id: number;
+  domain_ulid: string;
+  domain_host: string;
+  domain_type: 'custom' | 'fallback';
+  domain_origin: string | null;
+  style_id: number | null;
+  style_ulid: string | null;
+  style_name: string | null;
+}
+
+const CODE_SELECT = `
+  select c.id, c.ulid, c.org_id, c.name, c.slug, c.type, c.status, c.destination, c.routing, c.schedule,
+         c.password_hash is not null as has_password, c.redirects_count, c.redirect_cap, c.date_begin,
+         c.expire_at, c.utm_params, c.device_routing, c.language_routing, c.tracking_pixels,
+         c.landing_config, c.prelander_enabled, c.prelander_seconds, c.prelander_message,
+         c.created_at, c.updated_at,
+         c.brand_id, b.ulid as brand_ulid, b.name as brand_name,
+         c.domain_id, d.ulid as domain_ulid, d.host as domain_host, d.type as domain_type, d.origin as domain_origin,
+         c.style_id, s.ulid as style_ulid, s.name as style_name
+    from qr_codes c
+    join domains d on d.id = c.domain_id
+    left join brands b on b.id = c.brand_id
+    left join qr_styles s on s.id = c.style_id and s.deleted_at is null`;
+
+export async function findCode(db: Db, orgId: number, ulid: string): Promise<CodeRow | null> {
+  const { rows } = await db.raw<{ rows: CodeRow[] }>(
+    `${CODE_SELECT} where c.org_id = ? and c.ulid = ? and c.deleted_at is null`,
+    [orgId, ulid],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findCodeById(db: Db, orgId: number, id: number): Promise<CodeRow | null> {
+  const { rows } = await db.raw<{ rows: CodeRow[] }>(
+    `${CODE_SELECT} where c.org_id = ? and c.id = ? and c.deleted_at is null`,
+    [orgId, id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Codes by ULID, in any order; missing and foreign ULIDs are absent. */
+export async function findCodes(db: Db, orgId: number, ulids: string[]): Promise<CodeRow[]> {
+  if (!ulids.length) return [];
+  const { rows } = await db.raw<{ rows: CodeRow[] }>(
+    `${CODE_SELECT} where c.org_id = ? and c.ulid = any(?) and c.deleted_at is null order by c.id`,
+    [orgId, ulids],
+  );
+  return rows;
+}
+
+/** Up to `limit` codes with id > afterId, in id (creation) order. */
+export async function pageCodes(db: Db, orgId: number, afterId: number, limit: number): Promise<CodeRow[]> {
+  const { rows } = await db.raw<{ rows: CodeRow[] }>(
+    `${CODE_SELECT} where c.org_id = ? and c.id > ? and c.deleted_at is null order by c.id limit ?`,
+    [orgId, afterId, limit],
+  );
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// References: domains, brands and styles a code may point at.
+
+export interface DomainRef {
+  id: number;
+  ulid: string;
+  host: string;
+  type: 'custom' | 'fallback';
+  origin: string | null;
+  status: string;
+}
+
+export interface NamedRef {
+  id: number;
+  ulid: string;
+  name: string;
+}
+
+export interface Refs {
+  domains: Map<string, DomainRef>;
+  brands: Map<string, NamedRef>;
+  styles: Map<string, NamedRef>;
+}
+
+/**
+ * The domains, brands and styles among the given ULIDs that this organization may use: shared
+ * fallback domains and its own custom domains (pending ones included), its brands, its styles.
+ */
+export async function resolveRefs(
+  db: Db,
+  orgId: number,
+  want: { domains: Iterable<string>; brands: Iterable<string>; styles: Iterable<string> },
+): Promise<Refs> {
+  const domains = [...new Set(want.domains)];
+  const brands = [...new Set(want.brands)];
+  const styles = [...new Set(want.styles)];
+  const [d, b, s] = await Promise.all([
+    domains.length
+      ? db('domains')
+          .select('id', 'ulid', 'host', 'type', 'origin', 'status')
+          .whereIn('ulid', domains)
+          .whereNull('deleted_at')
+          .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
+      : [],
+    brands.length ? db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId) : [],
+    styles.length
+      ? db('qr_styles').select('id', 'ulid', 'name').whereIn('ulid', styles).where('org_id', orgId).whereNull('deleted_at')
+      : [],
+  ]);
+  return {
+    domains: new Map((d as DomainRef[]).map((r) => [r.ulid, r])),
+    brands: new Map((b as NamedRef[]).map((r) => [r.ulid, r])),
+    styles: new Map((s as NamedRef[]).map((r) => [r.ulid, r])),
+  };
+}
+
+/** Which of the given lower-cased stored slugs are held by live codes (except `exceptId`). */
+export async function takenSlugs(db: Db, orgId: number, keys: string[], exceptId?: number): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const { rows } = await db.raw<{ rows: { key: string }[] }>(
+    `select lower(slug) as key from qr_codes
+      where org_id = ? and deleted_at is null and lower(slug) = any(?) and id <> ?`,
+    [orgId, keys, exceptId ?? 0],
+  );
+  return new Set(rows.map((r) => r.key));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes.
+
+/** Column values of a new code; JSON columns already serialised. */
+export interface NewCodeRow {
+  ulid: string;
+  org_id: number;
+  brand_id: number | null;
+  domain_id: number;
+  style_id: number | null;
+  name: string | null;
+  slug: string;
+  type: 'url';
+  status: string;
+  destination: string;
+  routing: string | null;
+  schedule: string | null;
+  password_hash: string | null;
+  redirect_cap: number | null;
+  date_begin: Date | null;
+  expire_at: Date | null;
+  utm_params: string | null;
+  prelander_enabled: boolean;
+  prelander_seconds: number | null;
+  prelander_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * Inserts codes; a slug already held by a live code is skipped instead of failing the statement.
+ * Returns the inserted ids by lower-cased slug, so the caller tells created from taken.
+ */
+export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  // 22 columns per row; stay well under Postgres's 65535 bind parameters.
+  for (let i = 0; i < rows.length; i += 1000) {
+    const q = db('qr_codes')
+      .insert(rows.slice(i, i + 1000))
+      .toSQL();
+    const { rows: inserted } = await db.raw<{ rows: { id: string | number; key: string }[] }>(
+      `${q.sql} on conflict ((lower(slug))) where deleted_at is null do nothing returning id, lower(slug) as key`,
+      q.bindings as Knex.ValueDict[],
+    );
+    for (const r of inserted) out.set(r.key, Number(r.id));
+  }
+  return out;
+}
+
+export type CodeUpdate = Partial<Omit<NewCodeRow, 'ulid' | 'org_id' | 'created_at'>>;
+
+/** Updates a live code of the organization; false when there is none. */
+export async function updateCodeRow(db: Db, orgId: number, id: number, patch: CodeUpdate): Promise<boolean> {
+  const n = await db('qr_codes').where({ org_id: orgId, id }).whereNull('deleted_at').update(patch);
+  return n > 0;
+}
+
+export async function updateStatuses(db: Db, orgId: number, ids: number[], status: string, now: Date): Promise<number> {
+  if (!ids.length) return 0;
+  return db('qr_codes').where('org_id', orgId).whereIn('id', ids).whereNull('deleted_at').update({ status, updated_at: now });
+}
+
+export async function softDeleteCode(db: Db, orgId: number, id: number, now: Date): Promise<boolean> {
+  const n = await db('qr_codes').where({ org_id: orgId, id }).whereNull('deleted_at').update({ deleted_at: now, updated_at: now });
+  return n > 0;
+}

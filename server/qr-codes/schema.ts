@@ -1,0 +1,238 @@
+// JSON Schemas of QR codes: the payload, the request bodies and the list query. The same schemas
+// validate REST requests, document the OpenAPI paths and become the MCP tools' inputSchema.
+// Rules the schemas cannot say (URL parsing, IANA time zones, date order, ownership of the
+// referenced domain, brand and style) are checked by validate.ts and the service.
+import { dateTime, nullableDateTime, objectSchema, ulid, ULID_PATTERN } from '../schemas/common.js';
+import { pagedEnvelope, pageQueryProperties } from '../http/paged-list.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://';
+export const MAX_URL_LENGTH = 2048;
+export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
+export type CodeStatus = (typeof CODE_STATUSES)[number];
+/** `url` is canonical; `redirect` is accepted on input as its alias and stored as url. */
+export const CODE_TYPES = ['url', 'redirect'] as const;
+export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
+
+const url: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  pattern: URL_PATTERN,
+  description: 'An http or https URL of at most 2048 characters.',
+};
+
+/**
+ * A URL string or an object {url}. One schema with type [string, object]: string keywords apply
+ * to strings and object keywords to objects, which keeps the error messages plain (no oneOf).
+ */
+export const destination: JsonSchema = {
+  type: ['string', 'object'],
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  pattern: URL_PATTERN,
+  required: ['url'],
+  properties: { url },
+  additionalProperties: false,
+  description: 'An http or https URL (at most 2048 characters), as a string or as an object {url}. Echoed as given.',
+};
+
+const stringList = (item: JsonSchema): JsonSchema => ({
+  type: 'array',
+  minItems: 1,
+  maxItems: 50,
+  uniqueItems: true,
+  items: item,
+});
+
+// Routing and Schedule carry no $id: they are inlined into both bodies (nullable there), which keeps
+// ajv from seeing one $id twice and gives MCP tools a self-contained inputSchema.
+export const RoutingRule: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['conditions'],
+  description:
+    'Conditions are ANDed; a list matches when the visitor has any of its values; an empty ' +
+    'conditions object matches every visitor. A rule sends to its destination, or splits between ' +
+    'weighted variants (stable per visitor).',
+  properties: {
+    conditions: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        device: stringList({ type: 'string', enum: [...DEVICES] }),
+        os: stringList({ type: 'string', minLength: 1, maxLength: 50, description: 'e.g. iOS, Android, Windows, Mac OS.' }),
+        country: stringList({ type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2.' }),
+        language: stringList({ type: 'string', pattern: '^[A-Za-z]{2,3}$', description: 'Primary language subtag, e.g. en.' }),
+      },
+    },
+    destination: url,
+    variants: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['destination', 'weight'],
+        properties: { destination: url, weight: { type: 'integer', minimum: 1, maximum: 10000 } },
+      },
+    },
+  },
+};
+
+export const Routing: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rules'],
+  description: 'An ordered list of rules; the first match wins, else the code’s destination.',
+  properties: { rules: { type: 'array', maxItems: 50, items: RoutingRule } },
+};
+
+const hhmm: JsonSchema = { type: 'string', pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', description: 'HH:MM, 00:00 to 24:00.' };
+
+export const Schedule: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['enabled'],
+  description:
+    'Weekly windows in an IANA time zone. Start is inclusive, end exclusive; an end before the start ' +
+    'spans midnight. Outside every window the fallback destination applies (410 without one).',
+  properties: {
+    enabled: { type: 'boolean' },
+    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin.' },
+    windows: {
+      type: 'array',
+      maxItems: 50,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['days', 'start', 'end'],
+        properties: {
+          days: { type: 'array', minItems: 1, maxItems: 7, uniqueItems: true, items: { type: 'string', enum: [...DAYS] } },
+          start: hhmm,
+          end: hhmm,
+        },
+      },
+    },
+    fallback_destination: { ...url, type: ['string', 'null'] },
+  },
+};
+
+const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string, 'null'] });
+
+const utmParams: JsonSchema = {
+  type: 'object',
+  maxProperties: 20,
+  propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' },
+  additionalProperties: { type: 'string', maxLength: 255 },
+  description: 'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
+};
+
+/** Fields settable on create and update (PATCH makes every one optional and nullable where it can be cleared). */
+const writable = {
+  name: { type: ['string', 'null'], maxLength: 255 },
+  slug: { type: 'string', pattern: SLUG_PATTERN, description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.' },
+  destination,
+  type: { type: 'string', enum: [...CODE_TYPES], description: '`url`; `redirect` is accepted as its alias.' },
+  status: { type: 'string', enum: [...CODE_STATUSES] },
+  domain_ulid: { ...ulid, description: 'A shared fallback domain or a custom domain of the organization.' },
+  brand_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
+  style_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
+  redirect_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2147483647, description: 'Plan-gated (redirect_cap).' },
+  password: { type: ['string', 'null'], minLength: 1, maxLength: 128, description: 'Plan-gated (password). Stored hashed; null removes it.' },
+  routing: { ...Routing, type: ['object', 'null'], description: `Plan-gated (routing). ${String(Routing.description)}` },
+  schedule: { ...Schedule, type: ['object', 'null'], description: `Plan-gated (schedule). ${String(Schedule.description)}` },
+  date_begin: nullableDateTime,
+  expire_at: nullableDateTime,
+  utm_params: nullable(utmParams),
+  prelander_enabled: { type: 'boolean' },
+  prelander_seconds: { type: ['integer', 'null'], minimum: 0, maximum: 60 },
+  prelander_message: { type: ['string', 'null'], maxLength: 1000 },
+} satisfies Record<string, JsonSchema>;
+
+export type WritableField = keyof typeof writable;
+
+export const createCodeBody = objectSchema('codes.create.body', writable, ['slug', 'destination', 'domain_ulid']);
+
+export const updateCodeBody = objectSchema('codes.update.body', writable);
+
+export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
+
+export const listCodesQuery = objectSchema('codes.list.query', pageQueryProperties);
+
+const named: JsonSchema = {
+  type: ['object', 'null'],
+  required: ['ulid', 'name'],
+  properties: { ulid: { type: 'string' }, name: { type: 'string' } },
+};
+
+export const QrCode: JsonSchema = {
+  $id: 'QrCode',
+  type: 'object',
+  required: ['ulid', 'slug', 'type', 'status', 'public_url'],
+  properties: {
+    ulid: { type: 'string' },
+    name: { type: ['string', 'null'] },
+    slug: { type: 'string', description: '`<org-slug>/<slug>`.' },
+    type: { type: 'string', enum: ['url'] },
+    status: { type: 'string', enum: [...CODE_STATUSES] },
+    public_url: { type: 'string', format: 'uri' },
+    destination: { type: ['string', 'object'], description: 'As given: a URL string or {url}.' },
+    routing: { type: ['object', 'null'] },
+    schedule: { type: ['object', 'null'] },
+    password: { type: 'boolean', description: 'Whether a password is set.' },
+    redirects_count: { type: 'integer' },
+    brand: named,
+    domain: {
+      type: 'object',
+      required: ['ulid', 'host'],
+      properties: { ulid: { type: 'string' }, host: { type: 'string' } },
+    },
+    style: named,
+    date_begin: nullableDateTime,
+    expire_at: nullableDateTime,
+    redirect_cap: { type: ['integer', 'null'] },
+    utm_params: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+    device_routing: { type: ['object', 'null'] },
+    language_routing: { type: ['object', 'null'] },
+    tracking_pixels: { type: ['array', 'null'] },
+    custom_js: { type: 'null', description: 'Not executed; always null.' },
+    landing_config: { type: ['object', 'null'] },
+    prelander_enabled: { type: 'boolean' },
+    prelander_seconds: { type: ['integer', 'null'] },
+    prelander_message: { type: ['string', 'null'] },
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+export const CodeList = pagedEnvelope(QrCode);
+
+export interface CodeWrite {
+  name?: string | null;
+  slug?: string;
+  destination?: string | { url: string };
+  type?: 'url' | 'redirect';
+  status?: CodeStatus;
+  domain_ulid?: string;
+  brand_ulid?: string | null;
+  style_ulid?: string | null;
+  redirect_cap?: number | null;
+  password?: string | null;
+  routing?: Record<string, unknown> | null;
+  schedule?: Record<string, unknown> | null;
+  date_begin?: string | null;
+  expire_at?: string | null;
+  utm_params?: Record<string, string> | null;
+  prelander_enabled?: boolean;
+  prelander_seconds?: number | null;
+  prelander_message?: string | null;
+}
+
+export interface CodeParams {
+  code_ulid: string;
+}
+
