@@ -129,7 +129,12 @@ export class ScanBuffer<Row extends object> {
       const batch = this.rows.splice(0, this.maxRows);
       await this.send({ token: ulid(), rows: batch });
     }
-    if (this.ownSpills && this.healthy && !this.replaying) {
+    this.catchUp();
+  }
+
+  /** Replays our spill files in the background once inserts succeed again (even under steady load). */
+  private catchUp(): void {
+    if (this.ownSpills && this.healthy && !this.replaying && !this.closed) {
       this.replaying = this.replaySpills(false).finally(() => {
         this.replaying = null;
       });
@@ -155,6 +160,7 @@ export class ScanBuffer<Row extends object> {
         this.stats.inserted += batch.rows.length;
         if (!this.healthy) this.opts.log.info({ table: this.opts.table }, 'ClickHouse is back; scan inserts resumed');
         this.healthy = true;
+        this.catchUp();
         return;
       } catch (err) {
         this.stats.failures++;

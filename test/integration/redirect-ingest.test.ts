@@ -1,0 +1,230 @@
+// Fault tests of the scan ingest and of coherence between processes: ClickHouse going away while
+// redirects are served, draining on close under load, spill files replayed exactly once across
+// restarts, and two application contexts on one Postgres.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { boot } from '../../server/bootstrap.js';
+import { loadConfig } from '../../server/config.js';
+import type { AppContext } from '../../server/context.js';
+import { createLogger } from '../../server/logger.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/app.js';
+import { startTestService, type TestService } from '../helpers/harness.js';
+import { testLogLevel } from '../helpers/stores.js';
+import { chRows, fallbackDomainId, hit, insertCode, waitFor } from './redirect-fixtures.js';
+
+const FALLBACK = 'localhost:3001';
+
+describe('redirect scan ingest and coherence', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+  let org: { id: number; slug: string };
+  let fallbackId: number;
+  let n = 0;
+
+  before(async () => {
+    svc = await startTestService({ api: false });
+    const created = await svc.createOrg({ slug: 'ingest' });
+    org = { id: created.org.id, slug: created.org.slug };
+    fallbackId = await fallbackDomainId(svc.app);
+  });
+  after(async () => {
+    await svc?.close();
+  });
+
+  const table = () => `${svc.app.ch.database}.scan_events`;
+  const code = async (over: { redirect_cap?: number; destination?: string } = {}) => {
+    const slug = `i${++n}`;
+    const id = await insertCode(svc.app, { orgId: org.id, orgSlug: org.slug, domainId: fallbackId, slug, ...over });
+    return { id, path: `/${org.slug}/${slug}` };
+  };
+  const counts = async (codeId: number) => {
+    const [row] = await chRows<{ c: number; u: number }>(
+      svc.app,
+      `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${table()} WHERE code_id = {id:UInt64}`,
+      { id: codeId },
+    );
+    return { c: Number(row.c), u: Number(row.u) };
+  };
+  const detach = () => svc.app.ch.client.command({ query: `DETACH TABLE ${table()}` });
+  const attach = () => svc.app.ch.client.command({ query: `ATTACH TABLE ${table()}` });
+
+  /** Sends requests with `concurrency` workers until stop() says so; returns how many got a 302. */
+  function stream(port: number, p: string, concurrency: number, stop: () => boolean): Promise<number> {
+    let ok = 0;
+    const worker = async () => {
+      while (!stop()) {
+        try {
+          const res = await hit(port, FALLBACK, p);
+          if (res.status === 302) ok++;
+        } catch {
+          return; // the listener closed
+        }
+      }
+    };
+    return Promise.all(Array.from({ length: concurrency }, worker)).then(() => ok);
+  }
+
+  it('keeps every redirect served while ClickHouse is unavailable, exactly once, when it is back', async () => {
+    const spillDir = path.join(svc.app.config.dataDir, 'spill-outage');
+    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 30, insertAttempts: 2, backoffMs: 10, spillDir });
+    try {
+      const c = await code();
+      let phase = 0;
+      const served = stream(rd.port, c.path, 8, () => phase === 3);
+      await waitFor(async () => rd.scans.stats.inserted, (v) => v >= 50);
+      await detach();
+      phase = 1;
+      await waitFor(async () => rd.scans.stats.spilledRows, (v) => v >= 100);
+      await attach();
+      phase = 2;
+      await waitFor(async () => rd.scans.stats.replayedRows, (v) => v > 0);
+      phase = 3;
+      const ok = await served;
+      await rd.scans.settled();
+      const got = await waitFor(() => counts(c.id), (v) => v.c >= ok);
+      expect(rd.scans.stats.spilledRows).to.be.at.least(100);
+      expect(rd.scans.stats.replayedRows).to.be.above(0); // caught up while still serving
+      expect(got).to.deep.equal({ c: ok, u: ok });
+      expect(await fs.readdir(spillDir)).to.deep.equal([]);
+    } finally {
+      await attach().catch(() => undefined);
+      await rd.close();
+    }
+  });
+
+  it('drains the buffer on close under load: every 302 answered is in scan_events once', async () => {
+    // No timed flush: everything still buffered at close must be drained by close().
+    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 600_000, spillDir: path.join(svc.app.config.dataDir, 'spill-drain') });
+    const c = await code();
+    let stopped = false;
+    const served = stream(rd.port, c.path, 16, () => stopped);
+    await waitFor(async () => rd.scans.pending, (v) => v >= 300);
+    const closing = rd.close();
+    stopped = true;
+    await closing;
+    const ok = await served;
+    expect(ok).to.be.at.least(300);
+    expect(await counts(c.id)).to.deep.equal({ c: ok, u: ok });
+  });
+
+  it('replays a spill file once across two restarts, even when a replayed file comes back', async () => {
+    const spillDir = path.join(svc.app.config.dataDir, 'spill-restarts');
+    const opts = { flushMs: 30, insertAttempts: 1, backoffMs: 5, spillDir };
+    const c = await code();
+
+    // Life 1: ClickHouse is down; what is served ends up in the spill file at close.
+    await detach();
+    let first: RedirectListener | null = await startRedirectListener(svc.app, 0, '127.0.0.1', opts);
+    try {
+      for (let i = 0; i < 40; i++) expect((await hit(first.port, FALLBACK, c.path)).status).to.equal(302);
+      await first.close();
+      expect(first.scans.stats.spilledRows).to.equal(40);
+      first = null;
+    } finally {
+      await first?.close();
+      await attach();
+    }
+    const files = await fs.readdir(spillDir);
+    expect(files).to.have.length.at.least(1);
+    const saved = await Promise.all(files.map(async (f) => [f, await fs.readFile(path.join(spillDir, f))] as const));
+
+    // Life 2: replays at start, deletes the file.
+    const second = await startRedirectListener(svc.app, 0, '127.0.0.1', opts);
+    await second.scans.settled();
+    expect(await counts(c.id)).to.deep.equal({ c: 40, u: 40 });
+    expect(await fs.readdir(spillDir)).to.deep.equal([]);
+    await second.close();
+
+    // A crash between the inserts and the delete would leave the file behind: put it back.
+    for (const [f, data] of saved) await fs.writeFile(path.join(spillDir, f), data);
+    const third = await startRedirectListener(svc.app, 0, '127.0.0.1', opts);
+    await third.scans.settled();
+    expect(third.scans.stats.replayedRows).to.equal(40);
+    expect(await counts(c.id)).to.deep.equal({ c: 40, u: 40 });
+    expect(await fs.readdir(spillDir)).to.deep.equal([]);
+    await third.close();
+  });
+
+  describe('two application contexts on one Postgres', () => {
+    let other: AppContext;
+    let a: RedirectListener;
+    let b: RedirectListener;
+
+    before(async () => {
+      const dataDir = path.join(svc.app.config.dataDir, 'second-process');
+      const config = loadConfig(
+        { LOG_LEVEL: testLogLevel() },
+        { dataDir, databaseUrl: svc.app.databaseUrl, clickhouseDatabase: svc.app.ch.database, redirectPort: 0, enableWorker: false },
+      );
+      other = await boot(config, createLogger(config.logLevel), { databaseUrl: svc.app.databaseUrl, sharedClickHouse: svc.app.ch, migrate: false });
+      a = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 200, spillDir: path.join(svc.app.config.dataDir, 'spill-a') });
+      b = await startRedirectListener(other, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 200 });
+    });
+    after(async () => {
+      await a?.close();
+      await b?.close();
+      await other?.close();
+    });
+
+    /** Milliseconds until the other process answers as expected. */
+    async function servedWithin(p: string, want: (r: { status: number; location?: string }) => boolean): Promise<number> {
+      const t0 = Date.now();
+      for (;;) {
+        const res = await hit(b.port, FALLBACK, p);
+        if (want({ status: res.status, location: res.headers.location })) return Date.now() - t0;
+        if (Date.now() - t0 > 3000) return Infinity;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+
+    it('serves a change made through one process from the other within a second', async () => {
+      const c = await code({ destination: 'https://example.com/v1' });
+      expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v1');
+      const hitsBefore = b.cache.stats.hits;
+      expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v1');
+      expect(b.cache.stats.hits).to.be.above(hitsBefore); // served from b's cache
+
+      await svc.app.db('qr_codes').where({ id: c.id }).update({ destination: JSON.stringify('https://example.com/v2'), updated_at: new Date() });
+      expect(await servedWithin(c.path, (r) => r.location === 'https://example.com/v2')).to.be.below(1000);
+
+      await svc.app.db('qr_codes').where({ id: c.id }).update({ status: 'paused' });
+      expect(await servedWithin(c.path, (r) => r.status === 404)).to.be.below(1000);
+    });
+
+    it('serves a code created after its slug was looked up (a cached miss) within a second', async () => {
+      const p = `/${org.slug}/late`;
+      expect((await hit(b.port, FALLBACK, p)).status).to.equal(404);
+      await insertCode(svc.app, { orgId: org.id, orgSlug: org.slug, domainId: fallbackId, slug: 'late' });
+      expect(await servedWithin(p, (r) => r.status === 302)).to.be.below(1000);
+    });
+
+    it('does not notify for counter flushes', async () => {
+      const c = await code();
+      await hit(b.port, FALLBACK, c.path);
+      const before = b.cache.stats.notifications;
+      await hit(a.port, FALLBACK, c.path);
+      await a.counters.flush();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(b.cache.stats.notifications).to.equal(before);
+    });
+
+    it('holds redirect_cap across both processes', async () => {
+      const c = await code({ redirect_cap: 25 });
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => hit(i % 2 ? a.port : b.port, FALLBACK, c.path).then((r) => r.status)),
+      );
+      expect(results.filter((s) => s === 302)).to.have.length(25);
+      expect(results.filter((s) => s === 410)).to.have.length(35);
+      await Promise.all([a.counters.flush(), b.counters.flush()]);
+      expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(25);
+    });
+
+    it('gives back unused reservations so redirects_count is exact after a flush', async () => {
+      const c = await code({ redirect_cap: 1000 });
+      for (let i = 0; i < 30; i++) await hit(i % 2 ? a.port : b.port, FALLBACK, c.path);
+      await Promise.all([a.counters.flush(), b.counters.flush()]);
+      expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(30);
+    });
+  });
+});
