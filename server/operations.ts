@@ -2,10 +2,13 @@
 // are generated from this one list.
 import type { Operation } from './http/operation.js';
 import { analyticsOperations } from './analytics/routes.js';
+import { brandOperations } from './brands/routes.js';
 import { domainOperations } from './domains/routes.js';
+import { bulkImportOperations } from './bulk-imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
+import { styleOperations } from './qr-styles/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
 import { walletOperations } from './wallet/routes.js';
 
-export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations, ...domainOperations, ...codeOperations];
+export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations, ...brandOperations, ...domainOperations, ...codeOperations, ...styleOperations];

@@ -1,0 +1,66 @@
+import { pageQueryProperties, type PageQuery } from '../http/paged-list.js';
+import { dateTime, objectSchema, ulid } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+export const Brand: JsonSchema = {
+  $id: 'Brand',
+  type: 'object',
+  required: ['ulid', 'name', 'slug'],
+  properties: {
+    ulid: { type: 'string' },
+    name: { type: 'string' },
+    slug: { type: 'string', description: 'alpha_dash: letters, digits, _ and -; unique per organization, case-insensitively.' },
+    brand_kit: { type: 'object', description: 'Free-form brand kit (colours, logos, fonts).' },
+    settings: { type: 'object', description: 'Free-form brand settings.' },
+    primary_domain: {
+      oneOf: [
+        {
+          type: 'object',
+          required: ['ulid', 'host'],
+          properties: { ulid: { type: 'string' }, host: { type: 'string' } },
+        },
+        { type: 'null' },
+      ],
+    },
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+const fields: Record<string, JsonSchema> = {
+  name: { type: 'string', minLength: 1, maxLength: 255, pattern: '\\S', description: 'Display name.' },
+  slug: {
+    type: 'string',
+    pattern: BRAND_SLUG_PATTERN,
+    description: '1 to 64 of A-Z, a-z, 0-9, _ and -. Omitted on creation: derived from the name.',
+  },
+  brand_kit: { type: 'object', description: 'Free-form object; replaces the stored one.' },
+  settings: { type: 'object', description: 'Free-form object; replaces the stored one.' },
+  primary_domain_ulid: {
+    type: ['string', 'null'],
+    pattern: ulid.pattern as string,
+    description: 'A custom domain of the organization or a shared fallback host; null: none.',
+  },
+};
+
+export const createBrandBody = objectSchema('brands.create.body', fields, ['name']);
+export const updateBrandBody = objectSchema('brands.update.body', fields);
+
+export interface BrandInput {
+  name?: string;
+  slug?: string;
+  brand_kit?: Record<string, unknown>;
+  settings?: Record<string, unknown>;
+  primary_domain_ulid?: string | null;
+}
+export type CreateBrandBody = BrandInput & { name: string };
+
+export const brandParams = objectSchema('brands.params', { brand_ulid: ulid }, ['brand_ulid']);
+export interface BrandParams {
+  brand_ulid: string;
+}
+
+export const listBrandsQuery = objectSchema('brands.list.query', { ...pageQueryProperties });
+export type ListBrandsQuery = PageQuery;

@@ -1,0 +1,158 @@
+// Brands of an organization. Every data-access function takes the organization id first.
+import type { Knex } from 'knex';
+import { ulid as newUlid } from 'ulid';
+import type { AppContext } from '../context.js';
+import { findVisibleDomain } from '../domains/service.js';
+import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import type { BrandInput, CreateBrandBody } from './schema.js';
+
+export interface BrandRow {
+  id: number;
+  ulid: string;
+  org_id: number;
+  name: string;
+  slug: string;
+  brand_kit: Record<string, unknown> | null;
+  settings: Record<string, unknown> | null;
+  primary_domain_id: number | null;
+  primary_domain_ulid: string | null;
+  primary_domain_host: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface BrandOut {
+  ulid: string;
+  name: string;
+  slug: string;
+  brand_kit: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  primary_domain: { ulid: string; host: string } | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function renderBrand(row: BrandRow): BrandOut {
+  return {
+    ulid: row.ulid,
+    name: row.name,
+    slug: row.slug,
+    brand_kit: row.brand_kit ?? {},
+    settings: row.settings ?? {},
+    primary_domain:
+      row.primary_domain_ulid && row.primary_domain_host ? { ulid: row.primary_domain_ulid, host: row.primary_domain_host } : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function brands(db: Knex | Knex.Transaction, orgId: number): Knex.QueryBuilder {
+  return db('brands as b')
+    .leftJoin('domains as d', 'd.id', 'b.primary_domain_id')
+    .where('b.org_id', orgId)
+    .select('b.*', 'd.ulid as primary_domain_ulid', 'd.host as primary_domain_host');
+}
+
+export async function listBrandsPage(db: Knex, orgId: number, afterId: number, n: number): Promise<BrandRow[]> {
+  return brands(db, orgId).where('b.id', '>', afterId).orderBy('b.id').limit(n);
+}
+
+export async function findBrand(db: Knex | Knex.Transaction, orgId: number, brandUlid: string): Promise<BrandRow | undefined> {
+  return brands(db, orgId).where('b.ulid', brandUlid.toUpperCase()).first();
+}
+
+export async function getBrand(db: Knex, orgId: number, brandUlid: string): Promise<BrandRow> {
+  const row = await findBrand(db, orgId, brandUlid);
+  if (!row) throw ApiError.notFound('brand');
+  return row;
+}
+
+/** A slug from a display name: ASCII letters and digits joined by hyphens, lowercase, at most 64. */
+export function slugFromName(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 64)
+    .replace(/-+$/, '');
+  return slug || 'brand';
+}
+
+/** `base` (a slugFromName result: [a-z0-9-] only, so safe in LIKE), else `base-2`, `base-3`, ... whichever is free in the organization (case-insensitively). */
+async function freeSlug(db: Knex, orgId: number, base: string): Promise<string> {
+  const stem = base.slice(0, 56);
+  const taken = new Set(
+    (
+      await db('brands')
+        .where({ org_id: orgId })
+        .where((q) => q.whereRaw('lower(slug) = ?', [base.toLowerCase()]).orWhereRaw('lower(slug) like ?', [`${stem}-%`]))
+        .select<{ slug: string }[]>('slug')
+    ).map((r) => r.slug.toLowerCase()),
+  );
+  if (!taken.has(base.toLowerCase())) return base;
+  for (let n = 2; ; n++) {
+    const candidate = `${stem}-${n}`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}
+
+async function domainIdFor(db: Knex, orgId: number, domainUlid: string | null | undefined): Promise<number | null | undefined> {
+  if (domainUlid === undefined) return undefined;
+  if (domainUlid === null) return null;
+  const domain = await findVisibleDomain(db, orgId, domainUlid);
+  if (!domain) throw ApiError.field('primary_domain_ulid', 'No such domain in this organization.');
+  return domain.id;
+}
+
+function slugTaken(): ApiError {
+  return ApiError.field('slug', 'The slug has already been taken.');
+}
+
+export async function createBrand(app: AppContext, orgId: number, input: CreateBrandBody): Promise<BrandRow> {
+  const primaryDomainId = await domainIdFor(app.db, orgId, input.primary_domain_ulid);
+  const now = app.clock.now();
+  // A generated slug that loses a race to a concurrent insert is picked again; a given one is 422.
+  for (let attempt = 0; ; attempt++) {
+    const slug = input.slug ?? (await freeSlug(app.db, orgId, slugFromName(input.name)));
+    const id = newUlid(now.getTime());
+    try {
+      await app.db('brands').insert({
+        ulid: id,
+        org_id: orgId,
+        name: input.name,
+        slug,
+        brand_kit: JSON.stringify(input.brand_kit ?? {}),
+        settings: JSON.stringify(input.settings ?? {}),
+        primary_domain_id: primaryDomainId ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+      return getBrand(app.db, orgId, id);
+    } catch (err) {
+      if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
+      if (input.slug !== undefined || attempt >= 4) throw slugTaken();
+    }
+  }
+}
+
+export async function updateBrand(app: AppContext, orgId: number, brandUlid: string, patch: BrandInput): Promise<BrandRow> {
+  const row = await getBrand(app.db, orgId, brandUlid);
+  const changes: Record<string, unknown> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.slug !== undefined) changes.slug = patch.slug;
+  if (patch.brand_kit !== undefined) changes.brand_kit = JSON.stringify(patch.brand_kit);
+  if (patch.settings !== undefined) changes.settings = JSON.stringify(patch.settings);
+  const primaryDomainId = await domainIdFor(app.db, orgId, patch.primary_domain_ulid);
+  if (primaryDomainId !== undefined) changes.primary_domain_id = primaryDomainId;
+  if (!Object.keys(changes).length) return row;
+  changes.updated_at = app.clock.now();
+  try {
+    await app.db('brands').where({ id: row.id, org_id: orgId }).update(changes);
+  } catch (err) {
+    if (sqlState(err) === UNIQUE_VIOLATION) throw slugTaken();
+    throw err;
+  }
+  return getBrand(app.db, orgId, row.ulid);
+}
