@@ -63,6 +63,8 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
     app.onClose(() => pg.stop());
     app.onClose(() => db.destroy());
     app.onClose(() => ch!.close());
+    app.onClose(() => app.notify.close());
+    await app.principals.start();
     return app;
   } catch (err) {
     await ch?.close().catch(() => undefined);

@@ -9,6 +9,9 @@ import type { Logger } from './logger.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { Validators } from './schemas/validation.js';
+import { Admitter } from './metering/admission.js';
+import { PrincipalCache } from './auth/principal-cache.js';
+import { NotifyListener } from './stores/notify.js';
 
 export interface Clock {
   now(): Date;
@@ -26,6 +29,12 @@ export interface AppContext {
   clock: Clock;
   metrics: Metrics;
   validators: Validators;
+  /** Admission (rate limit + metering) with per-organization group commit. */
+  admitter: Admitter;
+  /** The process's LISTEN connection for cache invalidation. */
+  notify: NotifyListener;
+  /** Bearer-token authentication with an invalidated in-memory cache. */
+  principals: PrincipalCache;
   /** Key for signed cookies and salted visitor hashes. */
   secretKey: Buffer;
   /** The API listener's bound port (for links); the configured port until it listens. */
@@ -63,7 +72,8 @@ export async function loadSecretKey(config: Config): Promise<Buffer> {
 export function createAppContext(parts: ContextParts): AppContext {
   const closers: (() => Promise<void>)[] = [];
   let port = parts.config.apiPort;
-  return {
+  const notify = new NotifyListener(parts.databaseUrl, parts.log);
+  const app: AppContext = {
     config: parts.config,
     log: parts.log,
     db: parts.db,
@@ -72,6 +82,9 @@ export function createAppContext(parts: ContextParts): AppContext {
     clock: parts.clock ?? systemClock,
     metrics: createMetrics(parts.collectDefaultMetrics ?? false),
     validators: new Validators(),
+    admitter: undefined as unknown as Admitter, // set right below; it needs the context itself
+    notify,
+    principals: new PrincipalCache(parts.db, notify),
     secretKey: parts.secretKey ?? crypto.randomBytes(32),
     apiPort: () => port,
     setApiPort: (p) => {
@@ -91,4 +104,6 @@ export function createAppContext(parts: ContextParts): AppContext {
       }
     },
   };
+  app.admitter = new Admitter(app);
+  return app;
 }

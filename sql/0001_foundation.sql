@@ -112,14 +112,19 @@ create table rate_windows (
   primary key (org_id, bucket)
 );
 
--- Admission of one API call, in one round trip: the organization's minute window, an optional
--- extra bucket (raw export), last_used_at of the token (at most once a minute), and for billable
--- calls the monthly usage counter and the overage debit from the wallet. Row locks on the usage
--- and wallet rows serialize concurrent calls of one organization, so counts are exact.
-create function api_admit(
+-- Admission of a batch of API calls of one organization, in one round trip: the organization's
+-- minute window, an optional extra bucket (raw export), last_used_at of the tokens (at most once a
+-- minute), and for billable calls the monthly usage counter and the overage debit from the wallet.
+-- The result equals admitting the calls one after another in the given order: the first
+-- `window_admitted` pass the window, of those the first `bucket_admitted` pass the extra bucket,
+-- and of those the first `funded` are covered (included calls first, then the wallet). Row locks
+-- on the window, usage and wallet rows serialize batches of the same organization from every
+-- process, so counts are exact.
+create function api_admit_batch(
   p_org bigint,
-  p_token bigint,
+  p_tokens bigint[],
   p_now timestamptz,
+  p_n integer,
   p_limit integer,
   p_bucket text,          -- extra bucket name or null
   p_bucket_limit integer,
@@ -127,70 +132,77 @@ create function api_admit(
   p_included bigint,      -- calls included per month; null = unlimited
   p_txn_ulid text         -- ulid for a new aggregated ledger row, if one is needed
 ) returns table (
-  outcome text,           -- admitted | rate_limited | insufficient_funds
-  rate_limit integer,
-  remaining integer,
+  hits_before integer,
+  window_admitted integer,
+  bucket_admitted integer,
+  funded integer,
   reset_at timestamptz
 )
 language plpgsql as $$
 declare
   v_window timestamptz := date_trunc('minute', p_now);
   v_hits integer;
+  v_admitted integer;
   v_bucket_hits integer;
+  v_bucket_admitted integer;
   v_month date := date_trunc('month', p_now at time zone 'UTC')::date;
   v_calls bigint;
+  v_free integer := 0;
+  v_paid integer := 0;
   v_balance bigint;
 begin
   insert into rate_windows as w (org_id, bucket, window_start, hits)
-  values (p_org, 'api', v_window, 1)
+  values (p_org, 'api', v_window, p_n)
   on conflict (org_id, bucket) do update
-    set hits = case when w.window_start = excluded.window_start then w.hits + 1 else 1 end,
+    set hits = case when w.window_start = excluded.window_start then w.hits + p_n else p_n end,
         window_start = excluded.window_start
   returning w.hits into v_hits;
+  v_admitted := greatest(0, least(p_n, p_limit - (v_hits - p_n)));
+  v_bucket_admitted := v_admitted;
 
-  if v_hits > p_limit then
-    return query select 'rate_limited'::text, p_limit, 0, v_window + interval '1 minute';
-    return;
-  end if;
-
-  if p_bucket is not null then
+  if p_bucket is not null and v_admitted > 0 then
     insert into rate_windows as w (org_id, bucket, window_start, hits)
-    values (p_org, p_bucket, v_window, 1)
+    values (p_org, p_bucket, v_window, v_admitted)
     on conflict (org_id, bucket) do update
-      set hits = case when w.window_start = excluded.window_start then w.hits + 1 else 1 end,
+      set hits = case when w.window_start = excluded.window_start then w.hits + v_admitted else v_admitted end,
           window_start = excluded.window_start
     returning w.hits into v_bucket_hits;
-    if v_bucket_hits > p_bucket_limit then
-      return query select 'rate_limited'::text, p_bucket_limit, 0, v_window + interval '1 minute';
-      return;
-    end if;
+    v_bucket_admitted := greatest(0, least(v_admitted, p_bucket_limit - (v_bucket_hits - v_admitted)));
   end if;
 
-  update api_tokens set last_used_at = p_now
-   where id = p_token and (last_used_at is null or last_used_at < p_now - interval '1 minute');
+  if v_admitted > 0 then
+    update api_tokens set last_used_at = p_now
+     where id = any (p_tokens) and (last_used_at is null or last_used_at < p_now - interval '1 minute');
+  end if;
 
-  if p_billable then
-    insert into api_usage_months as u (org_id, month, calls) values (p_org, v_month, 1)
-    on conflict (org_id, month) do update set calls = u.calls + 1
+  if p_billable and v_bucket_admitted > 0 then
+    insert into api_usage_months as u (org_id, month, calls) values (p_org, v_month, 0)
+    on conflict (org_id, month) do update set calls = u.calls
     returning u.calls into v_calls;
-
-    if p_included is not null and v_calls > p_included then
-      update wallets set balance_minor = balance_minor - 1, updated_at = p_now
-       where org_id = p_org and balance_minor >= 1
-      returning balance_minor into v_balance;
-      if not found then
-        update api_usage_months set calls = calls - 1 where org_id = p_org and month = v_month;
-        return query select 'insufficient_funds'::text, p_limit, greatest(p_limit - v_hits, 0), v_window + interval '1 minute';
-        return;
-      end if;
-      insert into wallet_transactions as t
-        (ulid, org_id, type, amount_minor, balance_after_minor, reference_type, usage_minute, created_at, updated_at)
-      values (p_txn_ulid, p_org, 'debit', -1, v_balance, 'api_usage', v_window, p_now, p_now)
-      on conflict (org_id, usage_minute) where usage_minute is not null do update
-        set amount_minor = t.amount_minor - 1, balance_after_minor = excluded.balance_after_minor, updated_at = p_now;
+    if p_included is null then
+      v_free := v_bucket_admitted;
+    else
+      v_free := greatest(0, least(v_bucket_admitted::bigint, p_included - v_calls))::integer;
     end if;
+    if v_free < v_bucket_admitted then
+      select balance_minor into v_balance from wallets where org_id = p_org for update;
+      v_paid := least((v_bucket_admitted - v_free)::bigint, coalesce(v_balance, 0))::integer;
+      if v_paid > 0 then
+        update wallets set balance_minor = balance_minor - v_paid, updated_at = p_now
+         where org_id = p_org
+        returning balance_minor into v_balance;
+        insert into wallet_transactions as t
+          (ulid, org_id, type, amount_minor, balance_after_minor, reference_type, usage_minute, created_at, updated_at)
+        values (p_txn_ulid, p_org, 'debit', -v_paid, v_balance, 'api_usage', v_window, p_now, p_now)
+        on conflict (org_id, usage_minute) where usage_minute is not null do update
+          set amount_minor = t.amount_minor - v_paid, balance_after_minor = excluded.balance_after_minor, updated_at = p_now;
+      end if;
+    end if;
+    update api_usage_months set calls = calls + v_free + v_paid where org_id = p_org and month = v_month;
   end if;
 
-  return query select 'admitted'::text, p_limit, greatest(p_limit - v_hits, 0), v_window + interval '1 minute';
+  return query select v_hits - p_n, v_admitted, v_bucket_admitted,
+    case when p_billable then v_free + v_paid else v_bucket_admitted end,
+    v_window + interval '1 minute';
 end;
 $$;

@@ -88,8 +88,15 @@ interface PrincipalRow {
   features: string[] | null;
 }
 
-/** Resolves a bearer header to a principal, or throws 401. The api_access gate is the caller's. */
-export async function authenticate(db: Knex, header: string | undefined, now: Date): Promise<Principal> {
+/**
+ * Resolves a bearer header to a principal (and the token's expiry), or throws 401. The api_access
+ * gate is the caller's. Entry points use the cached variant, app.principals.authenticate().
+ */
+export async function authenticate(
+  db: Knex,
+  header: string | undefined,
+  now: Date,
+): Promise<{ principal: Principal; expiresAt: Date | null }> {
   const parsed = parseBearer(header);
   if (!parsed) throw ApiError.unauthenticated(header ? 'The bearer token is malformed.' : 'Unauthenticated.');
   const { rows } = await db.raw<{ rows: PrincipalRow[] }>(
@@ -113,7 +120,7 @@ export async function authenticate(db: Knex, header: string | undefined, now: Da
   if (!row || !match || row.revoked_at || !row.role || (row.expires_at && row.expires_at <= now)) {
     throw ApiError.unauthenticated('The bearer token is invalid, expired or revoked.');
   }
-  return {
+  const principal: Principal = {
     org: {
       id: row.org_id,
       ulid: row.org_ulid,
@@ -139,6 +146,7 @@ export async function authenticate(db: Knex, header: string | undefined, now: Da
     token: { id: row.token_id, name: row.token_name, abilities: row.abilities, userId: row.user_id, role: row.role },
     abilities: effectiveAbilities(row.abilities, row.role),
   };
+  return { principal, expiresAt: row.expires_at };
 }
 
 export function hasApiAccess(p: Principal): boolean {

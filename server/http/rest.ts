@@ -2,7 +2,6 @@
 // after admission, and renders the operation's result; the rules live in executeOperation.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { authenticate } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { rateHeaders } from '../metering/admission.js';
 import { readJsonBody } from './body.js';
@@ -27,7 +26,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
     router[method](routerPath(op.path), async (ctx: Koa.Context) => {
       const state = ctx.state as RequestState;
       state.route = op.path;
-      const principal = await authenticate(app.db, ctx.get('Authorization'), app.clock.now());
+      const principal = await app.principals.authenticate(ctx.get('Authorization'), app.clock.now());
       state.orgUlid = principal.org.ulid;
       const result = await executeOperation(
         app,

@@ -34,41 +34,120 @@ export function rateHeaders(info: RateInfo): Record<string, string> {
   };
 }
 
-interface AdmitRow {
-  outcome: 'admitted' | 'rate_limited' | 'insufficient_funds';
-  rate_limit: number;
-  remaining: number;
+interface BatchRow {
+  hits_before: number;
+  window_admitted: number;
+  bucket_admitted: number;
+  funded: number;
   reset_at: Date;
 }
 
+interface Pending {
+  principal: Principal;
+  now: Date;
+  resolve(info: RateInfo): void;
+  reject(err: unknown): void;
+}
+
+/** Largest batch sent in one round trip. */
+const MAX_BATCH = 256;
+
+/**
+ * Group commit for admission. Calls of one organization (and one kind: billable or not, extra
+ * bucket or not) that arrive while a round trip for the same key is in flight wait for it and
+ * go together in the next one. The result of a batch equals admitting its calls one by one in
+ * arrival order (see api_admit_batch), so counts stay exact; Postgres serializes batches from
+ * every process. Under no concurrency a call costs one round trip as before.
+ */
+export class Admitter {
+  private readonly queues = new Map<string, Pending[]>();
+  private readonly busy = new Set<string>();
+
+  constructor(private readonly app: AppContext) {}
+
+  admit(p: Principal, opts: AdmitOptions): Promise<RateInfo> {
+    const key = `${p.org.id}:${opts.billable ? 1 : 0}:${opts.bucket ?? ''}`;
+    return new Promise<RateInfo>((resolve, reject) => {
+      let queue = this.queues.get(key);
+      if (!queue) this.queues.set(key, (queue = []));
+      queue.push({ principal: p, now: this.app.clock.now(), resolve, reject });
+      if (!this.busy.has(key)) void this.drain(key, opts);
+    });
+  }
+
+  private async drain(key: string, opts: AdmitOptions): Promise<void> {
+    this.busy.add(key);
+    try {
+      for (;;) {
+        const queue = this.queues.get(key);
+        if (!queue?.length) {
+          this.queues.delete(key);
+          return;
+        }
+        const batch = queue.splice(0, MAX_BATCH);
+        try {
+          this.settle(batch, opts, await this.roundTrip(batch, opts));
+        } catch (err) {
+          for (const item of batch) item.reject(err);
+        }
+      }
+    } finally {
+      this.busy.delete(key);
+    }
+  }
+
+  private async roundTrip(batch: Pending[], opts: AdmitOptions): Promise<BatchRow> {
+    const p = batch[0].principal;
+    // The batch is judged at the time of its newest call.
+    const now = batch[batch.length - 1].now;
+    const tokens = [...new Set(batch.map((b) => b.principal.token.id))];
+    const { rows } = await this.app.db.raw<{ rows: BatchRow[] }>(
+      'select * from api_admit_batch(?, ?::bigint[], ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        p.org.id,
+        tokens,
+        now,
+        batch.length,
+        effectiveRateLimit(this.app, p),
+        opts.bucket ?? null,
+        opts.bucket ? this.app.config.rawExportRateLimitPerMin : null,
+        opts.billable,
+        p.plan?.callsIncludedMonth ?? null,
+        ulid(now.getTime()),
+      ],
+    );
+    return rows[0];
+  }
+
+  private settle(batch: Pending[], opts: AdmitOptions, row: BatchRow): void {
+    const limit = effectiveRateLimit(this.app, batch[0].principal);
+    batch.forEach((item, i) => {
+      const info: RateInfo = {
+        limit,
+        remaining: Math.max(0, limit - (row.hits_before + i + 1)),
+        resetAt: row.reset_at,
+      };
+      const retryAfter = Math.max(1, Math.ceil((row.reset_at.getTime() - item.now.getTime()) / 1000));
+      if (i >= row.window_admitted) {
+        item.reject(withHeaders(ApiError.rateLimited(retryAfter, rateLimitHelpUrl(this.app)), info));
+      } else if (i >= row.bucket_admitted) {
+        const bucketInfo = { limit: this.app.config.rawExportRateLimitPerMin, remaining: 0, resetAt: row.reset_at };
+        item.reject(withHeaders(ApiError.rateLimited(retryAfter, rateLimitHelpUrl(this.app)), bucketInfo));
+      } else if (opts.billable && i >= row.funded) {
+        item.reject(withHeaders(ApiError.insufficientFunds(), info));
+      } else {
+        item.resolve(info);
+      }
+    });
+  }
+}
+
+function withHeaders(err: ApiError, info: RateInfo): ApiError {
+  Object.assign(err.headers, rateHeaders(info));
+  return err;
+}
+
 /** Admits a call or throws 429 / 402; either way the rate-limit headers travel with the answer. */
-export async function admit(app: AppContext, p: Principal, opts: AdmitOptions): Promise<RateInfo> {
-  const now = app.clock.now();
-  const limit = effectiveRateLimit(app, p);
-  const { rows } = await app.db.raw<{ rows: AdmitRow[] }>('select * from api_admit(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    p.org.id,
-    p.token.id,
-    now,
-    limit,
-    opts.bucket ?? null,
-    opts.bucket ? app.config.rawExportRateLimitPerMin : null,
-    opts.billable,
-    p.plan?.callsIncludedMonth ?? null,
-    ulid(now.getTime()),
-  ]);
-  const row = rows[0];
-  const info: RateInfo = { limit: row.rate_limit, remaining: row.remaining, resetAt: row.reset_at };
-  const headers = rateHeaders(info);
-  if (row.outcome === 'rate_limited') {
-    const retryAfter = Math.max(1, Math.ceil((row.reset_at.getTime() - now.getTime()) / 1000));
-    const err = ApiError.rateLimited(retryAfter, rateLimitHelpUrl(app));
-    Object.assign(err.headers, headers);
-    throw err;
-  }
-  if (row.outcome === 'insufficient_funds') {
-    const err = ApiError.insufficientFunds();
-    Object.assign(err.headers, headers);
-    throw err;
-  }
-  return info;
+export function admit(app: AppContext, p: Principal, opts: AdmitOptions): Promise<RateInfo> {
+  return app.admitter.admit(p, opts);
 }

@@ -132,6 +132,7 @@ export async function setPlan(app: AppContext, orgId: number, planCode: string |
   const plan = planCode ? await findPlanByCode(app.db, planCode) : null;
   if (planCode && !plan) throw ApiError.field('plan', `Unknown plan "${planCode}".`);
   await app.db('organizations').where({ id: orgId }).update({ plan_id: plan?.id ?? null, updated_at: app.clock.now() });
+  app.principals.forgetOrg(orgId);
   return plan;
 }
 
@@ -144,7 +145,7 @@ export async function addMember(app: AppContext, orgId: number, email: string, r
       .onConflict(['org_id', 'user_id'])
       .merge({ role });
     return user;
-  });
+  }).finally(() => app.principals.forgetOrg(orgId));
 }
 
 export async function findMember(db: Knex, orgId: number, email: string): Promise<{ userId: number; role: Role } | null> {

@@ -100,4 +100,5 @@ export async function revokeToken(app: AppContext, orgId: number, userId: number
     .whereNull('revoked_at')
     .update({ revoked_at: app.clock.now() });
   if (!count) throw ApiError.notFound('token');
+  app.principals.forgetOrg(orgId);
 }

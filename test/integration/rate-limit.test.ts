@@ -69,7 +69,7 @@ describe('rate limiting', () => {
 
   it('has a raw-export bucket of 6 per minute on top of the organization window', async () => {
     const { token } = await svc.createOrg({ plan: 'enterprise_monthly' });
-    const principal = await authenticate(svc.app.db, `Bearer ${token}`, svc.clock.now());
+    const { principal } = await authenticate(svc.app.db, `Bearer ${token}`, svc.clock.now());
     svc.clock.set('2026-11-22T13:00:10.000Z');
     for (let i = 0; i < 6; i++) await admit(svc.app, principal, { billable: true, bucket: 'raw_export' });
     let refused: unknown;

@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import { startTestService, type TestService } from '../helpers/harness.js';
+import { boot } from '../../server/bootstrap.js';
+import type { AppContext } from '../../server/context.js';
+
+async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect.fail(`condition not met within ${ms} ms`);
+}
+
+describe('principal cache', () => {
+  let svc: TestService;
+  let other: AppContext;
+  before(async () => {
+    svc = await startTestService();
+    // A second process's context on the same database, with its own cache and LISTEN connection.
+    other = await boot(svc.app.config, svc.app.log, {
+      databaseUrl: svc.app.databaseUrl,
+      sharedClickHouse: svc.app.ch,
+      migrate: false,
+    });
+  });
+  after(async () => {
+    await other.close();
+    await svc.close();
+  });
+
+  it('serves repeated calls from the cache and still checks the secret', async () => {
+    const { token } = await svc.createOrg();
+    const before = svc.app.principals.stats.hits;
+    for (let i = 0; i < 5; i++) expect((await svc.get('/v1/status', token)).status).to.equal(200);
+    expect(svc.app.principals.stats.hits - before).to.be.at.least(4);
+    const [id] = token.split('|');
+    expect((await svc.get('/v1/status', `${id}|${'Z'.repeat(48)}`)).status).to.equal(401);
+  });
+
+  it('rejects a token revoked in another process once the notification arrives', async () => {
+    const { org, token } = await svc.createOrg();
+    const now = () => new Date();
+    const principal = await other.principals.authenticate(`Bearer ${token}`, now());
+    expect(principal.org.id).to.equal(org.id);
+    await other.principals.authenticate(`Bearer ${token}`, now()); // cached in the other process
+    const del = await svc.delete(`/v1/tokens/${token.split('|')[0]}`, token);
+    expect(del.status).to.equal(204);
+    expect((await svc.get('/v1/status', token)).status).to.equal(401); // at once in this process
+    await eventually(async () =>
+      other.principals.authenticate(`Bearer ${token}`, now()).then(
+        () => false,
+        (err: { status?: number }) => err.status === 401,
+      ),
+    );
+  });
+
+  it('sees a plan change made elsewhere', async () => {
+    const { org, token } = await svc.createOrg({ plan: 'business_monthly' });
+    expect((await other.principals.authenticate(`Bearer ${token}`, new Date())).plan?.code).to.equal('business_monthly');
+    const enterprise = await svc.app.db('plans').where({ code: 'enterprise_monthly' }).first('id');
+    await svc.app.db('organizations').where({ id: org.id }).update({ plan_id: enterprise.id });
+    await eventually(async () => (await other.principals.authenticate(`Bearer ${token}`, new Date())).plan?.code === 'enterprise_monthly');
+  });
+});
