@@ -4,6 +4,8 @@
 // code-day holds a few dozen rows however many scans it had. `scans` sums, `visitors` is a
 // uniq state of visitor_hash, merged over any set of days (uniques over a whole range).
 // Bots are kept with is_bot = 1 so analytics can leave them out (and could show them).
+// Small granules: a query reads one dimension's rows, and aggregate states are costly to
+// deserialize, so reading whole 8192-row granules of neighbouring dimensions would dominate.
 import type { ClickHouseMigrationContext } from '../server/stores/migrate.js';
 import { dedupSetting, localEngine, onCluster } from './0001_scan_events.js';
 
@@ -39,7 +41,7 @@ export function statements(ctx: ClickHouseMigrationContext): string[] {
 ENGINE = ${localEngine(ctx, 'AggregatingMergeTree', local)}
 PARTITION BY toYYYYMM(day)
 ORDER BY (org_id, dimension, day, code_id, brand_id, is_bot, value)
-SETTINGS ${dedupSetting(ctx)}`,
+SETTINGS index_granularity = 1024, ${dedupSetting(ctx)}`,
     // The view's own inserts are deduplicated too (window on the target table), so a retried
     // batch with the same insert_deduplication_token is not counted twice in the rollup.
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.scan_daily_mv${onCluster(ctx)} TO ${db}.${local} AS

@@ -171,9 +171,12 @@ function breakdownEntries(
 
 /** Totals, every day of the range and one dimension's breakdown for a filter. */
 async function rollupSummary(app: AppContext, org: OrgRecord, filter: RollupFilter, range: DayRange, dimension: RollupDimension) {
-  const totals = await rollupTotals(app.ch, filter);
-  const daily = await rollupDailyScans(app.ch, filter);
-  const breakdown = await rollupBreakdown(app.ch, filter, dimension);
+  // Independent queries: a ClickHouse server runs them side by side.
+  const [totals, daily, breakdown] = await Promise.all([
+    rollupTotals(app.ch, filter),
+    rollupDailyScans(app.ch, filter),
+    rollupBreakdown(app.ch, filter, dimension),
+  ]);
   return {
     totals: totalsOf(totals.scans, totals.uniques),
     time_series: fillDays(range, daily),
@@ -205,13 +208,14 @@ export async function organizationAnalytics(
     delete filter.brandId;
     scope = 'code';
   }
-  const payload: AnalyticsPayload = {
-    scope_level: scope,
-    range_days: q.range,
-    ...(await rollupSummary(app, org, filter, range, q.dimension)),
-  };
-  if (scope !== 'code') payload.child_breakdown = await childBreakdown(app, org, filter, scope === 'organization' ? 'brand' : 'code');
-  if (opts.csvRows) payload.csv_rows = await csvRows(app, org, filter, q.dimension);
+  const [summary, children, rows] = await Promise.all([
+    rollupSummary(app, org, filter, range, q.dimension),
+    scope === 'code' ? undefined : childBreakdown(app, org, filter, scope === 'organization' ? 'brand' : 'code'),
+    opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined,
+  ]);
+  const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };
+  if (children) payload.child_breakdown = children;
+  if (rows) payload.csv_rows = rows;
   return payload;
 }
 

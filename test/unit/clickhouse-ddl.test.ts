@@ -41,7 +41,7 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
       expect(sql[1]).to.include('visitors AggregateFunction(uniq, UInt64)');
       expect(sql[1]).to.include(
         'ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (org_id, dimension, day, code_id, brand_id, is_bot, value) ' +
-          'SETTINGS non_replicated_deduplication_window = 10000',
+          'SETTINGS index_granularity = 1024, non_replicated_deduplication_window = 10000',
       );
       expect(sql[2]).to.equal(
         'CREATE MATERIALIZED VIEW IF NOT EXISTS qr.scan_daily_mv TO qr.scan_daily AS ' +
