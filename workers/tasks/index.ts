@@ -1,11 +1,13 @@
 // The task registry: task name -> factory taking the application context.
 import type { Task } from 'graphile-worker';
 import type { AppContext } from '../../server/context.js';
+import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 
 export type TaskFactory = (app: AppContext) => Task;
 
 export const taskFactories: Record<string, TaskFactory> = {
+  'bulk-import-execute': bulkImportExecute,
   'domain-certificate': domainCertificate,
 };
 

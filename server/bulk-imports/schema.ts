@@ -1,0 +1,114 @@
+// JSON Schemas of bulk imports. A row's keys and their JSON types are checked on the request (422
+// for the whole request); what a row says (slug syntax, URL, references, duplicates) is checked
+// row by row at staging and reported in preview_errors, so one bad row does not hide the others.
+import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const BulkImportRow: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'One code to create. slug and destination are required per row; errors are reported per row in preview_errors.',
+  properties: {
+    slug: { type: 'string', description: '1 to 64 of [A-Za-z0-9_-].' },
+    destination: { type: ['string', 'object'], description: 'An http(s) URL or {url}.' },
+    name: { type: ['string', 'null'] },
+    domain_ulid: { type: 'string', description: 'Defaults to defaults.domain_ulid.' },
+    brand_ulid: { type: ['string', 'null'], description: 'Defaults to defaults.brand_ulid.' },
+    style_ulid: { type: ['string', 'null'] },
+    status: { type: 'string', description: 'active (default), paused or archived.' },
+  },
+};
+
+export const stageImportBody = objectSchema(
+  'codes.bulk.create.body',
+  {
+    rows: {
+      type: 'array',
+      minItems: 1,
+      items: BulkImportRow,
+      description: 'At most BULK_IMPORT_MAX_ROWS rows (default 10000).',
+    },
+    defaults: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { domain_ulid: ulid, brand_ulid: ulid },
+      description: 'Fill domain_ulid and brand_ulid of rows that do not give them.',
+    },
+  },
+  ['rows'],
+);
+
+export const importParams = objectSchema('codes.bulk.params', { import_ulid: ulid }, ['import_ulid']);
+
+export const confirmImportBody = objectSchema(
+  'codes.bulk.confirm.body',
+  { confirm_token: { type: 'string', minLength: 1, maxLength: 200, description: 'meta.confirm_token of the staging response.' } },
+  ['confirm_token'],
+);
+
+export const RowError: JsonSchema = {
+  type: 'object',
+  required: ['row', 'field', 'message'],
+  properties: {
+    row: { type: 'integer', description: '0-based index of the row in the staged rows.' },
+    field: { type: 'string' },
+    message: { type: 'string' },
+  },
+};
+
+export const IMPORT_STATUSES = ['staged', 'queued', 'processing', 'completed', 'completed_with_errors', 'failed', 'expired'] as const;
+
+export const BulkImport: JsonSchema = {
+  $id: 'BulkImport',
+  type: 'object',
+  required: ['ulid', 'type', 'status'],
+  properties: {
+    ulid: { type: 'string' },
+    type: { type: 'string', enum: ['qr_codes'] },
+    status: { type: 'string', enum: [...IMPORT_STATUSES] },
+    source: { type: ['string', 'null'], description: 'api or mcp.' },
+    awaiting_confirmation: { type: 'boolean' },
+    total_rows: { type: 'integer' },
+    processed_rows: { type: 'integer' },
+    success_count: { type: 'integer' },
+    failed_count: { type: 'integer', description: 'Rows valid at staging that could not be created at execution.' },
+    skipped_count: { type: 'integer', description: 'Rows invalid at staging, not attempted.' },
+    valid_row_count: { type: ['integer', 'null'] },
+    progress_percent: { type: 'integer', minimum: 0, maximum: 100 },
+    preview_errors: { type: 'array', items: RowError, description: 'Staging errors (the first 1000; /errors lists all).' },
+    error_message: { type: ['string', 'null'] },
+    has_error_report: { type: 'boolean' },
+    confirmed_at: nullableDateTime,
+    completed_at: nullableDateTime,
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+export const StagedImport: JsonSchema = {
+  type: 'object',
+  required: ['data', 'meta'],
+  properties: {
+    data: BulkImport,
+    meta: {
+      type: 'object',
+      required: ['confirm_token'],
+      properties: { confirm_token: { type: 'string', description: 'Valid 24 hours; shown once.' } },
+    },
+  },
+};
+
+export const ImportErrors: JsonSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: { data: { type: 'array', items: RowError } },
+};
+
+export interface StageImportInput {
+  rows: Record<string, unknown>[];
+  defaults?: { domain_ulid?: string; brand_ulid?: string };
+}
+
+export interface ImportParams {
+  import_ulid: string;
+}
