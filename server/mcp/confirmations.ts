@@ -41,7 +41,8 @@ export async function issueConfirmation(
   const id = ID_PREFIX + newSecret(40);
   const expiresAt = new Date(now.getTime() + CONFIRMATION_TTL_SECONDS * 1000);
   // Housekeeping of this organization's long-dead confirmations rides along with each new one.
-  await app.db('mcp_confirmations')
+  await app
+    .db('mcp_confirmations')
     .where({ org_id: principal.org.id })
     .andWhere('expires_at', '<', new Date(now.getTime() - 3600_000))
     .delete();
@@ -84,7 +85,8 @@ export async function consumeConfirmation(
   const now = app.clock.now();
   const idHash = hashSecret(confirmationId);
   const argsHash = argumentsHash(args);
-  const used = await app.db('mcp_confirmations')
+  const used = await app
+    .db('mcp_confirmations')
     .where({ id_hash: idHash, org_id: principal.org.id, token_id: principal.token.id, tool, args_hash: argsHash })
     .whereNull('used_at')
     .andWhere('expires_at', '>', now)
@@ -97,17 +99,22 @@ export async function consumeConfirmation(
     throw refuse('Unknown confirmation_id. Call the tool without confirm to get a preview and a confirmation_id.');
   }
   if (row.token_id !== principal.token.id) {
-    throw refuse('This confirmation_id was issued to another token; only the token that asked for the preview can confirm it.');
+    throw refuse(
+      'This confirmation_id was issued to another token; only the token that asked for the preview can confirm it.',
+    );
   }
   if (row.tool !== tool) throw refuse(`This confirmation_id was issued for ${row.tool}, not ${tool}.`);
-  if (row.used_at) throw refuse('This confirmation_id has already been used; call the tool without confirm for a new preview.');
+  if (row.used_at)
+    throw refuse('This confirmation_id has already been used; call the tool without confirm for a new preview.');
   if (row.expires_at <= now) {
     throw refuse(
       `This confirmation_id expired (confirmations are valid ${CONFIRMATION_TTL_SECONDS} seconds); call the tool without confirm for a new preview.`,
     );
   }
   if (row.args_hash !== argsHash) {
-    throw refuse('The arguments differ from the ones previewed; send exactly the previewed arguments with confirm: true, or ask for a new preview.');
+    throw refuse(
+      'The arguments differ from the ones previewed; send exactly the previewed arguments with confirm: true, or ask for a new preview.',
+    );
   }
   // Every binding matched, so a concurrent call consumed it between the update and the read.
   throw refuse('This confirmation_id has already been used; call the tool without confirm for a new preview.');

@@ -7,7 +7,13 @@
  * The protocol versions this server speaks, newest first. They are the versions the official
  * TypeScript SDK (@modelcontextprotocol/sdk) supports; a test keeps the two lists equal.
  */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'] as const;
+export const SUPPORTED_PROTOCOL_VERSIONS = [
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
+] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
 /** What a request without an MCP-Protocol-Version header is taken to speak (Streamable HTTP spec). */
 export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
@@ -31,8 +37,7 @@ export interface JsonRpcError {
 }
 
 export type JsonRpcResponse =
-  | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
-  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcError };
+  { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcError };
 
 export type Message =
   | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
@@ -75,7 +80,11 @@ function validId(v: unknown): v is JsonRpcId {
 /** Classifies one element of the HTTP body. */
 export function classify(value: unknown): Message {
   if (!isPlainObject(value)) {
-    return { kind: 'invalid', id: null, error: { code: INVALID_REQUEST, message: 'A JSON-RPC message must be an object.' } };
+    return {
+      kind: 'invalid',
+      id: null,
+      error: { code: INVALID_REQUEST, message: 'A JSON-RPC message must be an object.' },
+    };
   }
   const hasId = 'id' in value;
   const id = hasId && validId(value.id) ? value.id : null;
@@ -92,7 +101,12 @@ export function classify(value: unknown): Message {
     return { kind: 'invalid', id, error: { code: INVALID_PARAMS, message: 'params must be an object.' } };
   }
   if (!hasId) return { kind: 'notification', method: value.method };
-  return { kind: 'request', id: value.id as JsonRpcId, method: value.method, params: value.params as Record<string, unknown> | undefined };
+  return {
+    kind: 'request',
+    id: value.id as JsonRpcId,
+    method: value.method,
+    params: value.params as Record<string, unknown> | undefined,
+  };
 }
 
 /** Thrown by a method to answer with a JSON-RPC error instead of a result. */
@@ -119,17 +133,29 @@ export interface Dispatched {
  * Answers one parsed HTTP body. `version` is the protocol version the request speaks (its
  * MCP-Protocol-Version header or the transport default); it decides whether batches are allowed.
  */
-export async function dispatch(body: unknown, version: string, methods: Record<string, MethodHandler>): Promise<Dispatched> {
+export async function dispatch(
+  body: unknown,
+  version: string,
+  methods: Record<string, MethodHandler>,
+): Promise<Dispatched> {
   if (Array.isArray(body)) {
     if (!batchesAllowed(version)) {
       return {
         status: 400,
-        body: errorResponse(null, INVALID_REQUEST, `JSON-RPC batches are not part of MCP ${version}; send one message per POST.`),
+        body: errorResponse(
+          null,
+          INVALID_REQUEST,
+          `JSON-RPC batches are not part of MCP ${version}; send one message per POST.`,
+        ),
       };
     }
-    if (body.length === 0) return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'An empty batch is not a request.') };
+    if (body.length === 0)
+      return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'An empty batch is not a request.') };
     if (body.length > MAX_BATCH) {
-      return { status: 400, body: errorResponse(null, INVALID_REQUEST, `A batch holds at most ${MAX_BATCH} messages.`) };
+      return {
+        status: 400,
+        body: errorResponse(null, INVALID_REQUEST, `A batch holds at most ${MAX_BATCH} messages.`),
+      };
     }
     const out: JsonRpcResponse[] = [];
     // In order, one at a time: tool calls share the organization's rate window.
@@ -145,12 +171,17 @@ export async function dispatch(body: unknown, version: string, methods: Record<s
     return out.length ? { status: 200, body: out } : { status: 202 };
   }
   const msg = classify(body);
-  if (msg.kind === 'invalid' && msg.error.code === INVALID_REQUEST) return { status: 400, body: errorResponse(msg.id, msg.error.code, msg.error.message) };
+  if (msg.kind === 'invalid' && msg.error.code === INVALID_REQUEST)
+    return { status: 400, body: errorResponse(msg.id, msg.error.code, msg.error.message) };
   const answer = await answerOne(msg, methods, false);
   return answer ? { status: 200, body: answer } : { status: 202 };
 }
 
-async function answerOne(msg: Message, methods: Record<string, MethodHandler>, inBatch: boolean): Promise<JsonRpcResponse | null> {
+async function answerOne(
+  msg: Message,
+  methods: Record<string, MethodHandler>,
+  inBatch: boolean,
+): Promise<JsonRpcResponse | null> {
   switch (msg.kind) {
     case 'invalid':
       return errorResponse(msg.id, msg.error.code, msg.error.message);

@@ -1,11 +1,11 @@
 // POST /mcp: MCP's Streamable HTTP transport without sessions, answered as JSON. The token is
-// authenticated once per HTTP request; 401, 403 (api_access, mcp.access) and 429 are thrown as
+// authenticated once per HTTP request (app.principals); 401, 403 (api_access, mcp.access) and 429 are thrown as
 // ApiError and rendered by the API's errorHandler, so they are byte for byte REST's answers.
 // Only tools/call is admitted against the rate window and metered; initialize, ping and
 // tools/list are free.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { authenticate, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -77,7 +77,6 @@ export function mountMcp(router: Router, app: AppContext): void {
   const { tools, missing } = buildTools(ops);
   if (missing.length) app.log.warn({ missing }, 'MCP tools without an operation are not registered');
   const byName = new Map<string, Tool>(tools.map((t) => [t.def.name, t]));
-  const opsById = new Map(ops.map((op) => [op.id, op]));
   const toolList = tools.map(describeTool);
   // Read per request: the bound port is known only once the listener is up.
   const publicApiOrigin = () => new URL(apiBaseUrl(app.config, app.apiPort())).origin;
@@ -87,7 +86,8 @@ export function mountMcp(router: Router, app: AppContext): void {
     const log = app.log.child({ request_id: state.requestId });
     return {
       initialize: async (params) => {
-        if (typeof params.protocolVersion !== 'string') throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
+        if (typeof params.protocolVersion !== 'string')
+          throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
         return {
           protocolVersion: negotiateVersion(params.protocolVersion),
           capabilities: { tools: { listChanged: false } },
@@ -99,7 +99,8 @@ export function mountMcp(router: Router, app: AppContext): void {
       // Every tool fits one page, so a cursor is never handed out and any sent is ignored.
       'tools/list': async () => ({ tools: toolList }),
       'tools/call': async (params, { inBatch }) => {
-        if (typeof params.name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be the name of a tool.');
+        if (typeof params.name !== 'string')
+          throw new RpcError(INVALID_PARAMS, 'params.name must be the name of a tool.');
         const tool = byName.get(params.name);
         if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${params.name}.`);
         const args = params.arguments ?? {};
@@ -109,7 +110,6 @@ export function mountMcp(router: Router, app: AppContext): void {
         return callTool(app, principal, tool, args as Record<string, unknown>, {
           requestId: state.requestId,
           log,
-          operations: opsById,
           inBatch,
           onRate: (info) => ctx.set(rateHeaders(info)),
         });
@@ -137,7 +137,7 @@ export function mountMcp(router: Router, app: AppContext): void {
       return refuse(ctx, 406, 'Not Acceptable: this endpoint answers application/json.');
     }
 
-    const principal = await authenticate(app.db, ctx.get('Authorization'), app.clock.now());
+    const principal = await app.principals.authenticate(ctx.get('Authorization'), app.clock.now());
     state.orgUlid = principal.org.ulid;
     assertApiAccess(principal);
 
@@ -159,7 +159,11 @@ export function mountMcp(router: Router, app: AppContext): void {
     }
     // tools/call checks mcp.access after rate admission, like every ability; the free methods
     // (and legacy batches) check it here.
-    const singleToolCall = typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'tools/call';
+    const singleToolCall =
+      typeof body === 'object' &&
+      body !== null &&
+      !Array.isArray(body) &&
+      (body as { method?: unknown }).method === 'tools/call';
     if (!singleToolCall && !principal.abilities.has('mcp.access')) throw ApiError.forbidden('mcp.access');
 
     const answer = await dispatch(body, headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION, methods(principal, ctx));

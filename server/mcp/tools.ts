@@ -6,8 +6,10 @@ import type { Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { executeOperation, type ExecuteMeta, type RawInput } from '../http/execute.js';
-import type { Call, Operation, OperationInput, OperationResult } from '../http/operation.js';
+import type { Call, Operation, OperationInput } from '../http/operation.js';
+import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
 import type { JsonSchema } from '../schemas/validation.js';
+import type { BulkCreateBody, BulkStatusBody } from './bulk-codes.js';
 import { consumeConfirmation, issueConfirmation } from './confirmations.js';
 
 export interface ToolAnnotations {
@@ -18,9 +20,8 @@ export interface ToolAnnotations {
 
 export interface PreviewContext {
   call: Call;
+  /** The validated input of the operation. */
   input: OperationInput;
-  /** Runs another operation's handler inside this (already admitted) call, e.g. a read. */
-  run(operationId: string, input: Partial<OperationInput>): Promise<OperationResult>;
 }
 
 export interface Guard {
@@ -67,15 +68,19 @@ const destinationUrl: JsonSchema = {
 };
 
 export const BULK_CONFIRM_ABOVE = 10;
+/** Previews list at most this many codes (count says how many there are). */
+const PREVIEW_LIST = 50;
 
-const confirmNote = ' Guarded: the first call returns {requires_confirmation, confirmation_id, preview} and changes nothing; call again with the same arguments plus confirm: true and the confirmation_id (valid 300 seconds, single use) to execute.';
+const confirmNote =
+  ' Guarded: the first call returns {requires_confirmation, confirmation_id, preview} and changes nothing; call again with the same arguments plus confirm: true and the confirmation_id (valid 300 seconds, single use) to execute.';
 
 /** Every tool the service registers, in tools/list order. */
 export const TOOL_DEFS: readonly ToolDef[] = [
   {
     name: 'status_read',
     title: 'Service status',
-    description: 'Service status, the organization, its plan, API calls used this month and the calling token. Any valid token on an API-enabled plan. Not billed.',
+    description:
+      'Service status, the organization, its plan, API calls used this month and the calling token. Not billed.',
     operationId: 'status.read',
     annotations: READ,
   },
@@ -89,120 +94,132 @@ export const TOOL_DEFS: readonly ToolDef[] = [
   {
     name: 'wallet_read',
     title: 'Read the wallet',
-    description: 'Wallet balance and a page of its ledger, newest first. Needs wallet.view. Not billed.',
+    description: 'Wallet balance and a page of its ledger, newest first. Not billed.',
     operationId: 'wallet.read',
     annotations: READ,
   },
   {
     name: 'analytics_read',
     title: 'Scan analytics',
-    description: 'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days. Needs analytics.view.',
+    description:
+      'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days.',
     operationId: 'analytics.read',
     annotations: READ,
   },
   {
     name: 'analytics_export',
     title: 'Export scan analytics',
-    description: 'The analytics payload plus csv_rows ({date, <dimension>, scans}). Needs analytics.export.',
+    description: 'The analytics payload plus csv_rows ({date, <dimension>, scans}).',
     operationId: 'analytics.export',
     annotations: READ,
   },
   {
     name: 'analytics_code_read',
     title: 'Scan analytics of one code',
-    description: 'Scan analytics of one QR code from the daily rollup. Needs analytics.view.',
+    description: 'Scan analytics of one QR code from the daily rollup.',
     operationId: 'analytics.code_read',
     annotations: READ,
   },
   {
     name: 'analytics_code_export',
     title: 'Raw scans of one code',
-    description: 'One page of the raw scans of a QR code in scan order (limit, offset or cursor). Needs analytics.export; limited to 6 calls per minute on top of the organization limit.',
+    description:
+      'One page of the raw scans of a QR code in scan order (limit, offset or cursor); limited to 6 calls per minute on top of the organization limit.',
     operationId: 'analytics.code_export',
     annotations: READ,
   },
   {
     name: 'brands_list',
     title: 'List brands',
-    description: 'The organization’s brands. Needs brands.view.',
+    description: 'The organization’s brands.',
     operationId: 'brands.list',
     annotations: READ,
   },
   {
     name: 'brands_read',
     title: 'Read a brand',
-    description: 'One brand by brand_ulid. Needs brands.view.',
+    description: 'One brand by brand_ulid.',
     operationId: 'brands.read',
     annotations: READ,
   },
   {
     name: 'brands_create',
     title: 'Create a brand',
-    description: 'Creates a brand. Needs brands.manage.',
+    description: 'Creates a brand.',
     operationId: 'brands.create',
     annotations: CREATE,
   },
   {
     name: 'brands_update',
     title: 'Update a brand',
-    description: 'Changes the given fields of a brand. Needs brands.manage.',
+    description: 'Changes the given fields of a brand.',
     operationId: 'brands.update',
     annotations: UPDATE,
   },
   {
     name: 'domains_list',
     title: 'List domains',
-    description: 'The shared fallback hosts and the organization’s custom domains. Needs domains.view.',
+    description: 'The shared fallback hosts and the organization’s custom domains.',
     operationId: 'domains.list',
     annotations: READ,
   },
   {
     name: 'domains_read',
     title: 'Read a domain',
-    description: 'One domain by domain_ulid, with its verification records and certificate status. Needs domains.view.',
+    description: 'One domain by domain_ulid, with its verification records and certificate status.',
     operationId: 'domains.read',
     annotations: READ,
   },
   {
     name: 'domains_create',
     title: 'Add a custom domain',
-    description: 'Adds a pending custom domain and returns the DNS records that verify it; verify: true checks them at once. Needs domains.manage.',
+    description:
+      'Adds a pending custom domain and returns the DNS records that verify it; verify: true checks them at once.',
     operationId: 'domains.create',
     annotations: CREATE,
   },
   {
     name: 'domains_update',
     title: 'Update a domain',
-    description: 'Verifies a domain’s DNS, queues a certificate renewal (refresh_ssl) or makes it the primary domain. Needs domains.manage.',
+    description: 'Verifies a domain’s DNS, queues a certificate renewal (refresh_ssl) or makes it the primary domain.',
     operationId: 'domains.update',
     annotations: UPDATE,
   },
   {
     name: 'codes_list',
     title: 'List QR codes',
-    description: 'The organization’s QR codes. Needs codes.view.',
+    description: 'The organization’s QR codes.',
     operationId: 'codes.list',
     annotations: READ,
   },
   {
     name: 'codes_read',
     title: 'Read a QR code',
-    description: 'One QR code by code_ulid. Needs codes.view.',
+    description: 'One QR code by code_ulid.',
     operationId: 'codes.read',
     annotations: READ,
   },
   {
     name: 'codes_create',
     title: 'Create a QR code',
-    description: 'Creates a dynamic QR code that redirects to destination (an http or https URL). routing, schedule, redirect_cap and password depend on the plan. Needs codes.create.',
+    description:
+      'Creates a dynamic QR code that redirects to destination (an http or https URL). routing, schedule, redirect_cap and password depend on the plan.',
     operationId: 'codes.create',
     annotations: CREATE,
-    inputOverrides: { destination: destinationUrl },
+    inputOverrides: {
+      destination: destinationUrl,
+      type: {
+        type: 'string',
+        enum: ['redirect', 'url'],
+        default: 'redirect',
+        description: '`redirect` (the default) and `url` are the same type.',
+      },
+    },
   },
   {
     name: 'codes_update',
     title: 'Update a QR code',
-    description: 'Changes the given fields of a QR code (destination, status, name, routing, redirect_cap, ...). Needs codes.update.',
+    description: 'Changes the given fields of a QR code (destination, status, name, routing, redirect_cap, ...).',
     operationId: 'codes.update',
     annotations: UPDATE,
     inputOverrides: { destination: destinationUrl },
@@ -210,50 +227,81 @@ export const TOOL_DEFS: readonly ToolDef[] = [
   {
     name: 'codes_delete',
     title: 'Delete a QR code',
-    description: 'Deletes a QR code (soft delete: it stops redirecting and its slug becomes free). Needs codes.delete.' + confirmNote,
+    description: 'Deletes a QR code (soft delete: it stops redirecting and its slug becomes free).' + confirmNote,
     operationId: 'codes.delete',
     annotations: UPDATE,
     guard: {
       applies: () => true,
-      preview: async ({ run, input }) => {
-        const read = await run('codes.read', { params: input.params });
-        return { action: 'delete', code: (read.body as { data: unknown }).data };
-      },
+      preview: async ({ call, input }) => ({
+        action: 'delete',
+        code: await previewDeleteCode(call.app, call.principal, String(input.params.code_ulid)),
+      }),
     },
     emptyPayload: (args) => ({ deleted: true, code_ulid: args.code_ulid }),
   },
   {
     name: 'codes_bulk_create',
     title: 'Create QR codes in bulk',
-    description: `Creates up to 1,000 QR codes in one transaction, all or nothing; each row is validated like codes_create. Needs codes.create. Above ${BULK_CONFIRM_ABOVE} rows it is guarded.` + confirmNote,
+    description:
+      `Creates up to 1,000 QR codes in one transaction, all or nothing; each row is validated like codes_create. Above ${BULK_CONFIRM_ABOVE} rows it is guarded.` +
+      confirmNote,
     operationId: 'mcp.codes.bulk_create',
     annotations: CREATE,
+    guard: {
+      applies: (args) => Array.isArray(args.rows) && args.rows.length > BULK_CONFIRM_ABOVE,
+      preview: async ({ call, input }) => {
+        const rows = (input.body as unknown as BulkCreateBody).rows;
+        // Validates every row exactly as the execution will (422 now rather than after confirming).
+        const codes = await previewCreateCodes(call.app, call.principal, rows, { fieldPrefix: 'rows' });
+        return {
+          action: 'create',
+          count: codes.length,
+          codes: codes.slice(0, PREVIEW_LIST),
+          truncated: codes.length > PREVIEW_LIST,
+        };
+      },
+    },
   },
   {
     name: 'codes_bulk_update_status',
     title: 'Set the status of QR codes in bulk',
-    description: 'Sets the status (active, paused, archived) of 1 to 1,000 QR codes given by code_ulids. Needs codes.update.' + confirmNote,
+    description: 'Sets the status (active, paused, archived) of 1 to 1,000 QR codes given by code_ulids.' + confirmNote,
     operationId: 'mcp.codes.bulk_update_status',
     annotations: UPDATE,
+    guard: {
+      applies: () => true,
+      preview: async ({ call, input }) => {
+        const body = input.body as unknown as BulkStatusBody;
+        const p = await previewCodesStatus(call.app, call.principal, body.code_ulids, body.status);
+        return {
+          action: 'update_status',
+          status: p.status,
+          count: p.codes.length,
+          changing: p.changing,
+          codes: p.codes.slice(0, PREVIEW_LIST),
+          truncated: p.codes.length > PREVIEW_LIST,
+        };
+      },
+    },
   },
   {
     name: 'codes_bulk_read',
     title: 'Read a bulk import',
-    description: 'Status and counters of a REST bulk import by import_ulid. Needs codes.view.',
+    description: 'Status and counters of a REST bulk import by import_ulid.',
     operationId: 'codes.bulk.read',
     annotations: READ,
   },
   {
     name: 'styles_list',
     title: 'List QR styles',
-    description: 'The organization’s QR style presets. Needs codes.view.',
+    description: 'The organization’s QR style presets.',
     operationId: 'styles.list',
     annotations: READ,
   },
   {
     name: 'styles_create',
     title: 'Create a QR style',
-    description: 'Creates a QR style preset. Needs styles.manage.',
+    description: 'Creates a QR style preset.',
     operationId: 'styles.create',
     annotations: CREATE,
   },
@@ -353,10 +401,13 @@ export function buildTools(ops: readonly Operation[]): { tools: Tool[]; missing:
 
 /** The tools/list entry of a tool. */
 export function describeTool(tool: Tool) {
+  const needs = tool.op.ability
+    ? `Needs the ${tool.op.ability} and mcp.access abilities.`
+    : 'Any token with mcp.access on an API-enabled plan.';
   return {
     name: tool.def.name,
     title: tool.def.title,
-    description: tool.def.description,
+    description: `${tool.def.description} ${needs}`,
     inputSchema: tool.inputSchema,
     annotations: { title: tool.def.title, ...tool.def.annotations },
   };
@@ -367,7 +418,8 @@ export function describeTool(tool: Tool) {
 
 /** Splits tool arguments into the operation's params, query and body; unknown names are 422. */
 export function splitArguments(op: Operation, args: Record<string, unknown>): RawInput {
-  const names = (schema: JsonSchema | undefined) => new Set(schema ? Object.keys(flatten(schema, op.id).properties) : []);
+  const names = (schema: JsonSchema | undefined) =>
+    new Set(schema ? Object.keys(flatten(schema, op.id).properties) : []);
   const paramNames = names(op.params);
   const queryNames = names(op.query);
   const params: Record<string, unknown> = {};
@@ -406,8 +458,6 @@ export function isTransportError(err: ApiError): boolean {
 }
 
 export interface CallOptions extends Omit<ExecuteMeta, 'via' | 'extraAbility' | 'accept'> {
-  /** All operations by id, for previews that read. */
-  operations: ReadonlyMap<string, Operation>;
   /** In a batch every failure, 429 included, is reported inside the tool result. */
   inBatch: boolean;
 }
@@ -429,8 +479,15 @@ export async function callTool(
     extraAbility: 'mcp.access',
   };
   try {
-    const result = await executeOperation(app, principal, plan(app, principal, tool, args, opts), () => prepare(tool, args), meta);
-    const payload = result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
+    const result = await executeOperation(
+      app,
+      principal,
+      plan(app, principal, tool, args),
+      () => prepare(tool, args),
+      meta,
+    );
+    const payload =
+      result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
     return textResult(payload, false);
   } catch (err) {
     if (err instanceof ApiError) {
@@ -459,7 +516,7 @@ async function prepare(tool: Tool, args: Record<string, unknown>): Promise<RawIn
  * The operation executeOperation runs for this call: the mapped one, or for a guarded call its
  * preview (admitted against the rate window but not billed) or its confirmed execution.
  */
-function plan(app: AppContext, principal: Principal, tool: Tool, args: Record<string, unknown>, opts: CallOptions): Operation {
+function plan(app: AppContext, principal: Principal, tool: Tool, args: Record<string, unknown>): Operation {
   const guard = tool.def.guard;
   const opArgs = operationArgs(tool, args);
   if (!guard || !guard.applies(opArgs)) return tool.op;
@@ -469,12 +526,7 @@ function plan(app: AppContext, principal: Principal, tool: Tool, args: Record<st
       ...tool.op,
       billable: false,
       handler: async (call, input) => {
-        const run = (operationId: string, part: Partial<OperationInput>) => {
-          const other = opts.operations.get(operationId);
-          if (!other) throw new Error(`preview of ${name} needs operation ${operationId}`);
-          return other.handler(call, { params: {}, query: {}, body: {}, ...part });
-        };
-        const preview = await guard.preview({ call, input, run });
+        const preview = await guard.preview({ call, input });
         const issued = await issueConfirmation(app, principal, name, opArgs);
         return { status: 200, body: { requires_confirmation: true, ...issued, preview } };
       },
@@ -485,7 +537,10 @@ function plan(app: AppContext, principal: Principal, tool: Tool, args: Record<st
     handler: async (call, input) => {
       const id = args.confirmation_id;
       if (typeof id !== 'string' || id === '') {
-        throw ApiError.field('confirmation_id', 'confirm: true needs the confirmation_id returned by the preview call.');
+        throw ApiError.field(
+          'confirmation_id',
+          'confirm: true needs the confirmation_id returned by the preview call.',
+        );
       }
       await consumeConfirmation(app, principal, name, id, opArgs);
       return tool.op.handler(call, input);

@@ -31,7 +31,13 @@ export async function postMcp(
 let nextId = 1;
 
 /** A request; returns the HTTP answer (the JSON-RPC response is .body). */
-export function rpc(svc: TestService, token: string | undefined, method: string, params?: unknown, headers?: Record<string, string>) {
+export function rpc(
+  svc: TestService,
+  token: string | undefined,
+  method: string,
+  params?: unknown,
+  headers?: Record<string, string>,
+) {
   const msg: Record<string, unknown> = { jsonrpc: '2.0', id: nextId++, method };
   if (params !== undefined) msg.params = params;
   return postMcp(svc, token, msg, headers);
@@ -45,7 +51,12 @@ export interface ToolAnswer {
 }
 
 /** tools/call that must come back as HTTP 200 with a result of one text item. */
-export async function callTool(svc: TestService, token: string, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+export async function callTool(
+  svc: TestService,
+  token: string,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<ToolAnswer> {
   const http = await rpc(svc, token, 'tools/call', { name, arguments: args });
   expect(http.status, http.text).to.equal(200);
   expect(http.body.jsonrpc).to.equal('2.0');

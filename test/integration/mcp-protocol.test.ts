@@ -39,13 +39,21 @@ describe('MCP protocol over POST /mcp', () => {
         expect(res.headers.get('content-type')).to.match(/^application\/json/);
         expect(res.body.result.protocolVersion).to.equal(version);
         expect(res.body.result.capabilities).to.deep.equal({ tools: { listChanged: false } });
-        expect(res.body.result.serverInfo).to.deep.equal({ name: 'qr-service', title: 'QR code service', version: 'v1' });
+        expect(res.body.result.serverInfo).to.deep.equal({
+          name: 'qr-service',
+          title: 'QR code service',
+          version: 'v1',
+        });
         expect(res.body.result.instructions).to.include('confirmation_id');
       });
     }
 
     it('answers an unknown requested version with the latest supported one', async () => {
-      const res = await rpc(svc, token, 'initialize', { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+      const res = await rpc(svc, token, 'initialize', {
+        protocolVersion: '2099-01-01',
+        capabilities: {},
+        clientInfo: { name: 'x', version: '1' },
+      });
       expect(res.body.result.protocolVersion).to.equal('2025-11-25');
     });
 
@@ -112,7 +120,10 @@ describe('MCP protocol over POST /mcp', () => {
 
     it('answers GET and DELETE /mcp with 405 and Allow: POST', async () => {
       for (const method of ['GET', 'DELETE']) {
-        const res = await fetch(`${svc.url}/mcp`, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } });
+        const res = await fetch(`${svc.url}/mcp`, {
+          method,
+          headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' },
+        });
         expect(res.status, method).to.equal(405);
         expect(res.headers.get('allow')).to.equal('POST');
         expect(await res.json()).to.deep.equal({ message: 'Method not allowed.', code: 'method_not_allowed' });
@@ -147,15 +158,69 @@ describe('MCP protocol over POST /mcp', () => {
       { name: 'jsonrpc 1.0', body: '{"jsonrpc": "1.0", "id": 4, "method": "ping"}', status: 400, code: -32600, id: 4 },
       { name: 'no method', body: '{"jsonrpc": "2.0", "id": 5}', status: 400, code: -32600, id: 5 },
       { name: 'a numeric method', body: '{"jsonrpc": "2.0", "id": 6, "method": 12}', status: 400, code: -32600, id: 6 },
-      { name: 'a null id', body: '{"jsonrpc": "2.0", "id": null, "method": "ping"}', status: 400, code: -32600, id: null },
-      { name: 'an object id', body: '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', status: 400, code: -32600, id: null },
-      { name: 'by-position params', body: '{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": [1]}', status: 200, code: -32602, id: 8 },
-      { name: 'an unknown method', body: '{"jsonrpc": "2.0", "id": 9, "method": "resources/list"}', status: 200, code: -32601, id: 9 },
-      { name: 'a prototype method name', body: '{"jsonrpc": "2.0", "id": 10, "method": "constructor"}', status: 200, code: -32601, id: 10 },
-      { name: 'tools/call without a name', body: '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {}}', status: 200, code: -32602, id: 11 },
-      { name: 'tools/call of an unknown tool', body: '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "tokens_create", "arguments": {}}}', status: 200, code: -32602, id: 12 },
-      { name: 'tools/call with array arguments', body: '{"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "status_read", "arguments": []}}', status: 200, code: -32602, id: 13 },
-      { name: 'tools/call with string arguments', body: '{"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "status_read", "arguments": "x"}}', status: 200, code: -32602, id: 14 },
+      {
+        name: 'a null id',
+        body: '{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+        status: 400,
+        code: -32600,
+        id: null,
+      },
+      {
+        name: 'an object id',
+        body: '{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+        status: 400,
+        code: -32600,
+        id: null,
+      },
+      {
+        name: 'by-position params',
+        body: '{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": [1]}',
+        status: 200,
+        code: -32602,
+        id: 8,
+      },
+      {
+        name: 'an unknown method',
+        body: '{"jsonrpc": "2.0", "id": 9, "method": "resources/list"}',
+        status: 200,
+        code: -32601,
+        id: 9,
+      },
+      {
+        name: 'a prototype method name',
+        body: '{"jsonrpc": "2.0", "id": 10, "method": "constructor"}',
+        status: 200,
+        code: -32601,
+        id: 10,
+      },
+      {
+        name: 'tools/call without a name',
+        body: '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {}}',
+        status: 200,
+        code: -32602,
+        id: 11,
+      },
+      {
+        name: 'tools/call of an unknown tool',
+        body: '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "tokens_create", "arguments": {}}}',
+        status: 200,
+        code: -32602,
+        id: 12,
+      },
+      {
+        name: 'tools/call with array arguments',
+        body: '{"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "status_read", "arguments": []}}',
+        status: 200,
+        code: -32602,
+        id: 13,
+      },
+      {
+        name: 'tools/call with string arguments',
+        body: '{"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"name": "status_read", "arguments": "x"}}',
+        status: 200,
+        code: -32602,
+        id: 14,
+      },
       { name: 'an empty batch', body: '[]', status: 400, code: -32600, id: null },
     ];
     for (const c of cases) {
@@ -171,7 +236,9 @@ describe('MCP protocol over POST /mcp', () => {
     }
 
     it('answers a non-JSON Content-Type with 415 like REST', async () => {
-      const res = await postMcp(svc, token, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'Content-Type': 'text/plain' });
+      const res = await postMcp(svc, token, '{"jsonrpc":"2.0","id":1,"method":"ping"}', {
+        'Content-Type': 'text/plain',
+      });
       expect(res.status).to.equal(415);
       expect(res.body.code).to.equal('unsupported_media_type');
     });
@@ -197,13 +264,17 @@ describe('MCP protocol over POST /mcp', () => {
     });
 
     it('answers a batch of notifications with 202', async () => {
-      const res = await postMcp(svc, token, [{ jsonrpc: '2.0', method: 'notifications/initialized' }], { 'MCP-Protocol-Version': '2025-03-26' });
+      const res = await postMcp(svc, token, [{ jsonrpc: '2.0', method: 'notifications/initialized' }], {
+        'MCP-Protocol-Version': '2025-03-26',
+      });
       expect(res.status).to.equal(202);
       expect(res.text).to.equal('');
     });
 
     it('refuses initialize inside a batch', async () => {
-      const res = await postMcp(svc, token, [{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26' } }]);
+      const res = await postMcp(svc, token, [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26' } },
+      ]);
       expect(res.body[0].error.code).to.equal(-32600);
     });
 
@@ -216,7 +287,9 @@ describe('MCP protocol over POST /mcp', () => {
 
     for (const version of ['2025-06-18', '2025-11-25']) {
       it(`refuses batches from a client speaking ${version} (batching left MCP in 2025-06-18)`, async () => {
-        const res = await postMcp(svc, token, [{ jsonrpc: '2.0', id: 1, method: 'ping' }], { 'MCP-Protocol-Version': version });
+        const res = await postMcp(svc, token, [{ jsonrpc: '2.0', id: 1, method: 'ping' }], {
+          'MCP-Protocol-Version': version,
+        });
         expect(res.status).to.equal(400);
         expect(res.body).to.deep.include({ jsonrpc: '2.0', id: null });
         expect(res.body.error.code).to.equal(-32600);
@@ -257,7 +330,11 @@ describe('MCP protocol over POST /mcp', () => {
       const noMcp = await svc.createToken(org, { abilities: ['codes.view', 'brands.view'] });
       for (const method of ['initialize', 'ping', 'tools/list', 'tools/call']) {
         const params =
-          method === 'initialize' ? { protocolVersion: '2025-06-18' } : method === 'tools/call' ? { name: 'status_read', arguments: {} } : {};
+          method === 'initialize'
+            ? { protocolVersion: '2025-06-18' }
+            : method === 'tools/call'
+              ? { name: 'status_read', arguments: {} }
+              : {};
         const res = await rpc(svc, noMcp, method, params);
         expect(res.status, method).to.equal(403);
         expect(res.body).to.deep.equal({
