@@ -8,6 +8,7 @@ import { createApiApp, listen } from './http/api-app.js';
 import { onShutdown } from './process.js';
 import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
+import { startRedirectListener } from './redirect/app.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
@@ -22,6 +23,12 @@ if (config.enableApi) {
   const api = await listen(createApiApp(app, { mounts: apiMounts }).callback(), config.apiPort, config.apiHost);
   app.setApiPort(api.port);
   app.onClose(() => api.close());
+}
+
+if (config.enableRedirect) {
+  // Registered last, so it closes first: its scan buffer drains while the stores are still open.
+  const redirect = await startRedirectListener(app, config.redirectPort, config.redirectHost);
+  app.onClose(() => redirect.close());
 }
 
 const apiUrl = apiBaseUrl(config, app.apiPort());

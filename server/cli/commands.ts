@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
 import { listPlanCodes } from '../plans/plans.js';
+import { seedDemo } from '../analytics/demo-seed.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
@@ -16,6 +17,8 @@ export class UsageError extends Error {}
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /** A progress line that replaces the previous one (a terminal's status line); '' ends it. */
+  progress?(line: string): void;
 }
 
 export interface CliCommand {
@@ -148,6 +151,41 @@ export const COMMANDS: Record<string, CliCommand> = {
     options: { json },
     async run(app) {
       return { plans: await listPlanCodes(app.db) };
+    },
+  },
+  'seed-demo': {
+    usage: 'qrctl seed-demo [--scans 1000000] [--slug demo] [--json]',
+    options: {
+      scans: { type: 'string', help: 'Synthetic scans to write over the last 90 days (default 1,000,000).' },
+      slug: { type: 'string', help: 'Slug of the demo organization (default demo-<random>).' },
+      json,
+    },
+    clickhouse: true,
+    async run(app, a, io) {
+      const scans = a.scans === undefined ? 1_000_000 : Number(a.scans);
+      if (!Number.isSafeInteger(scans) || scans < 0 || scans > 1_000_000_000) {
+        throw new UsageError('--scans must be a whole number from 0 to 1,000,000,000');
+      }
+      let last = -1;
+      const result = await seedDemo(app, {
+        scans,
+        slug: a.slug as string | undefined,
+        onProgress: (done, total) => {
+          const pct = total ? Math.floor((done / total) * 100) : 100;
+          if (pct === last) return;
+          last = pct;
+          const bar = '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.');
+          io.progress?.(`[${bar}] ${pct}% ${done.toLocaleString('en')} / ${total.toLocaleString('en')} scans`);
+        },
+      });
+      io.progress?.('');
+      return {
+        organization: { ulid: result.org.ulid, slug: result.org.slug },
+        token: result.token,
+        brands: result.brands.length,
+        codes: result.codes.length,
+        scans: result.scans,
+      };
     },
   },
   migrate: {

@@ -9,6 +9,13 @@ import { helpText, parseCommand, reportError, runCommand, UsageError, type CliIo
 const io: CliIo = {
   out: (l) => process.stdout.write(l + '\n'),
   err: (l) => process.stderr.write(l + '\n'),
+  progress: (l) => {
+    if (!process.stderr.isTTY) {
+      if (l) process.stderr.write(l + '\n');
+      return;
+    }
+    process.stderr.write(l ? `\r${l}` : '\n');
+  },
 };
 
 async function main(argv: string[]): Promise<number> {

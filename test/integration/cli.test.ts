@@ -90,6 +90,31 @@ describe('qrctl', () => {
     expect(dup.err).to.equal('qrctl: slug: The slug "acme" is already taken.');
   });
 
+  it('seeds a demo organization with brands, codes and the asked number of scans, reporting progress', async () => {
+    const progress: string[] = [];
+    const io: CliIo = { out: (l) => progress.push(`out:${l}`), err: () => undefined, progress: (l) => progress.push(l) };
+    const code = await runCommand(svc.app, parseCommand(['seed-demo', '--scans', '5000', '--slug', 'demo-cli', '--json']), io);
+    expect(code).to.equal(0);
+    const body = JSON.parse(progress.find((l) => l.startsWith('out:'))!.slice(4));
+    expect(body.scans).to.equal(5000);
+    expect(body.codes).to.be.greaterThan(0);
+    expect(progress.some((l) => l.includes('100% 5,000 / 5,000 scans'))).to.equal(true);
+    const org = await svc.app.db('organizations').where({ slug: 'demo-cli' }).first('id');
+    const rows = await (
+      await svc.app.ch.client.query({
+        query: `SELECT count() AS n FROM ${svc.app.ch.database}.scan_events WHERE org_id = {org:UInt64}`,
+        query_params: { org: org.id },
+        format: 'JSONEachRow',
+      })
+    ).json<{ n: string }>();
+    expect(Number(rows[0].n)).to.equal(5000);
+    const analytics = await svc.get('/v1/analytics?range=90', body.token);
+    expect(analytics.status).to.equal(200);
+    expect(analytics.body.data.totals.scans).to.be.greaterThan(0);
+    const bad = await cli('seed-demo', '--scans', '-5');
+    expect(bad.code).to.equal(2);
+  });
+
   it('runs as npx qrctl against DATABASE_URL, printing one JSON object', async function () {
     this.timeout(60_000);
     const bin = path.resolve('bin/qrctl.js');
