@@ -58,7 +58,8 @@ export const brandsCreate = defineOperation<Record<string, never>, Record<string
   method: 'POST',
   path: '/v1/brands',
   summary: 'Create a brand',
-  description: 'Without a slug, one is derived from the name (suffixed -2, -3, ... when taken); a given slug that is taken is 422.',
+  description:
+    'Without a slug, one is derived from the name (suffixed -2, -3, ... when taken); a given slug that is taken is 422.',
   tag: 'Brands',
   ability: 'brands.manage',
   billable: true,

@@ -11,7 +11,10 @@ export const Brand: JsonSchema = {
   properties: {
     ulid: { type: 'string' },
     name: { type: 'string' },
-    slug: { type: 'string', description: 'alpha_dash: letters, digits, _ and -; unique per organization, case-insensitively.' },
+    slug: {
+      type: 'string',
+      description: 'alpha_dash: letters, digits, _ and -; unique per organization, case-insensitively.',
+    },
     brand_kit: { type: 'object', description: 'Free-form brand kit (colours, logos, fonts).' },
     settings: { type: 'object', description: 'Free-form brand settings.' },
     primary_domain: {

@@ -40,7 +40,9 @@ export function renderBrand(row: BrandRow): BrandOut {
     brand_kit: row.brand_kit ?? {},
     settings: row.settings ?? {},
     primary_domain:
-      row.primary_domain_ulid && row.primary_domain_host ? { ulid: row.primary_domain_ulid, host: row.primary_domain_host } : null,
+      row.primary_domain_ulid && row.primary_domain_host
+        ? { ulid: row.primary_domain_ulid, host: row.primary_domain_host }
+        : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -57,7 +59,11 @@ export async function listBrandsPage(db: Knex, orgId: number, afterId: number, n
   return brands(db, orgId).where('b.id', '>', afterId).orderBy('b.id').limit(n);
 }
 
-export async function findBrand(db: Knex | Knex.Transaction, orgId: number, brandUlid: string): Promise<BrandRow | undefined> {
+export async function findBrand(
+  db: Knex | Knex.Transaction,
+  orgId: number,
+  brandUlid: string,
+): Promise<BrandRow | undefined> {
   return brands(db, orgId).where('b.ulid', brandUlid.toUpperCase()).first();
 }
 
@@ -87,7 +93,9 @@ async function freeSlug(db: Knex, orgId: number, base: string): Promise<string> 
     (
       await db('brands')
         .where({ org_id: orgId })
-        .where((q) => q.whereRaw('lower(slug) = ?', [base.toLowerCase()]).orWhereRaw('lower(slug) like ?', [`${stem}-%`]))
+        .where((q) =>
+          q.whereRaw('lower(slug) = ?', [base.toLowerCase()]).orWhereRaw('lower(slug) like ?', [`${stem}-%`]),
+        )
         .select<{ slug: string }[]>('slug')
     ).map((r) => r.slug.toLowerCase()),
   );
@@ -98,7 +106,11 @@ async function freeSlug(db: Knex, orgId: number, base: string): Promise<string> 
   }
 }
 
-async function domainIdFor(db: Knex, orgId: number, domainUlid: string | null | undefined): Promise<number | null | undefined> {
+async function domainIdFor(
+  db: Knex,
+  orgId: number,
+  domainUlid: string | null | undefined,
+): Promise<number | null | undefined> {
   if (domainUlid === undefined) return undefined;
   if (domainUlid === null) return null;
   const domain = await findVisibleDomain(db, orgId, domainUlid);
@@ -137,7 +149,12 @@ export async function createBrand(app: AppContext, orgId: number, input: CreateB
   }
 }
 
-export async function updateBrand(app: AppContext, orgId: number, brandUlid: string, patch: BrandInput): Promise<BrandRow> {
+export async function updateBrand(
+  app: AppContext,
+  orgId: number,
+  brandUlid: string,
+  patch: BrandInput,
+): Promise<BrandRow> {
   const row = await getBrand(app.db, orgId, brandUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;

@@ -63,7 +63,8 @@ export const createDomainBody = objectSchema(
       type: 'string',
       minLength: 1,
       maxLength: 1024,
-      description: 'A hostname such as qr.example.com: no scheme, port, path or IP address. IDNs are stored as punycode.',
+      description:
+        'A hostname such as qr.example.com: no scheme, port, path or IP address. IDNs are stored as punycode.',
     },
     verify: { type: 'boolean', default: false, description: 'Check the TXT record right away.' },
   },
@@ -77,7 +78,10 @@ export interface CreateDomainBody {
 export const updateDomainBody = objectSchema('domains.update.body', {
   verify: { type: 'boolean', description: 'Re-check TXT ownership now; a match makes a pending domain active.' },
   refresh_ssl: { type: 'boolean', description: 'Queue certificate issuance again (active custom domains only).' },
-  is_primary: { type: 'boolean', description: 'At most one primary domain per organization; setting one unsets the other.' },
+  is_primary: {
+    type: 'boolean',
+    description: 'At most one primary domain per organization; setting one unsets the other.',
+  },
   settings: { ...DomainSettings, description: 'Keys given replace the stored ones; null removes one.' },
 });
 export interface UpdateDomainBody {

@@ -115,7 +115,11 @@ export function cnameTarget(app: AppContext): string {
 }
 
 async function fallbackHostnames(app: AppContext): Promise<Set<string>> {
-  const rows = await app.db('domains').where({ type: 'fallback' }).whereNull('deleted_at').select<{ host: string }[]>('host');
+  const rows = await app
+    .db('domains')
+    .where({ type: 'fallback' })
+    .whereNull('deleted_at')
+    .select<{ host: string }[]>('host');
   const names = new Set(app.config.fallbackOrigins.map(originHostname));
   for (const r of rows) names.add(originHostname(`http://${r.host}`));
   return names;
@@ -135,7 +139,8 @@ export async function createDomain(
   const now = app.clock.now();
   let row: DomainRow;
   try {
-    [row] = await app.db('domains')
+    [row] = await app
+      .db('domains')
       .insert({
         ulid: newUlid(now.getTime()),
         org_id: orgId,
@@ -162,17 +167,31 @@ export async function createDomain(
 
 /** Re-reads the row under a lock; the organization binds it. */
 async function lockDomain(trx: Knex.Transaction, orgId: number, id: number): Promise<DomainRow> {
-  const row = await trx('domains').where({ id, org_id: orgId }).whereNull('deleted_at').forUpdate().first<DomainRow | undefined>('*');
+  const row = await trx('domains')
+    .where({ id, org_id: orgId })
+    .whereNull('deleted_at')
+    .forUpdate()
+    .first<DomainRow | undefined>('*');
   if (!row) throw ApiError.notFound('domain');
   return row;
 }
 
 async function queueCertificate(trx: Knex.Transaction, orgId: number, domainId: number, reason: string): Promise<void> {
   // One pending job per domain: a second request before it runs replaces the first.
-  await enqueueJob(trx, CERTIFICATE_TASK, { org_id: orgId, domain_id: domainId, reason }, { jobKey: `${CERTIFICATE_TASK}:${domainId}` });
+  await enqueueJob(
+    trx,
+    CERTIFICATE_TASK,
+    { org_id: orgId, domain_id: domainId, reason },
+    { jobKey: `${CERTIFICATE_TASK}:${domainId}` },
+  );
 }
 
-export async function updateDomain(app: AppContext, orgId: number, domainUlid: string, patch: UpdateDomainBody): Promise<DomainRow> {
+export async function updateDomain(
+  app: AppContext,
+  orgId: number,
+  domainUlid: string,
+  patch: UpdateDomainBody,
+): Promise<DomainRow> {
   const found = await findVisibleDomain(app.db, orgId, domainUlid);
   if (!found) throw ApiError.notFound('domain');
   if (found.type === 'fallback') {
@@ -185,7 +204,11 @@ export async function updateDomain(app: AppContext, orgId: number, domainUlid: s
   // The DNS lookup happens before the transaction, so no row lock waits on the network.
   let check: TxtCheck | null = null;
   if (patch.verify) {
-    check = await checkTxt(app.config.dnsResolvers, found.verification.txt_record_name ?? TXT_PREFIX + found.host, found.verification.txt_record_value ?? '');
+    check = await checkTxt(
+      app.config.dnsResolvers,
+      found.verification.txt_record_name ?? TXT_PREFIX + found.host,
+      found.verification.txt_record_value ?? '',
+    );
   }
   const now = app.clock.now();
   return app.db.transaction(async (trx) => {
@@ -215,7 +238,10 @@ export async function updateDomain(app: AppContext, orgId: number, domainUlid: s
       await queueCertificate(trx, orgId, row.id, 'refresh');
     }
     if (patch.is_primary === true && !row.is_primary) {
-      await trx('domains').where({ org_id: orgId, is_primary: true }).whereNot({ id: row.id }).update({ is_primary: false, updated_at: now });
+      await trx('domains')
+        .where({ org_id: orgId, is_primary: true })
+        .whereNot({ id: row.id })
+        .update({ is_primary: false, updated_at: now });
       changes.is_primary = true;
     } else if (patch.is_primary === false && row.is_primary) {
       changes.is_primary = false;
@@ -230,7 +256,10 @@ export async function updateDomain(app: AppContext, orgId: number, domainUlid: s
     }
     if (!Object.keys(changes).length) return row;
     changes.updated_at = now;
-    const [updated] = await trx('domains').where({ id: row.id, org_id: orgId }).update(changes).returning<DomainRow[]>('*');
+    const [updated] = await trx('domains')
+      .where({ id: row.id, org_id: orgId })
+      .update(changes)
+      .returning<DomainRow[]>('*');
     return updated;
   });
 }

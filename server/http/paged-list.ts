@@ -75,7 +75,11 @@ export interface ListSource<Row, Out> {
   render(row: Row): Out;
 }
 
-export async function listResult<Row, Out>(call: Call, query: PageQuery, source: ListSource<Row, Out>): Promise<OperationResult> {
+export async function listResult<Row, Out>(
+  call: Call,
+  query: PageQuery,
+  source: ListSource<Row, Out>,
+): Promise<OperationResult> {
   const after = decodeCursor(query.cursor);
   if (query.limit !== undefined) {
     const rows = await source.fetch(after, query.limit + 1);

@@ -9,11 +9,18 @@ export const QrStyle: JsonSchema = {
   properties: {
     ulid: { type: 'string' },
     name: { type: 'string' },
-    config: { type: 'object', description: 'Style configuration for the designer and the render pipeline (free-form).' },
+    config: {
+      type: 'object',
+      description: 'Style configuration for the designer and the render pipeline (free-form).',
+    },
     is_preset: { type: 'boolean' },
     brand: {
       oneOf: [
-        { type: 'object', required: ['ulid', 'name'], properties: { ulid: { type: 'string' }, name: { type: 'string' } } },
+        {
+          type: 'object',
+          required: ['ulid', 'name'],
+          properties: { ulid: { type: 'string' }, name: { type: 'string' } },
+        },
         { type: 'null' },
       ],
     },

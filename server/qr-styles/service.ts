@@ -70,7 +70,11 @@ export async function listStylesPage(
   return q;
 }
 
-export async function findStyle(db: Knex | Knex.Transaction, orgId: number, styleUlid: string): Promise<StyleRow | undefined> {
+export async function findStyle(
+  db: Knex | Knex.Transaction,
+  orgId: number,
+  styleUlid: string,
+): Promise<StyleRow | undefined> {
   return styles(db, orgId).where('s.ulid', styleUlid.toUpperCase()).first();
 }
 
@@ -97,7 +101,12 @@ export async function createStyle(app: AppContext, orgId: number, input: CreateS
   return getStyle(app.db, orgId, id);
 }
 
-export async function updateStyle(app: AppContext, orgId: number, styleUlid: string, patch: StyleInput): Promise<StyleRow> {
+export async function updateStyle(
+  app: AppContext,
+  orgId: number,
+  styleUlid: string,
+  patch: StyleInput,
+): Promise<StyleRow> {
   const row = await getStyle(app.db, orgId, styleUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;
@@ -115,7 +124,8 @@ export async function updateStyle(app: AppContext, orgId: number, styleUlid: str
 /** Soft delete: codes keep pointing at the style; it disappears from lists and reads. */
 export async function deleteStyle(app: AppContext, orgId: number, styleUlid: string): Promise<void> {
   const now = app.clock.now();
-  const n = await app.db('qr_styles')
+  const n = await app
+    .db('qr_styles')
     .where({ org_id: orgId, ulid: styleUlid.toUpperCase() })
     .whereNull('deleted_at')
     .update({ deleted_at: now, updated_at: now });

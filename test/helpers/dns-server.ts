@@ -40,7 +40,12 @@ export async function startDnsServer(): Promise<TestDnsServer> {
         else if (question.type === Packet.TYPE.TXT) {
           for (const data of values) {
             response.answers.push(
-              Packet.createResourceFromQuestion(question, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data }),
+              Packet.createResourceFromQuestion(question, {
+                type: Packet.TYPE.TXT,
+                class: Packet.CLASS.IN,
+                ttl: 1,
+                data,
+              }),
             );
           }
         }
@@ -48,7 +53,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       void send(response);
     },
   });
-  const addresses = await server.listen({ udp: { port: 0, address: '127.0.0.1'} });
+  const addresses = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
   const port = addresses.udp?.port;
   if (!port) throw new Error('the test DNS server did not bind a UDP port');
   return {

@@ -28,7 +28,9 @@ describe('brands: /v1/brands', () => {
   }
 
   async function customDomain(org: TestOrg) {
-    const res = await svc.post('/v1/domains', org.token, { host: `brand-${Math.random().toString(36).slice(2, 10)}.example.com` });
+    const res = await svc.post('/v1/domains', org.token, {
+      host: `brand-${Math.random().toString(36).slice(2, 10)}.example.com`,
+    });
     expect(res.status).to.equal(201);
     return res.body.data as { ulid: string; host: string };
   }
@@ -89,7 +91,10 @@ describe('brands: /v1/brands', () => {
       await create(a, { name: 'Taken', slug: 'taken-slug' });
       const res = await svc.post('/v1/brands', a.token, { name: 'Again', slug: 'TAKEN-slug' });
       expect(res.status).to.equal(422);
-      expect(res.body).to.deep.include({ code: 'validation_failed', errors: { slug: ['The slug has already been taken.'] } });
+      expect(res.body).to.deep.include({
+        code: 'validation_failed',
+        errors: { slug: ['The slug has already been taken.'] },
+      });
       await create(b, { name: 'Elsewhere', slug: 'taken-slug' });
     });
 

@@ -41,7 +41,10 @@ describe('domains: /v1/domains', () => {
         where j.key = ?`,
       [`domain-certificate:${id}`],
     );
-    return { id: id as number, rows: rows as { task_identifier: string; key: string; payload: Record<string, unknown> }[] };
+    return {
+      id: id as number,
+      rows: rows as { task_identifier: string; key: string; payload: Record<string, unknown> }[],
+    };
   }
 
   async function publish(org: TestOrg, host: string) {
@@ -57,7 +60,13 @@ describe('domains: /v1/domains', () => {
       const data = res.body.data as Record<string, unknown>[];
       expect(data.map((d) => d.host)).to.deep.equal(['localhost:3001', 'go.qr-service.test']);
       for (const d of data) {
-        expect(d).to.include({ type: 'fallback', status: 'active', ssl_status: 'active', is_primary: false, is_shared: true });
+        expect(d).to.include({
+          type: 'fallback',
+          status: 'active',
+          ssl_status: 'active',
+          is_primary: false,
+          is_shared: true,
+        });
         expect(d.verification).to.deep.equal({});
         expect(d.ulid).to.match(ULID_RE);
       }
@@ -69,7 +78,11 @@ describe('domains: /v1/domains', () => {
       const mine = await create(org);
       await create(other);
       const res = await svc.get('/v1/domains', org.token);
-      expect(res.body.data.map((d: { host: string }) => d.host)).to.deep.equal(['localhost:3001', 'go.qr-service.test', mine.host]);
+      expect(res.body.data.map((d: { host: string }) => d.host)).to.deep.equal([
+        'localhost:3001',
+        'go.qr-service.test',
+        mine.host,
+      ]);
     });
 
     it('pages with limit and cursor', async () => {
@@ -78,7 +91,11 @@ describe('domains: /v1/domains', () => {
       const d2 = await create(org);
       const p1 = await svc.get('/v1/domains?limit=3', org.token);
       expect(p1.status).to.equal(200);
-      expect(p1.body.data.map((d: { host: string }) => d.host)).to.deep.equal(['localhost:3001', 'go.qr-service.test', d1.host]);
+      expect(p1.body.data.map((d: { host: string }) => d.host)).to.deep.equal([
+        'localhost:3001',
+        'go.qr-service.test',
+        d1.host,
+      ]);
       expect(p1.body.meta.next_cursor).to.be.a('string');
       const p2 = await svc.get(`/v1/domains?limit=3&cursor=${p1.body.meta.next_cursor}`, org.token);
       expect(p2.body.data.map((d: { host: string }) => d.host)).to.deep.equal([d2.host]);
@@ -143,7 +160,9 @@ describe('domains: /v1/domains', () => {
     });
 
     it('gives different verification values to two organizations for the same host', () => {
-      expect(verificationToken(svc.app, a.org.id, 'x.example.com')).to.not.equal(verificationToken(svc.app, b.org.id, 'x.example.com'));
+      expect(verificationToken(svc.app, a.org.id, 'x.example.com')).to.not.equal(
+        verificationToken(svc.app, b.org.id, 'x.example.com'),
+      );
     });
 
     const invalidHosts = [
@@ -245,7 +264,11 @@ describe('domains: /v1/domains', () => {
       svc.clock.set('2026-03-03T10:05:00.000Z');
       const hit = await svc.patch(`/v1/domains/${d.ulid}`, a.token, { verify: true });
       expect(hit.status).to.equal(200);
-      expect(hit.body.data).to.include({ status: 'active', ssl_status: 'pending', verified_at: '2026-03-03T10:05:00.000Z' });
+      expect(hit.body.data).to.include({
+        status: 'active',
+        ssl_status: 'pending',
+        verified_at: '2026-03-03T10:05:00.000Z',
+      });
       expect(hit.body.data.verification.last_error).to.equal(null);
       expect((await jobsFor(d.ulid)).rows).to.have.length(1);
     });
@@ -256,7 +279,9 @@ describe('domains: /v1/domains', () => {
       const res = await svc.patch(`/v1/domains/${d.ulid}`, a.token, { verify: true });
       expect(res.status).to.equal(200);
       expect(res.body.data.status).to.equal('pending');
-      expect(res.body.data.verification.last_error).to.equal(`The DNS lookup of _qr-verify.${d.host} failed (ESERVFAIL); try again later.`);
+      expect(res.body.data.verification.last_error).to.equal(
+        `The DNS lookup of _qr-verify.${d.host} failed (ESERVFAIL); try again later.`,
+      );
     });
 
     it('keeps an active domain active when a re-check misses, recording the error', async () => {
@@ -294,7 +319,9 @@ describe('domains: /v1/domains', () => {
       await publish(a, host);
       const d = await create(a, host, true);
       await svc.app.db('domains').where({ ulid: d.ulid }).update({ ssl_status: 'failed' });
-      await svc.app.db.raw(`delete from graphile_worker._private_jobs where key = ?`, [`domain-certificate:${(await jobsFor(d.ulid)).id}`]);
+      await svc.app.db.raw(`delete from graphile_worker._private_jobs where key = ?`, [
+        `domain-certificate:${(await jobsFor(d.ulid)).id}`,
+      ]);
       const res = await svc.patch(`/v1/domains/${d.ulid}`, a.token, { refresh_ssl: true });
       expect(res.status).to.equal(200);
       expect(res.body.data).to.include({ status: 'active', ssl_status: 'pending' });
@@ -340,6 +367,16 @@ describe('domains: /v1/domains', () => {
       expect(after.filter((d) => d.is_primary)).to.have.length(0);
     });
 
+    it('leaves exactly one primary domain when eight requests race', async () => {
+      const org = await svc.createOrg();
+      const made = [];
+      for (let i = 0; i < 8; i++) made.push(await create(org));
+      const results = await Promise.all(made.map((d) => svc.patch(`/v1/domains/${d.ulid}`, org.token, { is_primary: true })));
+      expect(results.map((r) => r.status)).to.deep.equal(Array(8).fill(200));
+      const primaries = await svc.app.db('domains').where({ org_id: org.org.id, is_primary: true }).count<{ c: number }[]>('* as c');
+      expect(Number(primaries[0].c)).to.equal(1);
+    });
+
     it('does not touch another organization’s primary domain', async () => {
       const da = await create(a);
       const db = await create(b);
@@ -361,7 +398,10 @@ describe('domains: /v1/domains', () => {
         settings: { root_redirect: 'https://acme.test/', not_found_redirect: 'https://acme.test/404' },
       });
       expect(r1.status).to.equal(200);
-      expect(r1.body.data.settings).to.deep.equal({ root_redirect: 'https://acme.test/', not_found_redirect: 'https://acme.test/404' });
+      expect(r1.body.data.settings).to.deep.equal({
+        root_redirect: 'https://acme.test/',
+        not_found_redirect: 'https://acme.test/404',
+      });
       const r2 = await svc.patch(`/v1/domains/${d.ulid}`, a.token, { settings: { root_redirect: null } });
       expect(r2.body.data.settings).to.deep.equal({ not_found_redirect: 'https://acme.test/404' });
       const stored = await svc.app.db('domains').where({ ulid: d.ulid }).first('settings');
@@ -413,7 +453,12 @@ describe('domains: /v1/domains', () => {
       const d = await create(a);
       await publish(a, d.host);
       expect((await svc.get(`/v1/domains/${d.ulid}`, b.token)).status).to.equal(404);
-      for (const body of [{ verify: true }, { refresh_ssl: true }, { is_primary: true }, { settings: { root_redirect: 'https://x.test/' } }]) {
+      for (const body of [
+        { verify: true },
+        { refresh_ssl: true },
+        { is_primary: true },
+        { settings: { root_redirect: 'https://x.test/' } },
+      ]) {
         const res = await svc.patch(`/v1/domains/${d.ulid}`, b.token, body);
         expect(res.status, JSON.stringify(body)).to.equal(404);
       }
@@ -455,13 +500,25 @@ describe('domains: /v1/domains', () => {
       const pending = await create(a);
       const ids = await svc.app.db('domains').whereIn('ulid', [active.ulid, pending.ulid]).select('id', 'ulid');
       const idOf = (u: string) => ids.find((r: { ulid: string }) => r.ulid === u).id as number;
-      const first = await runDomainCertificate(svc.app, { org_id: a.org.id, domain_id: idOf(active.ulid), reason: 'verified' });
-      const again = await runDomainCertificate(svc.app, { org_id: a.org.id, domain_id: idOf(active.ulid), reason: 'verified' });
+      const first = await runDomainCertificate(svc.app, {
+        org_id: a.org.id,
+        domain_id: idOf(active.ulid),
+        reason: 'verified',
+      });
+      const again = await runDomainCertificate(svc.app, {
+        org_id: a.org.id,
+        domain_id: idOf(active.ulid),
+        reason: 'verified',
+      });
       expect([first, again]).to.deep.equal(['issuance_unavailable', 'issuance_unavailable']);
       expect((await svc.get(`/v1/domains/${active.ulid}`, a.token)).body.data.ssl_status).to.equal('pending');
-      expect(await runDomainCertificate(svc.app, { org_id: a.org.id, domain_id: idOf(pending.ulid), reason: 'verified' })).to.equal('skipped');
+      expect(
+        await runDomainCertificate(svc.app, { org_id: a.org.id, domain_id: idOf(pending.ulid), reason: 'verified' }),
+      ).to.equal('skipped');
       // Bound to its organization: another organization's id does not reach the domain.
-      expect(await runDomainCertificate(svc.app, { org_id: b.org.id, domain_id: idOf(active.ulid), reason: 'refresh' })).to.equal('skipped');
+      expect(
+        await runDomainCertificate(svc.app, { org_id: b.org.id, domain_id: idOf(active.ulid), reason: 'refresh' }),
+      ).to.equal('skipped');
     });
   });
 });

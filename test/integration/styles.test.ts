@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-const CONFIG = { dots: { type: 'rounded', color: '#101010' }, corners: { square: 'extra-rounded' }, logo: null, margin: 2 };
+const CONFIG = {
+  dots: { type: 'rounded', color: '#101010' },
+  corners: { square: 'extra-rounded' },
+  logo: null,
+  margin: 2,
+};
 
 describe('QR styles: /v1/qr-styles', () => {
   let svc: TestService;
@@ -31,7 +36,12 @@ describe('QR styles: /v1/qr-styles', () => {
   describe('POST /v1/qr-styles', () => {
     it('creates a style with a brand and the preset flag', async () => {
       svc.clock.set('2026-05-01T07:30:00.000Z');
-      const res = await svc.post('/v1/qr-styles', a.token, { name: 'Rounded dark', config: CONFIG, brand_ulid: brandA.ulid, is_preset: true });
+      const res = await svc.post('/v1/qr-styles', a.token, {
+        name: 'Rounded dark',
+        config: CONFIG,
+        brand_ulid: brandA.ulid,
+        is_preset: true,
+      });
       expect(res.status).to.equal(201);
       const style = res.body.data;
       expect(style.ulid).to.match(ULID_RE);
@@ -105,7 +115,10 @@ describe('QR styles: /v1/qr-styles', () => {
 
       const p1 = await svc.get(`/v1/qr-styles?brand_ulid=${brand.ulid}&limit=1`, org.token);
       expect(p1.body.data.map((s: { name: string }) => s.name)).to.deep.equal(['s2']);
-      const p2 = await svc.get(`/v1/qr-styles?brand_ulid=${brand.ulid}&limit=1&cursor=${p1.body.meta.next_cursor}`, org.token);
+      const p2 = await svc.get(
+        `/v1/qr-styles?brand_ulid=${brand.ulid}&limit=1&cursor=${p1.body.meta.next_cursor}`,
+        org.token,
+      );
       expect(p2.body.data.map((s: { name: string }) => s.name)).to.deep.equal(['s3']);
       expect(p2.body.meta.next_cursor).to.equal(null);
     });
@@ -133,7 +146,11 @@ describe('QR styles: /v1/qr-styles', () => {
       const r1 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, { name: 'After' });
       expect(r1.status).to.equal(200);
       expect(r1.body.data).to.deep.equal({ ...style, name: 'After', updated_at: '2026-05-02T11:00:00.000Z' });
-      const r2 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, { config: { c: 3 }, is_preset: true, brand_ulid: null });
+      const r2 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, {
+        config: { c: 3 },
+        is_preset: true,
+        brand_ulid: null,
+      });
       expect(r2.body.data).to.deep.include({ name: 'After', config: { c: 3 }, is_preset: true, brand: null });
       const r3 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, { brand_ulid: brandA.ulid });
       expect(r3.body.data.brand).to.deep.equal({ ulid: brandA.ulid, name: 'Brand A' });

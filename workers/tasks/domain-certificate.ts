@@ -21,11 +21,20 @@ function isPayload(p: unknown): p is DomainCertificatePayload {
 export type CertificateOutcome = 'skipped' | 'issuance_unavailable';
 
 /** The task's work, callable from tests without a worker. */
-export async function runDomainCertificate(app: AppContext, payload: DomainCertificatePayload): Promise<CertificateOutcome> {
-  const domain = await app.db('domains')
+export async function runDomainCertificate(
+  app: AppContext,
+  payload: DomainCertificatePayload,
+): Promise<CertificateOutcome> {
+  const domain = await app
+    .db('domains')
     .where({ id: payload.domain_id, org_id: payload.org_id, type: 'custom' })
     .whereNull('deleted_at')
-    .first<{ id: number; host: string; status: string; ssl_status: string } | undefined>('id', 'host', 'status', 'ssl_status');
+    .first<{ id: number; host: string; status: string; ssl_status: string } | undefined>(
+      'id',
+      'host',
+      'status',
+      'ssl_status',
+    );
   // Deleted or no longer verified since the job was queued: nothing to issue.
   if (!domain || domain.status !== 'active' || domain.ssl_status !== 'pending') return 'skipped';
   app.log.warn(
@@ -35,10 +44,12 @@ export async function runDomainCertificate(app: AppContext, payload: DomainCerti
   return 'issuance_unavailable';
 }
 
-export const domainCertificate = (app: AppContext): Task => async (payload) => {
-  if (!isPayload(payload)) {
-    app.log.error({ payload }, 'domain-certificate: malformed payload, dropped');
-    return;
-  }
-  await runDomainCertificate(app, payload);
-};
+export const domainCertificate =
+  (app: AppContext): Task =>
+  async (payload) => {
+    if (!isPayload(payload)) {
+      app.log.error({ payload }, 'domain-certificate: malformed payload, dropped');
+      return;
+    }
+    await runDomainCertificate(app, payload);
+  };
