@@ -17,10 +17,15 @@ import { rateLimitPage } from './pages.js';
 /** Extra routes mounted by other entry points (the MCP endpoint) without this file knowing them. */
 export type RouteMounter = (router: Router, app: AppContext) => void;
 
-export function createApiApp(app: AppContext, opts: { operations?: readonly Operation[]; mounts?: RouteMounter[] } = {}): Koa {
+export interface ApiAppOptions {
+  operations?: readonly Operation[];
+  mounts?: RouteMounter[];
+}
+
+/** The router of the API listener: infrastructure routes, every operation, and the mounts. */
+export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Router {
   const ops = opts.operations ?? allOperations;
   compileOperationSchemas(app, ops);
-  const koa = new Koa({ proxy: false });
   const router = new Router();
 
   router.get('/healthz', (ctx) => {
@@ -64,7 +69,12 @@ export function createApiApp(app: AppContext, opts: { operations?: readonly Oper
 
   mountOperations(router, app, ops);
   for (const mount of opts.mounts ?? []) mount(router, app);
+  return router;
+}
 
+export function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
+  const router = createApiRouter(app, opts);
+  const koa = new Koa({ proxy: false });
   koa.use(requestId());
   koa.use(accessLog(app, 'api'));
   koa.use(errorHandler(app));
