@@ -130,6 +130,14 @@ describe('brands: /v1/brands', () => {
       ['a null settings', { name: 'x', settings: null }, 'settings'],
       ['a malformed primary_domain_ulid', { name: 'x', primary_domain_ulid: 'abc' }, 'primary_domain_ulid'],
       ['an unknown field', { name: 'x', org_id: 1 }, 'org_id'],
+      ['a NUL character in the name', { name: 'a\u0000b' }, 'name'],
+      [
+        'a NUL character inside brand_kit',
+        { name: 'x', brand_kit: { colors: ['#fff', 'a\u0000'] } },
+        'brand_kit.colors.1',
+      ],
+      ['an unpaired surrogate inside settings', { name: 'x', settings: { note: '\ud800' } }, 'settings.note'],
+      ['an unpaired surrogate in the name', { name: 'x\udc00' }, 'name'],
     ];
     for (const [what, body, field] of invalid) {
       it(`refuses ${what} with 422 on ${field} and creates nothing`, async () => {

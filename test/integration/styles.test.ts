@@ -84,6 +84,8 @@ describe('QR styles: /v1/qr-styles', () => {
       ['a non-boolean is_preset', { name: 'x', config: {}, is_preset: 'yes' }, ['is_preset']],
       ['a malformed brand_ulid', { name: 'x', config: {}, brand_ulid: 'brand-a' }, ['brand_ulid']],
       ['an unknown field', { name: 'x', config: {}, deleted_at: null }, ['deleted_at']],
+      ['a NUL character in a config key', { name: 'x', config: { 'a\u0000': 1 } }, ['config.a\u0000']],
+      ['an unpaired surrogate in the name', { name: '\ud83d', config: {} }, ['name']],
     ];
     for (const [what, body, fields] of invalid) {
       it(`refuses ${what} with 422 and creates nothing`, async () => {
