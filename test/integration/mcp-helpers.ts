@@ -81,3 +81,12 @@ export async function toolError(svc: TestService, token: string, name: string, a
   expect(answer.isError, JSON.stringify(answer.payload)).to.equal(true);
   return answer.payload;
 }
+
+/** Headers that must match between two answers (the per-request ones left out). */
+export function comparableHeaders(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  h.forEach((v, k) => {
+    if (!['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)) out[k] = v;
+  });
+  return out;
+}

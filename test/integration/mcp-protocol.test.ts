@@ -2,16 +2,7 @@ import { expect } from 'chai';
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { LATEST_PROTOCOL_VERSION, MAX_BATCH, SUPPORTED_PROTOCOL_VERSIONS } from '../../server/mcp/protocol.js';
-import { postMcp, rpc } from './mcp-helpers.js';
-
-/** Headers that must match between two answers (the per-request ones left out). */
-export function comparableHeaders(h: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  h.forEach((v, k) => {
-    if (!['date', 'x-request-id', 'connection', 'keep-alive'].includes(k)) out[k] = v;
-  });
-  return out;
-}
+import { comparableHeaders, postMcp, rpc } from './mcp-helpers.js';
 
 describe('MCP protocol over POST /mcp', () => {
   let svc: TestService;
