@@ -98,6 +98,19 @@ describe('brands: /v1/brands', () => {
       await create(b, { name: 'Elsewhere', slug: 'taken-slug' });
     });
 
+    it('stores brand_kit nested 64 levels deep and refuses 65 with 422', async () => {
+      const nest = (n: number) => {
+        let v: unknown = 'leaf';
+        for (let i = 0; i < n; i++) v = { k: v };
+        return v as Record<string, unknown>;
+      };
+      const ok = await create(a, { name: 'Deep', brand_kit: nest(64) });
+      expect(JSON.stringify(ok.brand_kit)).to.equal(JSON.stringify(nest(64)));
+      const res = await svc.post('/v1/brands', a.token, { name: 'Deeper', brand_kit: nest(65) });
+      expect(res.status).to.equal(422);
+      expect(Object.values(res.body.errors)).to.deep.equal([['Must not be nested more than 64 levels deep.']]);
+    });
+
     it('accepts a shared fallback host as primary domain', async () => {
       const brand = await create(a, { name: 'On fallback', primary_domain_ulid: fallback.ulid });
       expect(brand.primary_domain).to.deep.equal(fallback);
