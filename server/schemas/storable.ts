@@ -5,6 +5,7 @@ import { ApiError } from '../errors.js';
 
 export const MAX_NESTING = 64;
 
+// eslint-disable-next-line no-control-regex -- matching U+0000 is the point
 const NUL_OR_LONE_SURROGATE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function bad(s: string): boolean {
