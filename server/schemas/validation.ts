@@ -96,7 +96,8 @@ function messageOf(err: ErrorObject): string {
 }
 
 export function toFieldErrors(errors: ErrorObject[]): FieldErrors {
-  const out: FieldErrors = {};
+  // No prototype: a field named __proto__ (an unknown key in a JSON body) is a plain key here.
+  const out: FieldErrors = Object.create(null) as FieldErrors;
   for (const err of errors) {
     // oneOf/anyOf summaries repeat what their branches said.
     if (err.keyword === 'oneOf' || err.keyword === 'anyOf' || err.keyword === 'if') continue;
