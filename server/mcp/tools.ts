@@ -422,22 +422,28 @@ export function splitArguments(op: Operation, args: Record<string, unknown>): Ra
     new Set(schema ? Object.keys(flatten(schema, op.id).properties) : []);
   const paramNames = names(op.params);
   const queryNames = names(op.query);
-  const params: Record<string, unknown> = {};
-  const query: Record<string, unknown> = {};
-  const body: Record<string, unknown> = {};
-  const unknown: Record<string, string[]> = {};
+  // Entries, then Object.fromEntries: a "__proto__" argument stays an own (and refused) key.
+  const params: [string, unknown][] = [];
+  const query: [string, unknown][] = [];
+  const body: [string, unknown][] = [];
+  const unknown: [string, string[]][] = [];
   for (const [k, v] of Object.entries(args)) {
-    if (paramNames.has(k)) params[k] = v;
-    else if (queryNames.has(k)) query[k] = v;
-    else if (op.body) body[k] = v;
-    else unknown[k] = ['This field is not allowed.'];
+    if (paramNames.has(k)) params.push([k, v]);
+    else if (queryNames.has(k)) query.push([k, v]);
+    else if (op.body) body.push([k, v]);
+    else unknown.push([k, ['This field is not allowed.']]);
   }
-  if (Object.keys(unknown).length) throw ApiError.validation(unknown);
+  if (unknown.length) throw ApiError.validation(Object.fromEntries(unknown));
   // Path parameters are always required, as they are in the URL.
+  const given = new Set(params.map(([k]) => k));
   for (const p of paramNames) {
-    if (!(p in params)) throw ApiError.field(p, 'This field is required.');
+    if (!given.has(p)) throw ApiError.field(p, 'This field is required.');
   }
-  return { params, query, body: op.body ? body : undefined };
+  return {
+    params: Object.fromEntries(params),
+    query: Object.fromEntries(query),
+    body: op.body ? Object.fromEntries(body) : undefined,
+  };
 }
 
 export function textResult(payload: unknown, isError: boolean): CallToolResult {

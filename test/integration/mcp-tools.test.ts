@@ -8,7 +8,7 @@ import { assertDocumented, startTestService, type TestService } from '../helpers
 import { operations } from '../../server/operations.js';
 import { mcpOnlyOperations } from '../../server/mcp/bulk-codes.js';
 import { TOOL_DEFS } from '../../server/mcp/tools.js';
-import { callTool, rpc, toolError, toolOk } from './mcp-helpers.js';
+import { callTool, postMcp, rpc, toolError, toolOk } from './mcp-helpers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const allOps = [...operations, ...mcpOnlyOperations];
@@ -385,6 +385,20 @@ describe('MCP tools', () => {
         code: 'validation_failed',
         errors: { verbose: ['This field is not allowed.'] },
       });
+    });
+
+    it('refuses a __proto__ argument as an unknown field', async () => {
+      const raw = `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"brands_create","arguments":{"name":"P","__proto__":{"admin":true}}}}`;
+      const res = await postMcp(svc, token, raw);
+      expect(res.status).to.equal(200);
+      expect(res.body.result.isError).to.equal(true);
+      const errors = JSON.parse(res.body.result.content[0].text).errors;
+      expect(Object.keys(errors)).to.deep.equal(['__proto__']);
+      expect(Object.getOwnPropertyDescriptor(errors, '__proto__')?.value).to.deep.equal(['This field is not allowed.']);
+      expect((await svc.get('/v1/brands', token)).body.data.map((b: { name: string }) => b.name)).to.not.include('P');
+      const statusRaw = `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"status_read","arguments":{"__proto__":{}}}}`;
+      const status = await postMcp(svc, token, statusRaw);
+      expect(status.body.result.isError).to.equal(true);
     });
 
     it('refuses a missing path parameter with 422', async () => {
