@@ -130,19 +130,18 @@ export async function resolveRefs(
   const domains = [...new Set(want.domains)];
   const brands = [...new Set(want.brands)];
   const styles = [...new Set(want.styles)];
-  const [d, b, s] = await Promise.all([
-    domains.length
-      ? db('domains')
-          .select('id', 'ulid', 'host', 'type', 'origin', 'status')
-          .whereIn('ulid', domains)
-          .whereNull('deleted_at')
-          .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
-      : [],
-    brands.length ? db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId) : [],
-    styles.length
-      ? db('qr_styles').select('id', 'ulid', 'name').whereIn('ulid', styles).where('org_id', orgId).whereNull('deleted_at')
-      : [],
-  ]);
+  // One after the other: inside a transaction the three share one connection.
+  const d = domains.length
+    ? await db('domains')
+        .select('id', 'ulid', 'host', 'type', 'origin', 'status')
+        .whereIn('ulid', domains)
+        .whereNull('deleted_at')
+        .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
+    : [];
+  const b = brands.length ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId) : [];
+  const s = styles.length
+    ? await db('qr_styles').select('id', 'ulid', 'name').whereIn('ulid', styles).where('org_id', orgId).whereNull('deleted_at')
+    : [];
   return {
     domains: new Map((d as DomainRef[]).map((r) => [r.ulid, r])),
     brands: new Map((b as NamedRef[]).map((r) => [r.ulid, r])),

@@ -24,7 +24,7 @@ import {
   type Refs,
 } from './repository.js';
 import { createCodeBody, type CodeStatus, type CodeWrite } from './schema.js';
-import { addError, checkDates, checkDestination, checkRouting, checkSchedule, slugKey, slugProblem } from './validate.js';
+import { addError, checkDates, checkDateValue, checkDestination, checkRouting, checkSchedule, NUL_MESSAGE, nulPath, slugKey, slugProblem } from './validate.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -164,10 +164,16 @@ export interface PreparedCodes {
  */
 export async function prepareNewCodes(app: AppContext, db: Db, org: OrgRef, inputs: CodeWrite[]): Promise<PreparedCodes> {
   const now = app.clock.now();
-  const errors: FieldErrors[] = inputs.map((input) => schemaErrors(app, input));
+  const errors: FieldErrors[] = inputs.map((input) => {
+    const nul = nulPath(input);
+    return nul ? { [nul]: [NUL_MESSAGE] } : schemaErrors(app, input);
+  });
   inputs.forEach((input, i) => {
     if (Object.keys(errors[i]).length) return;
     checkDestination(errors[i], input.destination);
+    checkDateValue(errors[i], 'date_begin', input.date_begin);
+    checkDateValue(errors[i], 'expire_at', input.expire_at);
+    if (Object.keys(errors[i]).length) return;
     checkRouting(errors[i], input.routing as Parameters<typeof checkRouting>[1]);
     checkSchedule(errors[i], input.schedule as Parameters<typeof checkSchedule>[1]);
     checkDates(errors[i], date(input.date_begin), date(input.expire_at));
@@ -320,8 +326,13 @@ export async function updateCode(app: AppContext, principal: Principal, codeUlid
   return inTransaction(app, opts.trx, async (trx) => {
     const current = await findCode(trx, orgId, codeUlid);
     if (!current) throw ApiError.notFound('QR code');
+    const nul = nulPath(patch);
+    if (nul) throw ApiError.field(nul, NUL_MESSAGE);
     const errors: FieldErrors = {};
     if (patch.destination !== undefined) checkDestination(errors, patch.destination);
+    checkDateValue(errors, 'date_begin', patch.date_begin);
+    checkDateValue(errors, 'expire_at', patch.expire_at);
+    if (Object.keys(errors).length) throw ApiError.validation(errors);
     checkRouting(errors, patch.routing as Parameters<typeof checkRouting>[1]);
     checkSchedule(errors, patch.schedule as Parameters<typeof checkSchedule>[1]);
     const begin = patch.date_begin !== undefined ? date(patch.date_begin) : current.date_begin;

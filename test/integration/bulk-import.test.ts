@@ -224,6 +224,7 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
       ['an unknown defaults key', { rows: [row('x')], defaults: { style_ulid: ulid() } }, 'defaults.style_ulid'],
       ['a malformed default domain', { rows: [row('x')], defaults: { domain_ulid: 'x' } }, 'defaults.domain_ulid'],
       ['an unknown field', { rows: [row('x')], confirm: true }, 'confirm'],
+      ['a NUL character in a row', { rows: [row('x'), row('y', { name: 'a\u0000' })] }, 'rows.1.name'],
     ];
     for (const [what, body, field] of bad) {
       it(`answers 422 on ${field} for ${what}`, async () => {

@@ -173,6 +173,10 @@ describe('QR codes: /v1/qr-codes', () => {
       ['expire_at before date_begin', { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-04-01T00:00:00Z' }, 'expire_at', /after date_begin/],
       ['expire_at equal to date_begin', { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-05-01T00:00:00Z' }, 'expire_at', /after date_begin/],
       ['date_begin not a date-time', { date_begin: 'tomorrow' }, 'date_begin', /date-time/],
+      ['date_begin in year 0', { date_begin: '0000-06-01T00:00:00Z' }, 'date_begin', /date-time/],
+      ['a leap-second expire_at', { expire_at: '2026-06-30T23:59:60Z' }, 'expire_at', /date-time/],
+      ['a NUL character in the name', { name: 'a\u0000b' }, 'name', /NUL/],
+      ['a NUL character in a utm key', { utm_params: { 'a\u0000': 'x' } }, 'utm_params', /Property name/],
       ['utm_params with a number', { utm_params: { source: 5 } }, 'utm_params.source', /string/],
       ['schedule with an unknown time zone', { schedule: { enabled: true, timezone: 'Mars/Olympus', windows: [{ days: ['mon'], start: '09:00', end: '10:00' }] } }, 'schedule.timezone', /IANA/],
       ['schedule without windows', { schedule: { enabled: true, timezone: 'UTC', windows: [] } }, 'schedule.windows', /at least one window/],
@@ -284,6 +288,16 @@ describe('QR codes: /v1/qr-codes', () => {
       expect(noop.body.data.status).to.equal('archived');
       const renamed = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, { slug: 'patched', brand_ulid: null, name: null, password: 'pw', type: 'redirect' });
       expect(renamed.body.data).to.deep.include({ slug: 'acme/patched', brand: null, name: null, password: true, type: 'url' });
+    });
+
+    it('PATCH refuses a NUL character and an impossible date with 422 and changes nothing', async () => {
+      const code = (await svc.post('/v1/qr-codes', a.token, plain('nul-patch', { name: 'kept' }))).body.data;
+      const nul = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { name: 'x\u0000' });
+      expect(nul.status).to.equal(422);
+      expect(nul.body.errors).to.deep.equal({ name: ['Must not contain the NUL character (U+0000).'] });
+      const leap = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { expire_at: '2026-06-30T23:59:60Z', name: 'changed' });
+      expect(leap.status).to.equal(422);
+      expect((await svc.get(`/v1/qr-codes/${code.ulid}`, a.token)).body.data).to.deep.equal(code);
     });
 
     it('PATCH validates like POST: slug taken, dates against stored values, foreign references', async () => {
