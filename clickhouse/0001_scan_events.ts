@@ -31,7 +31,11 @@ export function onCluster(ctx: ClickHouseMigrationContext): string {
 }
 
 /** The engine clause of a table that is local to one node (replicated when there is a cluster). */
-export function localEngine(ctx: ClickHouseMigrationContext, kind: 'MergeTree' | 'AggregatingMergeTree', table: string): string {
+export function localEngine(
+  ctx: ClickHouseMigrationContext,
+  kind: 'MergeTree' | 'AggregatingMergeTree',
+  table: string,
+): string {
   if (!ctx.cluster) return kind;
   return `Replicated${kind}('/clickhouse/tables/{shard}/${ctx.database}/${table}', '{replica}')`;
 }

@@ -41,7 +41,10 @@ export async function insertScanEvents(ch: ClickHouseHandle, events: ScanEvent[]
   if (!events.length) return;
   await ch.client.insert({
     table: `${ch.database}.scan_events`,
-    values: events.map((e) => ({ ...e, scanned_at: new Date(e.scanned_at).toISOString().slice(0, 23).replace('T', ' ') })),
+    values: events.map((e) => ({
+      ...e,
+      scanned_at: new Date(e.scanned_at).toISOString().slice(0, 23).replace('T', ' '),
+    })),
     format: 'JSONEachRow',
   });
 }
@@ -60,8 +63,13 @@ export async function fallbackDomainId(app: AppContext): Promise<number> {
   return Number(row.id);
 }
 
-export async function insertBrand(app: AppContext, org: OrgRecord, b: { name: string; slug: string }): Promise<{ id: number; ulid: string }> {
-  const [row] = await app.db('brands')
+export async function insertBrand(
+  app: AppContext,
+  org: OrgRecord,
+  b: { name: string; slug: string },
+): Promise<{ id: number; ulid: string }> {
+  const [row] = await app
+    .db('brands')
     .insert({ ulid: ulid(), org_id: org.id, name: b.name, slug: b.slug })
     .returning(['id', 'ulid']);
   return { id: Number(row.id), ulid: row.ulid };
@@ -72,7 +80,8 @@ export async function insertCode(
   org: OrgRecord,
   c: { slug: string; name?: string | null; brandId?: number | null; domainId: number; destination?: string },
 ): Promise<{ id: number; ulid: string }> {
-  const [row] = await app.db('qr_codes')
+  const [row] = await app
+    .db('qr_codes')
     .insert({
       ulid: ulid(),
       org_id: org.id,
@@ -124,31 +133,253 @@ interface CountryProfile {
 }
 
 const COUNTRIES: [string, number, CountryProfile][] = [
-  ['US', 24, { language: 'en', providers: [['Verizon', 701, 4], ['AT&T', 7018, 4], ['T-Mobile US', 21928, 3], ['Comcast', 7922, 3]] }],
-  ['DE', 12, { language: 'de', providers: [['Deutsche Telekom', 3320, 5], ['Vodafone Germany', 3209, 3], ['Telefonica Germany', 6805, 2]] }],
-  ['GB', 9, { language: 'en', providers: [['BT', 2856, 3], ['Vodafone UK', 25135, 2], ['EE', 12576, 3], ['Virgin Media', 5089, 2]] }],
-  ['FR', 7, { language: 'fr', providers: [['Orange', 3215, 4], ['SFR', 15557, 2], ['Free', 12322, 2], ['Bouygues Telecom', 5410, 2]] }],
-  ['IN', 6, { language: 'hi', providers: [['Reliance Jio', 55836, 5], ['Bharti Airtel', 9498, 4]] }],
-  ['BR', 5, { language: 'pt', providers: [['Claro', 28573, 3], ['Vivo', 26599, 3], ['TIM Brasil', 26615, 2]] }],
-  ['JP', 5, { language: 'ja', providers: [['NTT Docomo', 9605, 4], ['KDDI', 2516, 3], ['SoftBank', 17676, 3]] }],
-  ['CA', 4, { language: 'en', providers: [['Rogers', 812, 3], ['Bell Canada', 577, 3]] }],
-  ['ES', 4, { language: 'es', providers: [['Movistar', 3352, 4], ['Orange Spain', 12479, 2]] }],
-  ['IT', 4, { language: 'it', providers: [['TIM', 3269, 3], ['Vodafone Italia', 30722, 2]] }],
-  ['NL', 3, { language: 'nl', providers: [['KPN', 1136, 3], ['VodafoneZiggo', 33915, 3]] }],
-  ['MX', 3, { language: 'es', providers: [['Telcel', 28403, 4], ['Telmex', 8151, 2]] }],
-  ['AU', 3, { language: 'en', providers: [['Telstra', 1221, 4], ['Optus', 4804, 2]] }],
-  ['PL', 2, { language: 'pl', providers: [['Orange Polska', 5617, 2], ['Play', 39603, 2]] }],
-  ['SE', 2, { language: 'sv', providers: [['Telia', 3301, 3], ['Tele2', 1257, 2]] }],
-  ['CH', 2, { language: 'de', providers: [['Swisscom', 3303, 3], ['Sunrise', 6730, 2]] }],
+  [
+    'US',
+    24,
+    {
+      language: 'en',
+      providers: [
+        ['Verizon', 701, 4],
+        ['AT&T', 7018, 4],
+        ['T-Mobile US', 21928, 3],
+        ['Comcast', 7922, 3],
+      ],
+    },
+  ],
+  [
+    'DE',
+    12,
+    {
+      language: 'de',
+      providers: [
+        ['Deutsche Telekom', 3320, 5],
+        ['Vodafone Germany', 3209, 3],
+        ['Telefonica Germany', 6805, 2],
+      ],
+    },
+  ],
+  [
+    'GB',
+    9,
+    {
+      language: 'en',
+      providers: [
+        ['BT', 2856, 3],
+        ['Vodafone UK', 25135, 2],
+        ['EE', 12576, 3],
+        ['Virgin Media', 5089, 2],
+      ],
+    },
+  ],
+  [
+    'FR',
+    7,
+    {
+      language: 'fr',
+      providers: [
+        ['Orange', 3215, 4],
+        ['SFR', 15557, 2],
+        ['Free', 12322, 2],
+        ['Bouygues Telecom', 5410, 2],
+      ],
+    },
+  ],
+  [
+    'IN',
+    6,
+    {
+      language: 'hi',
+      providers: [
+        ['Reliance Jio', 55836, 5],
+        ['Bharti Airtel', 9498, 4],
+      ],
+    },
+  ],
+  [
+    'BR',
+    5,
+    {
+      language: 'pt',
+      providers: [
+        ['Claro', 28573, 3],
+        ['Vivo', 26599, 3],
+        ['TIM Brasil', 26615, 2],
+      ],
+    },
+  ],
+  [
+    'JP',
+    5,
+    {
+      language: 'ja',
+      providers: [
+        ['NTT Docomo', 9605, 4],
+        ['KDDI', 2516, 3],
+        ['SoftBank', 17676, 3],
+      ],
+    },
+  ],
+  [
+    'CA',
+    4,
+    {
+      language: 'en',
+      providers: [
+        ['Rogers', 812, 3],
+        ['Bell Canada', 577, 3],
+      ],
+    },
+  ],
+  [
+    'ES',
+    4,
+    {
+      language: 'es',
+      providers: [
+        ['Movistar', 3352, 4],
+        ['Orange Spain', 12479, 2],
+      ],
+    },
+  ],
+  [
+    'IT',
+    4,
+    {
+      language: 'it',
+      providers: [
+        ['TIM', 3269, 3],
+        ['Vodafone Italia', 30722, 2],
+      ],
+    },
+  ],
+  [
+    'NL',
+    3,
+    {
+      language: 'nl',
+      providers: [
+        ['KPN', 1136, 3],
+        ['VodafoneZiggo', 33915, 3],
+      ],
+    },
+  ],
+  [
+    'MX',
+    3,
+    {
+      language: 'es',
+      providers: [
+        ['Telcel', 28403, 4],
+        ['Telmex', 8151, 2],
+      ],
+    },
+  ],
+  [
+    'AU',
+    3,
+    {
+      language: 'en',
+      providers: [
+        ['Telstra', 1221, 4],
+        ['Optus', 4804, 2],
+      ],
+    },
+  ],
+  [
+    'PL',
+    2,
+    {
+      language: 'pl',
+      providers: [
+        ['Orange Polska', 5617, 2],
+        ['Play', 39603, 2],
+      ],
+    },
+  ],
+  [
+    'SE',
+    2,
+    {
+      language: 'sv',
+      providers: [
+        ['Telia', 3301, 3],
+        ['Tele2', 1257, 2],
+      ],
+    },
+  ],
+  [
+    'CH',
+    2,
+    {
+      language: 'de',
+      providers: [
+        ['Swisscom', 3303, 3],
+        ['Sunrise', 6730, 2],
+      ],
+    },
+  ],
   ['', 1, { language: '', providers: [['', 0, 1]] }],
 ];
 
 const DEVICES: [{ type: string; os: [string, number][]; browser: [string, number][] }, number][] = [
-  [{ type: 'mobile', os: [['iOS', 55], ['Android', 45]], browser: [['Mobile Safari', 50], ['Chrome Mobile', 40], ['Samsung Internet', 10]] }, 72],
-  [{ type: 'desktop', os: [['Windows', 60], ['macOS', 30], ['Linux', 10]], browser: [['Chrome', 60], ['Safari', 15], ['Edge', 15], ['Firefox', 10]] }, 17],
-  [{ type: 'tablet', os: [['iPadOS', 65], ['Android', 35]], browser: [['Mobile Safari', 65], ['Chrome', 35]] }, 7],
+  [
+    {
+      type: 'mobile',
+      os: [
+        ['iOS', 55],
+        ['Android', 45],
+      ],
+      browser: [
+        ['Mobile Safari', 50],
+        ['Chrome Mobile', 40],
+        ['Samsung Internet', 10],
+      ],
+    },
+    72,
+  ],
+  [
+    {
+      type: 'desktop',
+      os: [
+        ['Windows', 60],
+        ['macOS', 30],
+        ['Linux', 10],
+      ],
+      browser: [
+        ['Chrome', 60],
+        ['Safari', 15],
+        ['Edge', 15],
+        ['Firefox', 10],
+      ],
+    },
+    17,
+  ],
+  [
+    {
+      type: 'tablet',
+      os: [
+        ['iPadOS', 65],
+        ['Android', 35],
+      ],
+      browser: [
+        ['Mobile Safari', 65],
+        ['Chrome', 35],
+      ],
+    },
+    7,
+  ],
   [{ type: 'other', os: [['', 1]], browser: [['', 1]] }, 2],
-  [{ type: 'bot', os: [['', 1]], browser: [['Googlebot', 2], ['bingbot', 1]] }, 2],
+  [
+    {
+      type: 'bot',
+      os: [['', 1]],
+      browser: [
+        ['Googlebot', 2],
+        ['bingbot', 1],
+      ],
+    },
+    2,
+  ],
 ];
 
 const REFERRERS: [string, number][] = [
@@ -164,12 +395,30 @@ const REFERRERS: [string, number][] = [
 ];
 
 const DEMO_BRANDS = [
-  { name: 'Northwind Coffee', slug: 'northwind-coffee', codes: ['menu', 'loyalty', 'table-card', 'window-poster', 'cup-sleeve', 'receipt'] },
-  { name: 'Contoso Books', slug: 'contoso-books', codes: ['catalog', 'author-talk', 'bookmark', 'gift-card', 'newsletter'] },
-  { name: 'Fabrikam Travel', slug: 'fabrikam-travel', codes: ['brochure', 'boarding-pass', 'hotel-flyer', 'billboard', 'magazine-ad'] },
-  { name: 'Tailspin Events', slug: 'tailspin-events', codes: ['tickets', 'badge', 'stage-screen', 'program', 'feedback', 'sponsor-wall'] },
+  {
+    name: 'Northwind Coffee',
+    slug: 'northwind-coffee',
+    codes: ['menu', 'loyalty', 'table-card', 'window-poster', 'cup-sleeve', 'receipt'],
+  },
+  {
+    name: 'Contoso Books',
+    slug: 'contoso-books',
+    codes: ['catalog', 'author-talk', 'bookmark', 'gift-card', 'newsletter'],
+  },
+  {
+    name: 'Fabrikam Travel',
+    slug: 'fabrikam-travel',
+    codes: ['brochure', 'boarding-pass', 'hotel-flyer', 'billboard', 'magazine-ad'],
+  },
+  {
+    name: 'Tailspin Events',
+    slug: 'tailspin-events',
+    codes: ['tickets', 'badge', 'stage-screen', 'program', 'feedback', 'sponsor-wall'],
+  },
 ];
 const UNBRANDED_CODES = ['business-card', 'wifi', 'vcard'];
+
+const PROFILE_CACHE = 500_000;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -181,8 +430,15 @@ function ulidAt(ms: number, rand: () => number): string {
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
+  // 80 random bits from three draws (30 + 30 + 20 bits).
   let r = '';
-  for (let i = 0; i < 16; i++) r += CROCKFORD[(rand() * 32) | 0];
+  for (const chars of [6, 6, 4]) {
+    let x = Math.floor(rand() * 2 ** (chars * 5));
+    for (let i = 0; i < chars; i++) {
+      r += CROCKFORD[x & 31];
+      x >>>= 5;
+    }
+  }
   return time + r;
 }
 
@@ -235,7 +491,12 @@ export async function seedDemo(app: AppContext, opts: SeedDemoOptions = {}): Pro
     const brand = await insertBrand(app, org, b);
     brands.push({ ...brand, name: b.name });
     for (const c of b.codes) {
-      const code = await insertCode(app, org, { slug: `${b.slug}-${c}`, name: `${b.name}: ${c.replace(/-/g, ' ')}`, brandId: brand.id, domainId });
+      const code = await insertCode(app, org, {
+        slug: `${b.slug}-${c}`,
+        name: `${b.name}: ${c.replace(/-/g, ' ')}`,
+        brandId: brand.id,
+        domainId,
+      });
       codes.push({ ...code, slug: `${b.slug}-${c}`, brandId: brand.id });
     }
   }
@@ -277,12 +538,19 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
   // Code popularity: Zipf-like, shuffled so brands differ.
   const codeWeights: [DemoCode, number][] = o.codes.map((c, i) => [c, 1 / (1 + ((i * 7) % o.codes.length)) ** 1.1]);
   const pickCode = weighted(codeWeights);
-  const pickCountry = weighted(COUNTRIES.map(([code, w, p]) => [{ code, ...p }, w] as [CountryProfile & { code: string }, number]));
+  const pickCountry = weighted(
+    COUNTRIES.map(([code, w, p]) => [{ code, ...p }, w] as [CountryProfile & { code: string }, number]),
+  );
   const pickDevice = weighted(DEVICES);
   const pickReferrer = weighted(REFERRERS);
   const osPickers = new Map(DEVICES.map(([d]) => [d.type, weighted(d.os)]));
   const browserPickers = new Map(DEVICES.map(([d]) => [d.type, weighted(d.browser)]));
-  const providerPickers = new Map(COUNTRIES.map(([code, , p]) => [code, weighted(p.providers.map(([n, asn, w]) => [[n, asn] as [string, number], w]))]));
+  const providerPickers = new Map(
+    COUNTRIES.map(([code, , p]) => [
+      code,
+      weighted(p.providers.map(([n, asn, w]) => [[n, asn] as [string, number], w])),
+    ]),
+  );
   // Day weights: growth over the period and quieter weekends; hour weights: a daytime curve.
   const todayMs = Math.floor(o.nowMs / DAY_MS) * DAY_MS;
   const firstDayMs = todayMs - (o.days - 1) * DAY_MS;
@@ -299,6 +567,7 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
   // About one visitor per three scans; a power law makes some visitors come back often.
   const visitors = Math.max(1, Math.round(o.total / 3));
   const table = `${ch.database}.scan_events`;
+  const profiles = new Map<number, { before: string; after: string }>();
   let done = 0;
   while (done < o.total) {
     const n = Math.min(o.batchSize, o.total - done);
@@ -311,16 +580,26 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
       let ms = Math.floor(dayMs + ((hourMs + 2 * 3_600_000) % DAY_MS));
       if (ms > o.nowMs) ms = o.nowMs - Math.floor(rand() * Math.max(1, o.nowMs - dayMs));
       const visitor = Math.floor(visitors * rand() ** 2);
-      // A visitor's attributes come from their own generator, so they stay the same across scans.
-      const vr = prng(visitor * 2654435761 + o.seed);
-      const country = pickCountry(vr());
-      const device = pickDevice(vr());
-      const nativeLanguage = vr() < 0.8;
-      const [provider, asn] = providerPickers.get(country.code)!(vr());
-      const os = osPickers.get(device.type)!(vr());
-      const browser = browserPickers.get(device.type)!(vr());
-      const visitorHash = (BigInt(Math.floor(vr() * 2 ** 32)) << 32n) | BigInt(Math.floor(vr() * 2 ** 32));
-      const language = nativeLanguage ? country.language : 'en';
+      let profile = profiles.get(visitor);
+      if (!profile) {
+        // A visitor's attributes come from their own generator, so they stay the same across scans.
+        const vr = prng(visitor * 2654435761 + o.seed);
+        const country = pickCountry(vr());
+        const device = pickDevice(vr());
+        const nativeLanguage = vr() < 0.8;
+        const [provider, asn] = providerPickers.get(country.code)!(vr());
+        const os = osPickers.get(device.type)!(vr());
+        const browser = browserPickers.get(device.type)!(vr());
+        const hash = (BigInt(Math.floor(vr() * 2 ** 32)) << 32n) | BigInt(Math.floor(vr() * 2 ** 32));
+        const language = nativeLanguage ? country.language : 'en';
+        profile = {
+          // The columns from visitor_hash to provider, without the per-scan referrer.
+          before: [hash.toString(), country.code, device.type, os, browser].join('\t'),
+          after: [language, provider, asn, device.type === 'bot' ? 1 : 0].join('\t'),
+        };
+        // Frequent visitors have low numbers; caching only those bounds the memory.
+        if (visitor < PROFILE_CACHE) profiles.set(visitor, profile);
+      }
       lines[i] = [
         ulidAt(ms, rand),
         ms / 1000,
@@ -328,16 +607,9 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
         code.brandId,
         o.domainId,
         code.id,
-        visitorHash.toString(),
-        country.code,
-        device.type,
-        os,
-        browser,
+        profile.before,
         pickReferrer(rand()),
-        language,
-        provider,
-        asn,
-        device.type === 'bot' ? 1 : 0,
+        profile.after,
         rand() < 0.1 ? 0 : -1,
       ].join('\t');
     }

@@ -59,7 +59,10 @@ export async function rollupTotals(ch: ClickHouseHandle, f: RollupFilter): Promi
 }
 
 /** Scans per day; days without scans are absent (the service fills them in). */
-export async function rollupDailyScans(ch: ClickHouseHandle, f: RollupFilter): Promise<{ day: string; scans: number }[]> {
+export async function rollupDailyScans(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+): Promise<{ day: string; scans: number }[]> {
   const w = scopeWhere(f);
   const out = await rows<{ day: string; scans: number }>(
     ch,

@@ -90,14 +90,19 @@ function publicSlug(org: OrgRecord, stored: string): string {
   return stored.toLowerCase().startsWith(prefix.toLowerCase()) ? stored.slice(prefix.length) : stored;
 }
 
-export async function findBrand(app: AppContext, org: OrgRecord, brandUlid: string): Promise<{ id: number; ulid: string; name: string }> {
+export async function findBrand(
+  app: AppContext,
+  org: OrgRecord,
+  brandUlid: string,
+): Promise<{ id: number; ulid: string; name: string }> {
   const row = await app.db('brands').where({ org_id: org.id, ulid: brandUlid }).first('id', 'ulid', 'name');
   if (!row) throw ApiError.notFound('brand');
   return { id: Number(row.id), ulid: row.ulid, name: row.name };
 }
 
 export async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<CodeRef> {
-  const row = await app.db('qr_codes')
+  const row = await app
+    .db('qr_codes')
     .where({ org_id: org.id, ulid: codeUlid })
     .whereNull('deleted_at')
     .first('id', 'ulid', 'name', 'slug', 'brand_id');
@@ -124,7 +129,11 @@ async function childLabels(
     const rows = await app.db('brands').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name');
     for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name });
   } else {
-    const rows = await app.db('qr_codes').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name', 'slug');
+    const rows = await app
+      .db('qr_codes')
+      .where('org_id', org.id)
+      .whereIn('id', ids)
+      .select('id', 'ulid', 'name', 'slug');
     for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name || publicSlug(org, r.slug) });
   }
   return out;
@@ -170,7 +179,13 @@ function breakdownEntries(
 }
 
 /** Totals, every day of the range and one dimension's breakdown for a filter. */
-async function rollupSummary(app: AppContext, org: OrgRecord, filter: RollupFilter, range: DayRange, dimension: RollupDimension) {
+async function rollupSummary(
+  app: AppContext,
+  org: OrgRecord,
+  filter: RollupFilter,
+  range: DayRange,
+  dimension: RollupDimension,
+) {
   // Independent queries: a ClickHouse server runs them side by side.
   const [totals, daily, breakdown] = await Promise.all([
     rollupTotals(app.ch, filter),
@@ -308,7 +323,12 @@ export function decodeCursor(cursor: string): { ms: number; scanId: string } {
 }
 
 // GET /v1/analytics/qr-codes/{code_ulid}/raw-export
-export async function rawExport(app: AppContext, org: OrgRecord, codeUlid: string, q: RawExportQuery): Promise<RawExportPayload> {
+export async function rawExport(
+  app: AppContext,
+  org: OrgRecord,
+  codeUlid: string,
+  q: RawExportQuery,
+): Promise<RawExportPayload> {
   const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
   const code = await findCode(app, org, codeUlid);
   const range = dayRange(app.clock.now(), q.range);

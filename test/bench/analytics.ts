@@ -15,7 +15,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedDemo } from '../../server/analytics/demo-seed.js';
 import { rawScanPage } from '../../server/analytics/queries.js';
-import { codeAnalytics, dayRange, encodeCursor, organizationAnalytics, rawExport } from '../../server/analytics/service.js';
+import {
+  codeAnalytics,
+  dayRange,
+  encodeCursor,
+  organizationAnalytics,
+  rawExport,
+} from '../../server/analytics/service.js';
 import type { RangeDays } from '../../server/analytics/schema.js';
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
@@ -55,7 +61,8 @@ async function measure(n: number, fn: () => Promise<unknown>, warmup = 2): Promi
 
 const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
 function line(label: string, r: { p50: number; p95: number }, goal?: number): void {
-  const verdict = goal === undefined ? '' : r.p95 <= goal ? `   ok (goal p95 <= ${goal} ms)` : `   OVER (goal p95 <= ${goal} ms)`;
+  const verdict =
+    goal === undefined ? '' : r.p95 <= goal ? `   ok (goal p95 <= ${goal} ms)` : `   OVER (goal p95 <= ${goal} ms)`;
   console.log(`  ${label.padEnd(44)} p50 ${ms(r.p50)}   p95 ${ms(r.p95)}${verdict}`);
 }
 
@@ -100,7 +107,10 @@ async function postgresOrgAnalytics(app: AppContext, orgId: number, range: Range
   const r = dayRange(app.clock.now(), range);
   const where = 'org_id = ? and scanned_at >= ? and scanned_at < ? and is_bot = 0';
   const p = [orgId, new Date(r.fromMs), new Date(r.toMs)];
-  const totals = await app.db.raw(`select count(*) as scans, count(distinct visitor_hash) as uniques from pg_scans where ${where}`, p);
+  const totals = await app.db.raw(
+    `select count(*) as scans, count(distinct visitor_hash) as uniques from pg_scans where ${where}`,
+    p,
+  );
   await app.db.raw(
     `select (scanned_at at time zone 'UTC')::date as day, count(*) from pg_scans where ${where} group by 1 order by 1`,
     p,
@@ -125,19 +135,29 @@ async function main(): Promise<void> {
   const config = loadConfig({}, { dataDir: dir, clickhouseDatabase: 'bench' });
   const app = await boot(config, log, { databaseUrl: pg.url });
   try {
-    console.log(`Analytics benchmark: ${SCANS.toLocaleString('en')} scans, ${ITER} iterations per figure (data in ${dir})`);
+    console.log(
+      `Analytics benchmark: ${SCANS.toLocaleString('en')} scans, ${ITER} iterations per figure (data in ${dir})`,
+    );
     let t = Date.now();
     const demo = await seedDemo(app, { scans: SCANS, slug: 'bench', onProgress: progressBar('seeding ClickHouse') });
     console.log(`  seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const org = demo.org;
     const overview = await organizationAnalytics(app, org, { range: 90, dimension: 'country' }, { csvRows: false });
     const topBrand = overview.child_breakdown!.find((c) => c.key)!;
-    const brandView = await organizationAnalytics(app, org, { range: 90, dimension: 'country', brand_ulid: topBrand.key }, { csvRows: false });
+    const brandView = await organizationAnalytics(
+      app,
+      org,
+      { range: 90, dimension: 'country', brand_ulid: topBrand.key },
+      { csvRows: false },
+    );
     const topCode = brandView.child_breakdown![0];
     // The busiest code overall, for deep raw-export pages.
     const busiest = (
       await Promise.all(
-        demo.codes.map(async (c) => ({ c, n: (await codeAnalytics(app, org, c.ulid, { range: 90, dimension: 'country' })).totals.scans })),
+        demo.codes.map(async (c) => ({
+          c,
+          n: (await codeAnalytics(app, org, c.ulid, { range: 90, dimension: 'country' })).totals.scans,
+        })),
       )
     ).sort((x, y) => y.n - x.n)[0];
     console.log(
@@ -148,14 +168,23 @@ async function main(): Promise<void> {
     console.log('\nRollup analytics (scan_daily), through the service:');
     const orgP50: Record<number, number> = {};
     for (const range of RANGES) {
-      const r = await measure(ITER, () => organizationAnalytics(app, org, { range, dimension: 'country' }, { csvRows: false }));
+      const r = await measure(ITER, () =>
+        organizationAnalytics(app, org, { range, dimension: 'country' }, { csvRows: false }),
+      );
       orgP50[range] = r.p50;
       line(`organization, ${range} days`, r, 50);
     }
     for (const range of RANGES) {
       line(
         `brand "${topBrand.label}", ${range} days`,
-        await measure(ITER, () => organizationAnalytics(app, org, { range, dimension: 'country', brand_ulid: topBrand.key }, { csvRows: false })),
+        await measure(ITER, () =>
+          organizationAnalytics(
+            app,
+            org,
+            { range, dimension: 'country', brand_ulid: topBrand.key },
+            { csvRows: false },
+          ),
+        ),
         50,
       );
     }
@@ -174,7 +203,11 @@ async function main(): Promise<void> {
         console.log(`  offset ${offset.toLocaleString('en')}: skipped, the code has fewer scans (use more --scans)`);
         continue;
       }
-      line(`offset ${offset.toLocaleString('en')}`, await measure(Math.min(ITER, 10), () => rawExport(app, org, code.ulid, { range: 90, limit: 1000, offset })), 200);
+      line(
+        `offset ${offset.toLocaleString('en')}`,
+        await measure(Math.min(ITER, 10), () => rawExport(app, org, code.ulid, { range: 90, limit: 1000, offset })),
+        200,
+      );
     }
     for (const depth of [0, 100_000, 1_000_000]) {
       if (depth >= busiest.n) continue;
@@ -182,12 +215,21 @@ async function main(): Promise<void> {
       if (depth > 0) {
         // The cursor a client holds after reading `depth` rows.
         const r = dayRange(app.clock.now(), 90);
-        const [row] = await rawScanPage(app.ch, { orgId: org.id, codeId: code.id, fromMs: r.fromMs, toMs: r.toMs, limit: 1, offset: depth - 1 });
+        const [row] = await rawScanPage(app.ch, {
+          orgId: org.id,
+          codeId: code.id,
+          fromMs: r.fromMs,
+          toMs: r.toMs,
+          limit: 1,
+          offset: depth - 1,
+        });
         cursor = encodeCursor(row.scanned_at_ms, row.scan_id);
       }
       line(
         `cursor at depth ${depth.toLocaleString('en')}`,
-        await measure(Math.min(ITER, 10), () => rawExport(app, org, code.ulid, { range: 90, limit: 1000, offset: 0, cursor })),
+        await measure(Math.min(ITER, 10), () =>
+          rawExport(app, org, code.ulid, { range: 90, limit: 1000, offset: 0, cursor }),
+        ),
         200,
       );
     }
@@ -204,7 +246,9 @@ async function main(): Promise<void> {
         cursor = page.meta.next_cursor ?? undefined;
       } while (cursor && pages < 400);
       const total = performance.now() - t;
-      console.log(`  full cursor walk, pages of 5000: ${pages} pages, ${rows.toLocaleString('en')} rows, ${(total / pages).toFixed(1)} ms per page on average`);
+      console.log(
+        `  full cursor walk, pages of 5000: ${pages} pages, ${rows.toLocaleString('en')} rows, ${(total / pages).toFixed(1)} ms per page on average`,
+      );
     }
 
     if (!args['no-postgres']) {
@@ -212,11 +256,16 @@ async function main(): Promise<void> {
       await loadPostgresCopy(app, dir);
       for (const range of [7, 30, 90] as RangeDays[]) {
         let pgScans = 0;
-        const r = await measure(PG_ITER, async () => {
-          pgScans = await postgresOrgAnalytics(app, org.id, range);
-        }, 1);
+        const r = await measure(
+          PG_ITER,
+          async () => {
+            pgScans = await postgresOrgAnalytics(app, org.id, range);
+          },
+          1,
+        );
         const ch = await organizationAnalytics(app, org, { range, dimension: 'country' }, { csvRows: false });
-        if (pgScans !== ch.totals.scans) throw new Error(`Postgres counted ${pgScans} scans, ClickHouse ${ch.totals.scans}`);
+        if (pgScans !== ch.totals.scans)
+          throw new Error(`Postgres counted ${pgScans} scans, ClickHouse ${ch.totals.scans}`);
         const ratio = r.p50 / orgP50[range];
         line(`organization, ${range} days (Postgres)`, r);
         console.log(`  ${''.padEnd(44)} ClickHouse rollup is ${ratio.toFixed(0)}x faster (p50; goal >= 20x)`);

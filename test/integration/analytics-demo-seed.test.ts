@@ -12,8 +12,17 @@ describe('seedDemo (qrctl seed-demo)', () => {
 
   it('creates an organization with brands and codes and writes exactly N scans over the last 90 days, reporting progress', async () => {
     const progress: [number, number][] = [];
-    const demo = await seedDemo(svc.app, { scans: 12_000, batchSize: 5_000, slug: 'demo-test', onProgress: (d, t) => progress.push([d, t]) });
-    expect(progress).to.deep.equal([[5_000, 12_000], [10_000, 12_000], [12_000, 12_000]]);
+    const demo = await seedDemo(svc.app, {
+      scans: 12_000,
+      batchSize: 5_000,
+      slug: 'demo-test',
+      onProgress: (d, t) => progress.push([d, t]),
+    });
+    expect(progress).to.deep.equal([
+      [5_000, 12_000],
+      [10_000, 12_000],
+      [12_000, 12_000],
+    ]);
     expect(demo.brands).to.have.length(4);
     expect(demo.codes).to.have.length(25);
     const [{ count }] = await svc.app.db('qr_codes').where({ org_id: demo.org.id }).count('* as count');
@@ -27,7 +36,14 @@ describe('seedDemo (qrctl seed-demo)', () => {
       format: 'JSONEachRow',
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
     });
-    const [s] = await rs.json<{ n: number; bots: number; first: string; last: string; codes: number; countries: number }>();
+    const [s] = await rs.json<{
+      n: number;
+      bots: number;
+      first: string;
+      last: string;
+      codes: number;
+      countries: number;
+    }>();
     expect(s.n).to.equal(12_000);
     expect(s.first >= '2025-12-16 00:00:00.000').to.equal(true);
     expect(s.last <= '2026-03-15 12:00:00.000').to.equal(true);
@@ -39,9 +55,13 @@ describe('seedDemo (qrctl seed-demo)', () => {
     const res = await svc.get('/v1/analytics?range=90', demo.token);
     expect(res.status).to.equal(200);
     expect(res.body.data.totals.scans).to.equal(12_000 - s.bots);
-    expect(res.body.data.child_breakdown.map((c: { label: string }) => c.label).sort()).to.deep.equal(
-      ['Contoso Books', 'Fabrikam Travel', 'No brand', 'Northwind Coffee', 'Tailspin Events'],
-    );
+    expect(res.body.data.child_breakdown.map((c: { label: string }) => c.label).sort()).to.deep.equal([
+      'Contoso Books',
+      'Fabrikam Travel',
+      'No brand',
+      'Northwind Coffee',
+      'Tailspin Events',
+    ]);
   });
 
   it('writes the same scans for the same seed', async () => {

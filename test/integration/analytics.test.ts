@@ -1,7 +1,13 @@
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { fallbackDomainId, insertBrand, insertCode, insertScanEvents, type ScanEvent } from '../../server/analytics/demo-seed.js';
+import {
+  fallbackDomainId,
+  insertBrand,
+  insertCode,
+  insertScanEvents,
+  type ScanEvent,
+} from '../../server/analytics/demo-seed.js';
 import { rawTotals, rollupTotals } from '../../server/analytics/queries.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
@@ -83,19 +89,60 @@ describe('Scan analytics API', () => {
     const de = { country: 'DE', language: 'de' };
     await insertScanEvents(svc.app.ch, [
       ev(a, C1, '2026-03-08T23:59:59.999Z', { ...de, device_type: 'mobile', provider: 'Telekom', visitor: 1 }),
-      ev(a, C1, '2026-03-09T00:00:00.000Z', { ...de, device_type: 'mobile', provider: 'Telekom', visitor: 1, matched_rule: 0 }),
-      ev(a, C1, '2026-03-09T10:00:00.000Z', { country: 'US', language: 'en', device_type: 'desktop', provider: 'Comcast', referrer: 'google.com', visitor: 2 }),
+      ev(a, C1, '2026-03-09T00:00:00.000Z', {
+        ...de,
+        device_type: 'mobile',
+        provider: 'Telekom',
+        visitor: 1,
+        matched_rule: 0,
+      }),
+      ev(a, C1, '2026-03-09T10:00:00.000Z', {
+        country: 'US',
+        language: 'en',
+        device_type: 'desktop',
+        provider: 'Comcast',
+        referrer: 'google.com',
+        visitor: 2,
+      }),
       ev(a, C1, '2026-03-11T08:00:00.000Z', { ...de, device_type: 'mobile', provider: 'Telekom', visitor: 1 }),
-      ev(a, C1, '2026-03-11T09:00:00.000Z', { country: 'US', language: 'en', device_type: 'bot', visitor: 9, is_bot: 1 }),
-      ev(a, C1, '2026-03-15T23:59:59.999Z', { country: 'FR', language: 'fr', device_type: 'tablet', provider: 'Orange', referrer: 'facebook.com', visitor: 3 }),
+      ev(a, C1, '2026-03-11T09:00:00.000Z', {
+        country: 'US',
+        language: 'en',
+        device_type: 'bot',
+        visitor: 9,
+        is_bot: 1,
+      }),
+      ev(a, C1, '2026-03-15T23:59:59.999Z', {
+        country: 'FR',
+        language: 'fr',
+        device_type: 'tablet',
+        provider: 'Orange',
+        referrer: 'facebook.com',
+        visitor: 3,
+      }),
       ev(a, C2, '2026-03-12T12:00:00.000Z', { ...de, device_type: 'mobile', provider: 'Vodafone', visitor: 4 }),
       ev(a, C2, '2026-03-12T13:00:00.000Z', { ...de, device_type: 'mobile', provider: 'Vodafone', visitor: 4 }),
       ev(a, C2, '2026-03-12T14:00:00.000Z', { device_type: 'other', visitor: 5 }),
-      ev(a, C3, '2026-03-13T00:00:00.000Z', { country: 'US', language: 'en', device_type: 'mobile', provider: 'Verizon', referrer: 'google.com', visitor: 2 }),
-      ev(a, C3, '2026-03-14T00:00:00.000Z', { country: 'GB', language: 'en', device_type: 'desktop', provider: 'BT', visitor: 6 }),
+      ev(a, C3, '2026-03-13T00:00:00.000Z', {
+        country: 'US',
+        language: 'en',
+        device_type: 'mobile',
+        provider: 'Verizon',
+        referrer: 'google.com',
+        visitor: 2,
+      }),
+      ev(a, C3, '2026-03-14T00:00:00.000Z', {
+        country: 'GB',
+        language: 'en',
+        device_type: 'desktop',
+        provider: 'BT',
+        visitor: 6,
+      }),
       ev(a, C4, '2026-03-15T06:00:00.000Z', { ...de, device_type: 'desktop', provider: 'Telekom', visitor: 7 }),
       ev(a, C4, '2026-03-16T00:00:00.000Z', { ...de, device_type: 'desktop', provider: 'Telekom', visitor: 8 }),
-      ...[1, 2, 3].map((h) => ev(b, other.code!, `2026-03-12T0${h}:00:00.000Z`, { ...de, device_type: 'mobile', visitor: 1 })),
+      ...[1, 2, 3].map((h) =>
+        ev(b, other.code!, `2026-03-12T0${h}:00:00.000Z`, { ...de, device_type: 'mobile', visitor: 1 }),
+      ),
     ]);
   });
   after(() => svc?.close());
@@ -140,7 +187,10 @@ describe('Scan analytics API', () => {
       const week = (await svc.get('/v1/analytics?range=7', a.token)).body.data;
       const month = (await svc.get('/v1/analytics?range=30', a.token)).body.data;
       // 2026-03-08T23:59:59.999Z is the day before the 7-day range; 2026-03-09T00:00:00.000Z its first day.
-      expect(month.time_series.find((d: { date: string }) => d.date === '2026-03-08')).to.deep.equal({ date: '2026-03-08', scans: 1 });
+      expect(month.time_series.find((d: { date: string }) => d.date === '2026-03-08')).to.deep.equal({
+        date: '2026-03-08',
+        scans: 1,
+      });
       expect(week.time_series[0]).to.deep.equal({ date: '2026-03-09', scans: 2 });
       // Today's last millisecond is in; tomorrow's first one is not.
       expect(week.time_series[6]).to.deep.equal({ date: '2026-03-15', scans: 2 });
@@ -374,7 +424,8 @@ describe('Scan analytics API', () => {
         expect(raw.rows.length).to.equal(rollup.totals.scans);
         expect(new Set(raw.rows.map((r: { visitor_id: string }) => r.visitor_id)).size).to.equal(rollup.totals.uniques);
         const perDay = new Map<string, number>();
-        for (const r of raw.rows) perDay.set(r.scanned_at.slice(0, 10), (perDay.get(r.scanned_at.slice(0, 10)) ?? 0) + 1);
+        for (const r of raw.rows)
+          perDay.set(r.scanned_at.slice(0, 10), (perDay.get(r.scanned_at.slice(0, 10)) ?? 0) + 1);
         for (const d of rollup.time_series) expect(d.scans, d.date).to.equal(perDay.get(d.date) ?? 0);
       });
     }
@@ -409,20 +460,30 @@ describe('Scan analytics API', () => {
       const res = await svc.get('/v1/analytics/export?range=30&dimension=device', a.token, { Accept: 'text/csv' });
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
-      expect(res.headers.get('content-disposition')).to.equal('attachment; filename="analytics-organization-30d-device.csv"');
+      expect(res.headers.get('content-disposition')).to.equal(
+        'attachment; filename="analytics-organization-30d-device.csv"',
+      );
       const parsed = parse(res.text, { columns: true }) as Record<string, string>[];
       expect(res.text.split('\n')[0]).to.equal('date,device,scans');
-      expect(parsed).to.deep.equal(json.csv_rows.map((r: Record<string, unknown>) => ({ date: r.date, device: r.device, scans: String(r.scans) })));
+      expect(parsed).to.deep.equal(
+        json.csv_rows.map((r: Record<string, unknown>) => ({ date: r.date, device: r.device, scans: String(r.scans) })),
+      );
       expect(parsed.reduce((s, r) => s + Number(r.scans), 0)).to.equal(11);
     });
 
     it('answers the raw export as CSV with the paging meta in headers', async () => {
-      const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}/raw-export?range=7&limit=3`, a.token, { Accept: 'text/csv' });
+      const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}/raw-export?range=7&limit=3`, a.token, {
+        Accept: 'text/csv',
+      });
       expect(res.status).to.equal(200);
       expect(res.headers.get('x-has-more')).to.equal('true');
       expect(res.headers.get('x-next-cursor')).to.be.a('string');
       const rows = parse(res.text, { columns: true }) as Record<string, string>[];
-      expect(rows.map((r) => r.scanned_at)).to.deep.equal(['2026-03-09T00:00:00.000Z', '2026-03-09T10:00:00.000Z', '2026-03-11T08:00:00.000Z']);
+      expect(rows.map((r) => r.scanned_at)).to.deep.equal([
+        '2026-03-09T00:00:00.000Z',
+        '2026-03-09T10:00:00.000Z',
+        '2026-03-11T08:00:00.000Z',
+      ]);
       expect(rows[1]).to.include({ country: 'US', device_type: 'desktop', referrer: 'google.com', matched_rule: '' });
     });
   });
@@ -431,7 +492,9 @@ describe('Scan analytics API', () => {
     it('never counts another organization’s scans', async () => {
       const res = await svc.get('/v1/analytics?range=7', b.token);
       expect(res.body.data.totals).to.deep.equal({ scans: 3, uniques: 1, unique_rate: 1 / 3 });
-      expect(res.body.data.child_breakdown).to.deep.equal([{ key: other.brand!.ulid, label: 'Other', scans: 3, uniques: 1 }]);
+      expect(res.body.data.child_breakdown).to.deep.equal([
+        { key: other.brand!.ulid, label: 'Other', scans: 3, uniques: 1 },
+      ]);
     });
 
     it('answers 404 for another organization’s brand or code on every analytics endpoint', async () => {

@@ -6,7 +6,15 @@ import { ApiError } from '../../server/errors.js';
 describe('analytics: ranges, totals and labels', () => {
   it('makes range N the last N UTC days including today', () => {
     const r = dayRange(new Date('2026-03-15T00:30:00.000Z'), 7);
-    expect(r.days).to.deep.equal(['2026-03-09', '2026-03-10', '2026-03-11', '2026-03-12', '2026-03-13', '2026-03-14', '2026-03-15']);
+    expect(r.days).to.deep.equal([
+      '2026-03-09',
+      '2026-03-10',
+      '2026-03-11',
+      '2026-03-12',
+      '2026-03-13',
+      '2026-03-14',
+      '2026-03-15',
+    ]);
     expect(r.from).to.equal('2026-03-09');
     expect(r.to).to.equal('2026-03-15');
     expect(new Date(r.fromMs).toISOString()).to.equal('2026-03-09T00:00:00.000Z');
@@ -21,13 +29,26 @@ describe('analytics: ranges, totals and labels', () => {
 
   it('crosses month and leap-day boundaries day by day', () => {
     const r = dayRange(new Date('2028-03-01T12:00:00Z'), 7);
-    expect(r.days).to.deep.equal(['2028-02-24', '2028-02-25', '2028-02-26', '2028-02-27', '2028-02-28', '2028-02-29', '2028-03-01']);
+    expect(r.days).to.deep.equal([
+      '2028-02-24',
+      '2028-02-25',
+      '2028-02-26',
+      '2028-02-27',
+      '2028-02-28',
+      '2028-02-29',
+      '2028-03-01',
+    ]);
     expect(dayRange(new Date('2026-03-15T12:00:00Z'), 90).from).to.equal('2025-12-16');
   });
 
   it('fills every day of the range, with zeros where there were no scans', () => {
     const r = dayRange(new Date('2026-03-15T12:00:00Z'), 7);
-    expect(fillDays(r, [{ day: '2026-03-10', scans: 4 }, { day: '2026-03-15', scans: 1 }]).map((d) => d.scans)).to.deep.equal([0, 4, 0, 0, 0, 0, 1]);
+    expect(
+      fillDays(r, [
+        { day: '2026-03-10', scans: 4 },
+        { day: '2026-03-15', scans: 1 },
+      ]).map((d) => d.scans),
+    ).to.deep.equal([0, 4, 0, 0, 0, 0, 1]);
   });
 
   it('computes unique_rate as uniques / scans and 0 without scans', () => {

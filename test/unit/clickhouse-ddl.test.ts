@@ -89,7 +89,9 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
       expect(sql[2]).to.include(
         "ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/qr/scan_daily_local', '{replica}')",
       );
-      expect(sql[3]).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_mv ON CLUSTER analytics TO qr\.scan_daily_local AS /);
+      expect(sql[3]).to.match(
+        /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_mv ON CLUSTER analytics TO qr\.scan_daily_local AS /,
+      );
       expect(sql[3]).to.include(' FROM qr.scan_events_local ');
       expect(sql[4]).to.equal(
         'CREATE TABLE IF NOT EXISTS qr.scan_daily ON CLUSTER analytics AS qr.scan_daily_local ' +
@@ -106,12 +108,14 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
       await ch.client.command({ query: `CREATE DATABASE ${ch.database}` });
       const ctx = { database: ch.database, cluster: null, retentionDays: 400 };
       // Twice: every statement is re-runnable.
-      for (let i = 0; i < 2; i++) for (const query of [...scanEvents(ctx), ...scanDaily(ctx)]) await ch.client.command({ query });
+      for (let i = 0; i < 2; i++)
+        for (const query of [...scanEvents(ctx), ...scanDaily(ctx)]) await ch.client.command({ query });
     });
 
     it('gives scan_events exactly the columns and types of docs/scan-event-contract.md', async () => {
       const rs = await ch.client.query({
-        query: 'SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position',
+        query:
+          'SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position',
         query_params: { db: ch.database, t: 'scan_events' },
         format: 'JSONEachRow',
       });
@@ -123,9 +127,21 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
       const row = {
         scan_id: '01JQ0000000000000000000001',
         scanned_at: '2026-03-01 10:00:00.000',
-        org_id: 1, brand_id: 0, domain_id: 0, code_id: 5, visitor_hash: '42',
-        country: 'DE', device_type: 'mobile', os: '', browser: '', referrer: '', language: 'de',
-        provider: '', asn: 0, is_bot: 0, matched_rule: -1,
+        org_id: 1,
+        brand_id: 0,
+        domain_id: 0,
+        code_id: 5,
+        visitor_hash: '42',
+        country: 'DE',
+        device_type: 'mobile',
+        os: '',
+        browser: '',
+        referrer: '',
+        language: 'de',
+        provider: '',
+        asn: 0,
+        is_bot: 0,
+        matched_rule: -1,
       };
       for (let i = 0; i < 2; i++) {
         await ch.client.insert({
@@ -136,10 +152,20 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
         });
       }
       const q = async (sql: string) =>
-        (await (await ch.client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 0 } })).json<{ n: number }>())[0].n;
+        (
+          await (
+            await ch.client.query({
+              query: sql,
+              format: 'JSONEachRow',
+              clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+            })
+          ).json<{ n: number }>()
+        )[0].n;
       expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_events`)).to.equal(1);
       expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'total'`)).to.equal(1);
-      expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'country' AND value = 'DE'`)).to.equal(1);
+      expect(
+        await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'country' AND value = 'DE'`),
+      ).to.equal(1);
     });
   });
 });
