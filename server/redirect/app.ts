@@ -8,7 +8,6 @@
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { ulid } from 'ulid';
 import type { AppContext } from '../context.js';
 import { RedirectCache, type CodeEntry, type DomainEntry } from './cache.js';
 import { RedirectCounters } from './counters.js';
@@ -26,6 +25,7 @@ import {
 } from './password.js';
 import { decide, type Visitor } from './rules.js';
 import { ScanBuffer } from './scan-buffer.js';
+import { scanId } from './scan-id.js';
 
 /** One row of scan_events (docs/scan-event-contract.md). */
 export interface ScanRow {
@@ -275,7 +275,7 @@ export class RedirectHandler {
     if (head) return;
 
     this.scans.push({
-      scan_id: ulid(),
+      scan_id: scanId(now.getTime()),
       scanned_at: utcStamp(now),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -312,9 +312,10 @@ export class RedirectHandler {
     const ua = req.headers['user-agent'] ?? '';
     const ip = this.clientIp(req);
     const agent = this.enricher.agent(ua);
+    const now = this.app.clock.now();
     this.orphans.push({
-      scan_id: ulid(),
-      scanned_at: utcStamp(this.app.clock.now()),
+      scan_id: scanId(now.getTime()),
+      scanned_at: utcStamp(now),
       org_id: domain.orgId ?? 0,
       domain_id: domain.type === 'fallback' ? 0 : domain.id,
       host: host.slice(0, 255),

@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Reader } from 'maxmind';
+import { Reader, type CountryResponse } from 'maxmind';
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
 
@@ -272,12 +272,15 @@ export function parseAgent(ua: string): AgentInfo {
 export interface Enricher {
   network(ip: string): NetworkInfo;
   agent(ua: string): AgentInfo;
-  /** Keyed hash of ip + user agent as a decimal UInt64. */
+  /** Keyed hash (HMAC-SHA-256, first 53 bits) of ip + user agent, as a decimal UInt64. */
   visitorHash(ip: string, ua: string): string;
 }
 
+/** The ip-location-db mmdb stores a bare `country_code`, not MaxMind's nested records. */
+type CountryCodeRecord = CountryResponse & { country_code?: string };
+
 export interface GeoData {
-  country: Reader<{ country_code?: string }>;
+  country: Reader<CountryCodeRecord>;
   asn: AsnTable;
 }
 
@@ -309,7 +312,10 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
       return info;
     },
     visitorHash(ip, ua) {
-      return crypto.createHmac('sha256', hashKey).update(ip).update('\0').update(ua).digest().readBigUInt64BE(0).toString();
+      // The first 53 bits of the HMAC: a UInt64 value that stays exact as a JS number, and avoids
+      // BigInt formatting on the hot path (a 53-bit space makes collisions between visitors negligible).
+      const d = crypto.createHmac('sha256', hashKey).update(ip).update('\0').update(ua).digest();
+      return String((d.readUInt32BE(0) & 0x1fffff) * 4294967296 + d.readUInt32BE(4));
     },
   };
 }
@@ -323,7 +329,7 @@ export function loadGeoData(): Promise<GeoData> {
     const mmdb = require.resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
     const asnDir = path.dirname(require.resolve('@ip-location-db/asn/package.json'));
     const [country, asn] = await Promise.all([
-      fs.readFile(mmdb).then((buf) => new Reader<{ country_code?: string }>(buf)),
+      fs.readFile(mmdb).then((buf) => new Reader<CountryCodeRecord>(buf)),
       loadAsnTable(asnDir),
     ]);
     return { country, asn };

@@ -1,0 +1,75 @@
+// make bench-redirect: at 50 connections, a bare node:http server answering the same 302, then our
+// public redirect with scan recording on (code lookup from the cache, decision, 302, scan into the
+// buffer, batches to embedded ClickHouse), in one run. Prints req/s, p50, p99 for both, the ratio,
+// and the scans that reached ClickHouse against the redirects served.
+//   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { createLogger } from '../../server/logger.js';
+import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
+import { machine, startChild, stopChild, table, type Figures } from './lib.js';
+
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const tsx = path.resolve('node_modules/.bin/tsx');
+const headers = {
+  Host: 'localhost:3001',
+  'User-Agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  'Accept-Language': 'en-GB,en;q=0.9',
+};
+
+async function run(label: string, url: string, seconds: number): Promise<Figures & { redirects: number }> {
+  const r = await autocannon({ url, connections, duration: seconds, headers });
+  return {
+    label,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx - r['3xx'], // a 302 is the expected answer here
+    requests: r.requests.total,
+    redirects: r['3xx'],
+  };
+}
+
+const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-redirect-'));
+await fs.chmod(root, 0o755);
+const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
+const env = { DATABASE_URL: pg.url, DATA_DIR: path.join(root, 'svc'), LOG_LEVEL: 'warn', FALLBACK_ORIGINS: 'http://localhost:3001' };
+const baseline = await startChild(tsx, ['test/bench/redirect-baseline.ts'], {});
+// node --import tsx rather than the tsx wrapper, so that SIGTERM reaches the service itself.
+const service = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/redirect-server.ts'], env);
+let scansLine = '';
+service.child.stdout!.on('data', (chunk: Buffer) => {
+  const m = /SCANS .*/.exec(chunk.toString());
+  if (m) scansLine = m[0];
+});
+
+try {
+  // Warm up both (JIT, caches, pools), then measure.
+  await run('warmup', `http://127.0.0.1:${baseline.port}/bench/warm`, 2);
+  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2);
+  const bare = await run('bare node:http 302', `http://127.0.0.1:${baseline.port}/bench/go`, duration);
+  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration);
+  const ended = new Promise((r) => service.child.stdout!.once('end', r));
+  await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
+  await ended;
+  const [, count, distinct, served] = /SCANS (\d+) (\d+) (\d+)/.exec(scansLine) ?? [];
+  const allOnce = Number(count) === Number(served) && Number(distinct) === Number(served);
+  process.stdout.write(`\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  connections: ${connections}  duration: ${duration}s each\n\n`);
+  process.stdout.write(table([bare, ours]) + '\n\n');
+  process.stdout.write(
+    `redirect: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); ` +
+      `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms)\n` +
+      `scans in ClickHouse: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served ` +
+      `(redirects_count; autocannon completed ${ours.redirects}, the rest were in flight when it stopped)` +
+      `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n`,
+  );
+  if (bare.non2xx || ours.non2xx) process.stdout.write('WARNING: answers other than 302 during the run\n');
+} finally {
+  await stopChild(baseline.child);
+  await stopChild(service.child);
+  await pg.stop();
+  await fs.rm(root, { recursive: true, force: true });
+}
