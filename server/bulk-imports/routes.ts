@@ -1,6 +1,15 @@
 import { defineOperation } from '../http/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
-import { BulkImport, confirmImportBody, ImportErrors, importParams, StagedImport, stageImportBody, type ImportParams, type StageImportInput } from './schema.js';
+import {
+  BulkImport,
+  confirmImportBody,
+  ImportErrors,
+  importParams,
+  StagedImport,
+  stageImportBody,
+  type ImportParams,
+  type StageImportInput,
+} from './schema.js';
 import { confirmImport, importErrors, readImport, stageImport } from './service.js';
 
 // POST /v1/qr-codes/bulk
@@ -36,7 +45,10 @@ export const bulkRead = defineOperation<ImportParams>({
   params: importParams,
   response: { status: 200, description: 'The import.', schema: dataEnvelope(BulkImport) },
   errors: [404],
-  handler: async ({ app, principal }, { params }) => ({ status: 200, body: { data: await readImport(app, principal, params.import_ulid) } }),
+  handler: async ({ app, principal }, { params }) => ({
+    status: 200,
+    body: { data: await readImport(app, principal, params.import_ulid) },
+  }),
 });
 
 // POST /v1/qr-codes/bulk/{import_ulid}/confirm
@@ -71,7 +83,10 @@ export const bulkErrors = defineOperation<ImportParams>({
   params: importParams,
   response: { status: 200, description: 'Row errors in row order.', schema: ImportErrors },
   errors: [404],
-  handler: async ({ app, principal }, { params }) => ({ status: 200, body: { data: await importErrors(app, principal, params.import_ulid) } }),
+  handler: async ({ app, principal }, { params }) => ({
+    status: 200,
+    body: { data: await importErrors(app, principal, params.import_ulid) },
+  }),
 });
 
 export const bulkImportOperations = [bulkCreate, bulkRead, bulkConfirm, bulkErrors];

@@ -7,7 +7,8 @@ import type { JsonSchema } from '../schemas/validation.js';
 export const BulkImportRow: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'One code to create. slug and destination are required per row; errors are reported per row in preview_errors.',
+  description:
+    'One code to create. slug and destination are required per row; errors are reported per row in preview_errors.',
   properties: {
     slug: { type: 'string', description: '1 to 64 of [A-Za-z0-9_-].' },
     destination: { type: ['string', 'object'], description: 'An http(s) URL or {url}.' },
@@ -42,7 +43,14 @@ export const importParams = objectSchema('codes.bulk.params', { import_ulid: uli
 
 export const confirmImportBody = objectSchema(
   'codes.bulk.confirm.body',
-  { confirm_token: { type: 'string', minLength: 1, maxLength: 200, description: 'meta.confirm_token of the staging response.' } },
+  {
+    confirm_token: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'meta.confirm_token of the staging response.',
+    },
+  },
   ['confirm_token'],
 );
 
@@ -56,7 +64,15 @@ export const RowError: JsonSchema = {
   },
 };
 
-export const IMPORT_STATUSES = ['staged', 'queued', 'processing', 'completed', 'completed_with_errors', 'failed', 'expired'] as const;
+export const IMPORT_STATUSES = [
+  'staged',
+  'queued',
+  'processing',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'expired',
+] as const;
 
 export const BulkImport: JsonSchema = {
   $id: 'BulkImport',
@@ -75,7 +91,11 @@ export const BulkImport: JsonSchema = {
     skipped_count: { type: 'integer', description: 'Rows invalid at staging, not attempted.' },
     valid_row_count: { type: ['integer', 'null'] },
     progress_percent: { type: 'integer', minimum: 0, maximum: 100 },
-    preview_errors: { type: 'array', items: RowError, description: 'Staging errors (the first 1000; /errors lists all).' },
+    preview_errors: {
+      type: 'array',
+      items: RowError,
+      description: 'Staging errors (the first 1000; /errors lists all).',
+    },
     error_message: { type: ['string', 'null'] },
     has_error_report: { type: 'boolean' },
     confirmed_at: nullableDateTime,

@@ -122,7 +122,8 @@ export async function stageImport(
   opts: { source?: 'api' | 'mcp' } = {},
 ): Promise<{ data: BulkImportPayload; confirmToken: string }> {
   const max = app.config.bulkImportMaxRows;
-  if (input.rows.length > max) throw ApiError.field('rows', `At most ${max} rows per import; got ${input.rows.length}.`);
+  if (input.rows.length > max)
+    throw ApiError.field('rows', `At most ${max} rows per import; got ${input.rows.length}.`);
   // Rows are kept as jsonb, which cannot hold U+0000: such a request is refused as a whole.
   const nul = nulPath(input);
   if (nul) throw ApiError.field(nul, NUL_MESSAGE);
@@ -134,8 +135,10 @@ export async function stageImport(
     styles: [],
   });
   const defaultErrors: FieldErrors = {};
-  if (defaults.domain_ulid && !refs.domains.has(defaults.domain_ulid)) defaultErrors['defaults.domain_ulid'] = ['No such domain in this organization.'];
-  if (defaults.brand_ulid && !refs.brands.has(defaults.brand_ulid)) defaultErrors['defaults.brand_ulid'] = ['No such brand in this organization.'];
+  if (defaults.domain_ulid && !refs.domains.has(defaults.domain_ulid))
+    defaultErrors['defaults.domain_ulid'] = ['No such domain in this organization.'];
+  if (defaults.brand_ulid && !refs.brands.has(defaults.brand_ulid))
+    defaultErrors['defaults.brand_ulid'] = ['No such brand in this organization.'];
   if (Object.keys(defaultErrors).length) throw ApiError.validation(defaultErrors);
 
   const rows = input.rows.map((r) => withDefaults(r, defaults));
@@ -198,7 +201,11 @@ async function expireIfStale(app: AppContext, db: Db, row: ImportRow): Promise<I
   return (updated as ImportRow | undefined) ?? row;
 }
 
-export async function readImport(app: AppContext, principal: Principal, importUlid: string): Promise<BulkImportPayload> {
+export async function readImport(
+  app: AppContext,
+  principal: Principal,
+  importUlid: string,
+): Promise<BulkImportPayload> {
   const row = await findImport(app.db, principal.org.id, importUlid);
   if (!row) throw ApiError.notFound('bulk import');
   return importPayload(await expireIfStale(app, app.db, row));
@@ -208,14 +215,20 @@ export async function readImport(app: AppContext, principal: Principal, importUl
  * Confirms a staged import with its token: status queued and the job enqueued in one transaction.
  * Wrong or expired token: 422; anything but staged: 409.
  */
-export async function confirmImport(app: AppContext, principal: Principal, importUlid: string, token: string): Promise<BulkImportPayload> {
+export async function confirmImport(
+  app: AppContext,
+  principal: Principal,
+  importUlid: string,
+  token: string,
+): Promise<BulkImportPayload> {
   const expired = () => ApiError.field('confirm_token', 'The confirm token has expired; stage the rows again.');
   const outcome = await app.db.transaction(async (trx) => {
     const found = await findImport(trx, principal.org.id, importUlid, true);
     if (!found) throw ApiError.notFound('bulk import');
     const row = await expireIfStale(app, trx, found);
     if (row.status === 'expired') return { expired: true as const };
-    if (row.status !== 'staged') throw ApiError.conflict(`The import is already ${row.status}; it can be confirmed only once.`);
+    if (row.status !== 'staged')
+      throw ApiError.conflict(`The import is already ${row.status}; it can be confirmed only once.`);
     const given = hashToken(token);
     if (!row.confirm_token_hash || !crypto.timingSafeEqual(given, row.confirm_token_hash)) {
       throw ApiError.field('confirm_token', 'The confirm token does not match this import.');
@@ -237,7 +250,8 @@ export async function confirmImport(app: AppContext, principal: Principal, impor
 export async function importErrors(app: AppContext, principal: Principal, importUlid: string): Promise<RowError[]> {
   const row = await findImport(app.db, principal.org.id, importUlid);
   if (!row) throw ApiError.notFound('bulk import');
-  const rows = await app.db('bulk_import_rows')
+  const rows = await app
+    .db('bulk_import_rows')
     .where({ import_id: row.id })
     .whereNotNull('error')
     .orderBy('row_index')
@@ -260,7 +274,8 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
     const imp = (await trx('bulk_imports').where({ id: importId }).forUpdate().first()) as ImportRow | undefined;
     if (!imp || FINAL.has(imp.status)) return 0;
     const now = app.clock.now();
-    if (imp.status === 'queued') await trx('bulk_imports').where({ id: importId }).update({ status: 'processing', updated_at: now });
+    if (imp.status === 'queued')
+      await trx('bulk_imports').where({ id: importId }).update({ status: 'processing', updated_at: now });
     const rows = (await trx('bulk_import_rows')
       .where({ import_id: importId })
       .whereIn('status', ['pending', 'invalid'])
@@ -270,16 +285,28 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
     if (!rows.length) return 0;
     const org = (await trx('organizations').where({ id: imp.org_id }).first('id', 'slug')) as OrgRef;
     const pending = rows.filter((r) => r.status === 'pending');
-    const prepared = await prepareNewCodes(app, trx, org, pending.map((r) => r.data));
+    const prepared = await prepareNewCodes(
+      app,
+      trx,
+      org,
+      pending.map((r) => r.data),
+    );
     const toInsert = prepared.rows.filter((r): r is NewCodeRow => r !== null);
     const ids = await insertCodes(trx, toInsert);
     const updates: { row: number; status: string; codeId: number | null; error: FieldErrors | null }[] = [];
-    for (const r of rows) if (r.status === 'invalid') updates.push({ row: r.row_index, status: 'skipped', codeId: null, error: null });
+    for (const r of rows)
+      if (r.status === 'invalid') updates.push({ row: r.row_index, status: 'skipped', codeId: null, error: null });
     pending.forEach((r, i) => {
       const code = prepared.rows[i];
       const id = code ? ids.get(code.slug.toLowerCase()) : undefined;
       if (id !== undefined) updates.push({ row: r.row_index, status: 'created', codeId: id, error: null });
-      else updates.push({ row: r.row_index, status: 'failed', codeId: null, error: prepared.errors[i] ?? { slug: ['The slug has already been taken.'] } });
+      else
+        updates.push({
+          row: r.row_index,
+          status: 'failed',
+          codeId: null,
+          error: prepared.errors[i] ?? { slug: ['The slug has already been taken.'] },
+        });
     });
     const values = updates.map(() => '(?::int, ?::text, ?::bigint, ?::jsonb)').join(', ');
     await trx.raw(
@@ -332,7 +359,8 @@ export async function executeImport(app: AppContext, importId: number, batchSize
 /** After the last attempt: the import is failed with the reason; rows already created stay. */
 export async function failImport(app: AppContext, importId: number, message: string): Promise<void> {
   const now = app.clock.now();
-  await app.db('bulk_imports')
+  await app
+    .db('bulk_imports')
     .where({ id: importId })
     .whereIn('status', ['queued', 'processing'])
     .update({ status: 'failed', error_message: message.slice(0, 1000), completed_at: now, updated_at: now });

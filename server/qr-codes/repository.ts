@@ -138,9 +138,15 @@ export async function resolveRefs(
         .whereNull('deleted_at')
         .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
     : [];
-  const b = brands.length ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId) : [];
+  const b = brands.length
+    ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId)
+    : [];
   const s = styles.length
-    ? await db('qr_styles').select('id', 'ulid', 'name').whereIn('ulid', styles).where('org_id', orgId).whereNull('deleted_at')
+    ? await db('qr_styles')
+        .select('id', 'ulid', 'name')
+        .whereIn('ulid', styles)
+        .where('org_id', orgId)
+        .whereNull('deleted_at')
     : [];
   return {
     domains: new Map((d as DomainRef[]).map((r) => [r.ulid, r])),
@@ -219,10 +225,17 @@ export async function updateCodeRow(db: Db, orgId: number, id: number, patch: Co
 
 export async function updateStatuses(db: Db, orgId: number, ids: number[], status: string, now: Date): Promise<number> {
   if (!ids.length) return 0;
-  return db('qr_codes').where('org_id', orgId).whereIn('id', ids).whereNull('deleted_at').update({ status, updated_at: now });
+  return db('qr_codes')
+    .where('org_id', orgId)
+    .whereIn('id', ids)
+    .whereNull('deleted_at')
+    .update({ status, updated_at: now });
 }
 
 export async function softDeleteCode(db: Db, orgId: number, id: number, now: Date): Promise<boolean> {
-  const n = await db('qr_codes').where({ org_id: orgId, id }).whereNull('deleted_at').update({ deleted_at: now, updated_at: now });
+  const n = await db('qr_codes')
+    .where({ org_id: orgId, id })
+    .whereNull('deleted_at')
+    .update({ deleted_at: now, updated_at: now });
   return n > 0;
 }

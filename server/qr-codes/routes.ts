@@ -1,7 +1,16 @@
 import { defineOperation } from '../http/operation.js';
 import { listResult, type PageQuery } from '../http/paged-list.js';
 import { dataEnvelope } from '../schemas/common.js';
-import { CodeList, codeParams, createCodeBody, listCodesQuery, QrCode, updateCodeBody, type CodeParams, type CodeWrite } from './schema.js';
+import {
+  CodeList,
+  codeParams,
+  createCodeBody,
+  listCodesQuery,
+  QrCode,
+  updateCodeBody,
+  type CodeParams,
+  type CodeWrite,
+} from './schema.js';
 import { codePayload, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
 
 // GET /v1/qr-codes
@@ -38,7 +47,10 @@ export const codesRead = defineOperation<CodeParams>({
   params: codeParams,
   response: { status: 200, description: 'The code.', schema: dataEnvelope(QrCode) },
   errors: [404],
-  handler: async ({ app, principal }, { params }) => ({ status: 200, body: { data: await readCode(app, principal, params.code_ulid) } }),
+  handler: async ({ app, principal }, { params }) => ({
+    status: 200,
+    body: { data: await readCode(app, principal, params.code_ulid) },
+  }),
 });
 
 // POST /v1/qr-codes

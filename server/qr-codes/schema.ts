@@ -63,9 +63,18 @@ export const RoutingRule: JsonSchema = {
       additionalProperties: false,
       properties: {
         device: stringList({ type: 'string', enum: [...DEVICES] }),
-        os: stringList({ type: 'string', minLength: 1, maxLength: 50, description: 'e.g. iOS, Android, Windows, Mac OS.' }),
+        os: stringList({
+          type: 'string',
+          minLength: 1,
+          maxLength: 50,
+          description: 'e.g. iOS, Android, Windows, Mac OS.',
+        }),
         country: stringList({ type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2.' }),
-        language: stringList({ type: 'string', pattern: '^[A-Za-z]{2,3}$', description: 'Primary language subtag, e.g. en.' }),
+        language: stringList({
+          type: 'string',
+          pattern: '^[A-Za-z]{2,3}$',
+          description: 'Primary language subtag, e.g. en.',
+        }),
       },
     },
     destination: url,
@@ -91,7 +100,11 @@ export const Routing: JsonSchema = {
   properties: { rules: { type: 'array', maxItems: 50, items: RoutingRule } },
 };
 
-const hhmm: JsonSchema = { type: 'string', pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', description: 'HH:MM, 00:00 to 24:00.' };
+const hhmm: JsonSchema = {
+  type: 'string',
+  pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$',
+  description: 'HH:MM, 00:00 to 24:00.',
+};
 
 export const Schedule: JsonSchema = {
   type: 'object',
@@ -111,7 +124,13 @@ export const Schedule: JsonSchema = {
         additionalProperties: false,
         required: ['days', 'start', 'end'],
         properties: {
-          days: { type: 'array', minItems: 1, maxItems: 7, uniqueItems: true, items: { type: 'string', enum: [...DAYS] } },
+          days: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 7,
+            uniqueItems: true,
+            items: { type: 'string', enum: [...DAYS] },
+          },
           start: hhmm,
           end: hhmm,
         },
@@ -128,23 +147,46 @@ const utmParams: JsonSchema = {
   maxProperties: 20,
   propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' },
   additionalProperties: { type: 'string', maxLength: 255 },
-  description: 'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
+  description:
+    'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
 };
 
 /** Fields settable on create and update (PATCH makes every one optional and nullable where it can be cleared). */
 const writable = {
   name: { type: ['string', 'null'], maxLength: 255 },
-  slug: { type: 'string', pattern: SLUG_PATTERN, description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.' },
+  slug: {
+    type: 'string',
+    pattern: SLUG_PATTERN,
+    description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.',
+  },
   destination,
   type: { type: 'string', enum: [...CODE_TYPES], description: '`url`; `redirect` is accepted as its alias.' },
   status: { type: 'string', enum: [...CODE_STATUSES] },
   domain_ulid: { ...ulid, description: 'A shared fallback domain or a custom domain of the organization.' },
   brand_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
   style_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
-  redirect_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2147483647, description: 'Plan-gated (redirect_cap).' },
-  password: { type: ['string', 'null'], minLength: 1, maxLength: 128, description: 'Plan-gated (password). Stored hashed; null removes it.' },
-  routing: { ...Routing, type: ['object', 'null'], description: `Plan-gated (routing). ${String(Routing.description)}` },
-  schedule: { ...Schedule, type: ['object', 'null'], description: `Plan-gated (schedule). ${String(Schedule.description)}` },
+  redirect_cap: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 2147483647,
+    description: 'Plan-gated (redirect_cap).',
+  },
+  password: {
+    type: ['string', 'null'],
+    minLength: 1,
+    maxLength: 128,
+    description: 'Plan-gated (password). Stored hashed; null removes it.',
+  },
+  routing: {
+    ...Routing,
+    type: ['object', 'null'],
+    description: `Plan-gated (routing). ${String(Routing.description)}`,
+  },
+  schedule: {
+    ...Schedule,
+    type: ['object', 'null'],
+    description: `Plan-gated (schedule). ${String(Schedule.description)}`,
+  },
   date_begin: nullableDateTime,
   expire_at: nullableDateTime,
   utm_params: nullable(utmParams),
@@ -235,4 +277,3 @@ export interface CodeWrite {
 export interface CodeParams {
   code_ulid: string;
 }
-

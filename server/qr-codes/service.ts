@@ -24,7 +24,18 @@ import {
   type Refs,
 } from './repository.js';
 import { createCodeBody, type CodeStatus, type CodeWrite } from './schema.js';
-import { addError, checkDates, checkDateValue, checkDestination, checkRouting, checkSchedule, NUL_MESSAGE, nulPath, slugKey, slugProblem } from './validate.js';
+import {
+  addError,
+  checkDates,
+  checkDateValue,
+  checkDestination,
+  checkRouting,
+  checkSchedule,
+  NUL_MESSAGE,
+  nulPath,
+  slugKey,
+  slugProblem,
+} from './validate.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -69,7 +80,8 @@ export interface QrCodePayload {
 
 /** Fallback origin: `<origin>/<org-slug>/<slug>`; custom domain: `https://<host>/<slug>`. */
 export function publicUrl(domain: { type: string; host: string; origin: string | null }, storedSlug: string): string {
-  if (domain.type === 'fallback') return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${storedSlug}`;
+  if (domain.type === 'fallback')
+    return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${storedSlug}`;
   return `https://${domain.host}/${storedSlug.slice(storedSlug.indexOf('/') + 1)}`;
 }
 
@@ -162,7 +174,12 @@ export interface PreparedCodes {
  * their rows. Plan gating is the caller's (it needs the principal). Later duplicates of a slug in
  * the same batch are the invalid ones.
  */
-export async function prepareNewCodes(app: AppContext, db: Db, org: OrgRef, inputs: CodeWrite[]): Promise<PreparedCodes> {
+export async function prepareNewCodes(
+  app: AppContext,
+  db: Db,
+  org: OrgRef,
+  inputs: CodeWrite[],
+): Promise<PreparedCodes> {
   const now = app.clock.now();
   const errors: FieldErrors[] = inputs.map((input) => {
     const nul = nulPath(input);
@@ -188,9 +205,12 @@ export async function prepareNewCodes(app: AppContext, db: Db, org: OrgRef, inpu
   const firstOf = new Map<string, number>();
   for (const i of idx) {
     const input = inputs[i];
-    if (!refs.domains.has(input.domain_ulid!)) addError(errors[i], 'domain_ulid', 'No such domain in this organization.');
-    if (input.brand_ulid && !refs.brands.has(input.brand_ulid)) addError(errors[i], 'brand_ulid', 'No such brand in this organization.');
-    if (input.style_ulid && !refs.styles.has(input.style_ulid)) addError(errors[i], 'style_ulid', 'No such style in this organization.');
+    if (!refs.domains.has(input.domain_ulid!))
+      addError(errors[i], 'domain_ulid', 'No such domain in this organization.');
+    if (input.brand_ulid && !refs.brands.has(input.brand_ulid))
+      addError(errors[i], 'brand_ulid', 'No such brand in this organization.');
+    if (input.style_ulid && !refs.styles.has(input.style_ulid))
+      addError(errors[i], 'style_ulid', 'No such style in this organization.');
     const key = slugKey(org.slug, input.slug!);
     const first = firstOf.get(key);
     if (first !== undefined) addError(errors[i], 'slug', `Repeats the slug of entry ${first}.`);
@@ -259,12 +279,17 @@ export interface CodePreview {
 function prefixed(all: (FieldErrors | null)[], prefix: string | null): FieldErrors {
   const out: FieldErrors = {};
   all.forEach((errs, i) => {
-    for (const [field, msgs] of Object.entries(errs ?? {})) out[prefix === null ? field : `${prefix}.${i}.${field}`] = msgs;
+    for (const [field, msgs] of Object.entries(errs ?? {}))
+      out[prefix === null ? field : `${prefix}.${i}.${field}`] = msgs;
   });
   return out;
 }
 
-async function inTransaction<T>(app: AppContext, trx: Knex.Transaction | undefined, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+async function inTransaction<T>(
+  app: AppContext,
+  trx: Knex.Transaction | undefined,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   return trx ? fn(trx) : app.db.transaction(fn);
 }
 
@@ -272,18 +297,33 @@ async function inTransaction<T>(app: AppContext, trx: Knex.Transaction | undefin
  * Creates codes all-or-nothing: any invalid input fails the whole call with 422 (fields prefixed
  * `<fieldPrefix>.<index>.` when there are several), a plan-gated field without the feature with 403.
  */
-export async function createCodes(app: AppContext, principal: Principal, inputs: CodeWrite[], opts: { trx?: Knex.Transaction; fieldPrefix?: string } = {}): Promise<QrCodePayload[]> {
+export async function createCodes(
+  app: AppContext,
+  principal: Principal,
+  inputs: CodeWrite[],
+  opts: { trx?: Knex.Transaction; fieldPrefix?: string } = {},
+): Promise<QrCodePayload[]> {
   const result = await createOrPreview(app, principal, inputs, { ...opts, dryRun: false });
   return result as QrCodePayload[];
 }
 
 /** What createCodes would create; throws exactly the errors createCodes would. Writes nothing. */
-export async function previewCreateCodes(app: AppContext, principal: Principal, inputs: CodeWrite[], opts: { fieldPrefix?: string } = {}): Promise<CodePreview[]> {
+export async function previewCreateCodes(
+  app: AppContext,
+  principal: Principal,
+  inputs: CodeWrite[],
+  opts: { fieldPrefix?: string } = {},
+): Promise<CodePreview[]> {
   const result = await createOrPreview(app, principal, inputs, { ...opts, dryRun: true });
   return result as CodePreview[];
 }
 
-async function createOrPreview(app: AppContext, principal: Principal, inputs: CodeWrite[], opts: CreateOptions): Promise<QrCodePayload[] | CodePreview[]> {
+async function createOrPreview(
+  app: AppContext,
+  principal: Principal,
+  inputs: CodeWrite[],
+  opts: CreateOptions,
+): Promise<QrCodePayload[] | CodePreview[]> {
   for (const input of inputs) requireCodeFeatures(principal, input);
   const org = { id: principal.org.id, slug: principal.org.slug };
   const prefix = inputs.length === 1 && opts.fieldPrefix === undefined ? null : (opts.fieldPrefix ?? 'codes');
@@ -295,14 +335,31 @@ async function createOrPreview(app: AppContext, principal: Principal, inputs: Co
     if (opts.dryRun) {
       return rows.map((r, i): CodePreview => {
         const d = prepared.refs.domains.get(inputs[i].domain_ulid!)!;
-        return { slug: r.slug, public_url: publicUrl(d, r.slug), destination: inputs[i].destination, status: r.status, name: r.name, domain: { ulid: d.ulid, host: d.host } };
+        return {
+          slug: r.slug,
+          public_url: publicUrl(d, r.slug),
+          destination: inputs[i].destination,
+          status: r.status,
+          name: r.name,
+          domain: { ulid: d.ulid, host: d.host },
+        };
       });
     }
     const ids = await insertCodes(trx, rows);
     const lost = rows.findIndex((r) => !ids.has(r.slug.toLowerCase()));
     // Taken between the check and the insert by a concurrent request: the same 422.
-    if (lost !== -1) throw ApiError.validation(prefixed(inputs.map((_, i) => (i === lost ? { slug: ['The slug has already been taken.'] } : null)), prefix));
-    const created = await findCodes(trx, org.id, rows.map((r) => r.ulid));
+    if (lost !== -1)
+      throw ApiError.validation(
+        prefixed(
+          inputs.map((_, i) => (i === lost ? { slug: ['The slug has already been taken.'] } : null)),
+          prefix,
+        ),
+      );
+    const created = await findCodes(
+      trx,
+      org.id,
+      rows.map((r) => r.ulid),
+    );
     const byUlid = new Map(created.map((c) => [c.ulid, c]));
     return rows.map((r) => codePayload(byUlid.get(r.ulid)!));
   });
@@ -320,7 +377,13 @@ export function listCodeRows(app: AppContext, principal: Principal, afterId: num
 }
 
 /** PATCH: only the keys given change; null clears a nullable key. */
-export async function updateCode(app: AppContext, principal: Principal, codeUlid: string, patch: CodeWrite, opts: { trx?: Knex.Transaction } = {}): Promise<QrCodePayload> {
+export async function updateCode(
+  app: AppContext,
+  principal: Principal,
+  codeUlid: string,
+  patch: CodeWrite,
+  opts: { trx?: Knex.Transaction } = {},
+): Promise<QrCodePayload> {
   requireCodeFeatures(principal, patch);
   const orgId = principal.org.id;
   return inTransaction(app, opts.trx, async (trx) => {
@@ -343,11 +406,15 @@ export async function updateCode(app: AppContext, principal: Principal, codeUlid
       brands: patch.brand_ulid ? [patch.brand_ulid] : [],
       styles: patch.style_ulid ? [patch.style_ulid] : [],
     });
-    if (patch.domain_ulid && !refs.domains.has(patch.domain_ulid)) addError(errors, 'domain_ulid', 'No such domain in this organization.');
-    if (patch.brand_ulid && !refs.brands.has(patch.brand_ulid)) addError(errors, 'brand_ulid', 'No such brand in this organization.');
-    if (patch.style_ulid && !refs.styles.has(patch.style_ulid)) addError(errors, 'style_ulid', 'No such style in this organization.');
+    if (patch.domain_ulid && !refs.domains.has(patch.domain_ulid))
+      addError(errors, 'domain_ulid', 'No such domain in this organization.');
+    if (patch.brand_ulid && !refs.brands.has(patch.brand_ulid))
+      addError(errors, 'brand_ulid', 'No such brand in this organization.');
+    if (patch.style_ulid && !refs.styles.has(patch.style_ulid))
+      addError(errors, 'style_ulid', 'No such style in this organization.');
     const slug = patch.slug !== undefined ? `${principal.org.slug}/${patch.slug}` : undefined;
-    if (slug && (await takenSlugs(trx, orgId, [slug.toLowerCase()], current.id)).size) addError(errors, 'slug', 'The slug has already been taken.');
+    if (slug && (await takenSlugs(trx, orgId, [slug.toLowerCase()], current.id)).size)
+      addError(errors, 'slug', 'The slug has already been taken.');
     if (Object.keys(errors).length) throw ApiError.validation(errors);
 
     const set: CodeUpdate = { updated_at: app.clock.now() };
@@ -394,13 +461,21 @@ async function codesOrNotFound(db: Db, orgId: number, ulids: string[]): Promise<
   if (rows.length !== unique.length) {
     const found = new Set(rows.map((r) => r.ulid));
     const missing = unique.filter((u) => !found.has(u));
-    throw new ApiError('not_found', `No such QR code in this organization: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`);
+    throw new ApiError(
+      'not_found',
+      `No such QR code in this organization: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`,
+    );
   }
   return rows;
 }
 
 /** What updateCodesStatus would do; 404 when any ULID is not a live code of the organization. */
-export async function previewCodesStatus(app: AppContext, principal: Principal, codeUlids: string[], status: CodeStatus): Promise<StatusChangePreview> {
+export async function previewCodesStatus(
+  app: AppContext,
+  principal: Principal,
+  codeUlids: string[],
+  status: CodeStatus,
+): Promise<StatusChangePreview> {
   const rows = await codesOrNotFound(app.db, principal.org.id, codeUlids);
   return {
     status,
@@ -410,22 +485,49 @@ export async function previewCodesStatus(app: AppContext, principal: Principal, 
 }
 
 /** Sets one status on many codes, all-or-nothing; returns the updated payloads. */
-export async function updateCodesStatus(app: AppContext, principal: Principal, codeUlids: string[], status: CodeStatus, opts: { trx?: Knex.Transaction } = {}): Promise<QrCodePayload[]> {
+export async function updateCodesStatus(
+  app: AppContext,
+  principal: Principal,
+  codeUlids: string[],
+  status: CodeStatus,
+  opts: { trx?: Knex.Transaction } = {},
+): Promise<QrCodePayload[]> {
   const orgId = principal.org.id;
   return inTransaction(app, opts.trx, async (trx) => {
     const rows = await codesOrNotFound(trx, orgId, codeUlids);
-    await updateStatuses(trx, orgId, rows.map((r) => r.id), status, app.clock.now());
-    return (await findCodes(trx, orgId, rows.map((r) => r.ulid))).map(codePayload);
+    await updateStatuses(
+      trx,
+      orgId,
+      rows.map((r) => r.id),
+      status,
+      app.clock.now(),
+    );
+    return (
+      await findCodes(
+        trx,
+        orgId,
+        rows.map((r) => r.ulid),
+      )
+    ).map(codePayload);
   });
 }
 
 /** The code a delete would remove (404 as deleteCode would). */
-export async function previewDeleteCode(app: AppContext, principal: Principal, codeUlid: string): Promise<QrCodePayload> {
+export async function previewDeleteCode(
+  app: AppContext,
+  principal: Principal,
+  codeUlid: string,
+): Promise<QrCodePayload> {
   return readCode(app, principal, codeUlid);
 }
 
 /** Soft delete: the code stops redirecting and its slug becomes free again. */
-export async function deleteCode(app: AppContext, principal: Principal, codeUlid: string, opts: { trx?: Knex.Transaction } = {}): Promise<void> {
+export async function deleteCode(
+  app: AppContext,
+  principal: Principal,
+  codeUlid: string,
+  opts: { trx?: Knex.Transaction } = {},
+): Promise<void> {
   const orgId = principal.org.id;
   await inTransaction(app, opts.trx, async (trx) => {
     const row = await findCode(trx, orgId, codeUlid);

@@ -36,7 +36,8 @@ export function slugProblem(value: unknown): string | null {
 
 /** The destination's URL and the field an error about it belongs to. */
 export function destinationParts(d: unknown, field = 'destination'): { url: unknown; field: string } {
-  if (typeof d === 'object' && d !== null && !Array.isArray(d)) return { url: (d as { url?: unknown }).url, field: `${field}.url` };
+  if (typeof d === 'object' && d !== null && !Array.isArray(d))
+    return { url: (d as { url?: unknown }).url, field: `${field}.url` };
   return { url: d, field };
 }
 
@@ -92,8 +93,10 @@ export function checkSchedule(errors: FieldErrors, schedule: ScheduleInput | nul
     addError(errors, 'schedule.timezone', 'Must be a valid IANA time zone, e.g. Europe/Berlin.');
   }
   if (schedule.enabled) {
-    if (schedule.timezone === undefined) addError(errors, 'schedule.timezone', 'Required when the schedule is enabled.');
-    if (!schedule.windows?.length) addError(errors, 'schedule.windows', 'An enabled schedule needs at least one window.');
+    if (schedule.timezone === undefined)
+      addError(errors, 'schedule.timezone', 'Required when the schedule is enabled.');
+    if (!schedule.windows?.length)
+      addError(errors, 'schedule.windows', 'An enabled schedule needs at least one window.');
   }
   (schedule.windows ?? []).forEach((w, i) => {
     if (w.start === w.end) addError(errors, `schedule.windows.${i}.end`, 'Must differ from start.');
@@ -131,7 +134,7 @@ export function nulPath(value: unknown, path = ''): string | null {
   }
   if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return join(k.replace(/\u0000/g, ''));
+      if (k.includes('\u0000')) return join(k.split('\u0000').join(''));
       const p = nulPath(v, join(k));
       if (p) return p;
     }

@@ -31,11 +31,35 @@ const env = {
   PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
 };
 const org = JSON.parse(
-  execFileSync(tsx, ['server/cli/qrctl.ts', 'org', 'create', '--name', 'Bench', '--slug', 'bench', '--plan', 'enterprise_monthly', '--currency', 'EUR', '--owner-email', 'bench@example.com', '--json'], { env: { ...process.env, ...env } }).toString(),
+  execFileSync(
+    tsx,
+    [
+      'server/cli/qrctl.ts',
+      'org',
+      'create',
+      '--name',
+      'Bench',
+      '--slug',
+      'bench',
+      '--plan',
+      'enterprise_monthly',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      'bench@example.com',
+      '--json',
+    ],
+    { env: { ...process.env, ...env } },
+  ).toString(),
 ) as { token: string };
 const headers = { Authorization: `Bearer ${org.token}`, Accept: 'application/json' };
 
-const service = await startChild(tsx, ['server/main.ts'], { ...env, QR_PRINT_BANNER: '1' }, /API: +http:\/\/127\.0\.0\.1:(\d+)/);
+const service = await startChild(
+  tsx,
+  ['server/main.ts'],
+  { ...env, QR_PRINT_BANNER: '1' },
+  /API: +http:\/\/127\.0\.0\.1:(\d+)/,
+);
 const base = `http://127.0.0.1:${service.port}`;
 const db = createKnex(pg.url, 2);
 
@@ -116,9 +140,15 @@ try {
   } while (cursor);
 
   const status = await load('GET /v1/status', `${base}/v1/status`, { connections, duration, headers });
-  const one = await load('GET /v1/qr-codes/{code_ulid}', `${base}/v1/qr-codes/${oneUlid}`, { connections, duration, headers });
+  const one = await load('GET /v1/qr-codes/{code_ulid}', `${base}/v1/qr-codes/${oneUlid}`, {
+    connections,
+    duration,
+    headers,
+  });
 
-  process.stdout.write(`\nbench-api (codes)  machine: ${machine()}  codes: ${codes} (seeded in ${(seedMs / 1000).toFixed(1)} s)\n\n`);
+  process.stdout.write(
+    `\nbench-api (codes)  machine: ${machine()}  codes: ${codes} (seeded in ${(seedMs / 1000).toFixed(1)} s)\n\n`,
+  );
   process.stdout.write(
     `GET /v1/qr-codes (all ${codes}, streamed): ${(full.ms / 1000).toFixed(2)} s, ${(full.bytes / 2 ** 20).toFixed(1)} MiB, ` +
       `${Math.round(codes / (full.ms / 1000))} codes/s\n` +

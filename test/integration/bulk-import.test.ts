@@ -12,12 +12,30 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
   let b: TestOrg;
 
   const quiet = new Logger(() => () => undefined);
-  const runJobs = () => runOnce({ connectionString: svc.app.databaseUrl, taskList: buildTaskList(svc.app), noHandleSignals: true, logger: quiet });
-  const row = (slug: string, extra: Record<string, unknown> = {}) => ({ slug, destination: `https://example.com/${encodeURIComponent(slug)}`, ...extra });
+  const runJobs = () =>
+    runOnce({
+      connectionString: svc.app.databaseUrl,
+      taskList: buildTaskList(svc.app),
+      noHandleSignals: true,
+      logger: quiet,
+    });
+  const row = (slug: string, extra: Record<string, unknown> = {}) => ({
+    slug,
+    destination: `https://example.com/${encodeURIComponent(slug)}`,
+    ...extra,
+  });
   const codeCount = async (orgId: number) =>
-    Number((await svc.app.db('qr_codes').where({ org_id: orgId }).whereNull('deleted_at').count<{ c: string }[]>('* as c'))[0].c);
+    Number(
+      (
+        await svc.app.db('qr_codes').where({ org_id: orgId }).whereNull('deleted_at').count<{ c: string }[]>('* as c')
+      )[0].c,
+    );
 
-  async function stage(org: TestOrg, rows: unknown[], defaults: Record<string, unknown> = { domain_ulid: fallbackUlid }) {
+  async function stage(
+    org: TestOrg,
+    rows: unknown[],
+    defaults: Record<string, unknown> = { domain_ulid: fallbackUlid },
+  ) {
     const res = await svc.post('/v1/qr-codes/bulk', org.token, { rows, defaults });
     expect(res.status, res.text).to.equal(201);
     return { imp: res.body.data, token: res.body.meta.confirm_token as string };
@@ -32,7 +50,11 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
   after(() => svc.close());
 
   it('stages rows, validating each one, and reports the preview', async () => {
-    await svc.post('/v1/qr-codes', a.token, { slug: 'existing', destination: 'https://x.com', domain_ulid: fallbackUlid });
+    await svc.post('/v1/qr-codes', a.token, {
+      slug: 'existing',
+      destination: 'https://x.com',
+      domain_ulid: fallbackUlid,
+    });
     const foreignDomain = ulid();
     await svc.app.db('domains').insert({ ulid: foreignDomain, org_id: b.org.id, host: 'bulk-b.test', type: 'custom' });
     const res = await svc.post('/v1/qr-codes/bulk', a.token, {
@@ -87,10 +109,14 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
   it('runs the whole flow: confirm queues a job, the worker creates the valid rows and reports the rest', async () => {
     const brandUlid = ulid();
     await svc.app.db('brands').insert({ ulid: brandUlid, org_id: a.org.id, name: 'Bulk brand', slug: 'bulk-brand' });
-    const { imp, token } = await stage(a, [row('flow-1'), row('flow-2', { brand_ulid: null }), row('flow 3'), row('flow-4', { name: 'Four' })], {
-      domain_ulid: fallbackUlid,
-      brand_ulid: brandUlid,
-    });
+    const { imp, token } = await stage(
+      a,
+      [row('flow-1'), row('flow-2', { brand_ulid: null }), row('flow 3'), row('flow-4', { name: 'Four' })],
+      {
+        domain_ulid: fallbackUlid,
+        brand_ulid: brandUlid,
+      },
+    );
     const wrong = await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: 'x'.repeat(43) });
     expect(wrong.status).to.equal(422);
     expect(wrong.body.errors).to.have.property('confirm_token');
@@ -99,7 +125,10 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     expect(confirm.status).to.equal(202);
     expect(confirm.body.data).to.deep.include({ status: 'queued', awaiting_confirmation: false, processed_rows: 0 });
     expect(confirm.body.data.confirmed_at).to.be.a('string');
-    const jobs = await svc.app.db('graphile_worker.jobs').where({ key: `bulk-import:${imp.ulid}` }).select('task_identifier');
+    const jobs = await svc.app
+      .db('graphile_worker.jobs')
+      .where({ key: `bulk-import:${imp.ulid}` })
+      .select('task_identifier');
     expect(jobs.map((j) => j.task_identifier)).to.deep.equal(['bulk-import-execute']);
 
     const again = await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: token });
@@ -121,7 +150,8 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
       error_message: null,
     });
     expect(done.completed_at).to.be.a('string');
-    const codes = await svc.app.db('qr_codes as c')
+    const codes = await svc.app
+      .db('qr_codes as c')
       .leftJoin('brands as b', 'b.id', 'c.brand_id')
       .where('c.org_id', a.org.id)
       .whereIn('c.slug', ['bulkco/flow-1', 'bulkco/flow-2', 'bulkco/flow-4'])
@@ -133,7 +163,9 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
       { slug: 'bulkco/flow-4', name: 'Four', brand: brandUlid, destination: 'https://example.com/flow-4' },
     ]);
     const errors = await svc.get(`/v1/qr-codes/bulk/${imp.ulid}/errors`, a.token);
-    expect(errors.body.data).to.deep.equal([{ row: 2, field: 'slug', message: 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.' }]);
+    expect(errors.body.data).to.deep.equal([
+      { row: 2, field: 'slug', message: 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.' },
+    ]);
   });
 
   it('completes without errors when every row is valid', async () => {
@@ -142,19 +174,35 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: token });
     await runJobs();
     const done = (await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, a.token)).body.data;
-    expect(done).to.deep.include({ status: 'completed', success_count: 2, failed_count: 0, skipped_count: 0, has_error_report: false });
+    expect(done).to.deep.include({
+      status: 'completed',
+      success_count: 2,
+      failed_count: 0,
+      skipped_count: 0,
+      has_error_report: false,
+    });
     expect((await svc.get(`/v1/qr-codes/bulk/${imp.ulid}/errors`, a.token)).body.data).to.deep.equal([]);
   });
 
   it('fails a row whose slug was taken between staging and execution, and fails an import with no row created', async () => {
     const { imp, token } = await stage(a, [row('race-1'), row('race-2')]);
-    await svc.post('/v1/qr-codes', a.token, { slug: 'RACE-2', destination: 'https://x.com', domain_ulid: fallbackUlid });
+    await svc.post('/v1/qr-codes', a.token, {
+      slug: 'RACE-2',
+      destination: 'https://x.com',
+      domain_ulid: fallbackUlid,
+    });
     await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: token });
     const none = await stage(a, [row('bad slug!')]);
     await svc.post(`/v1/qr-codes/bulk/${none.imp.ulid}/confirm`, a.token, { confirm_token: none.token });
     await runJobs();
     const done = (await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, a.token)).body.data;
-    expect(done).to.deep.include({ status: 'completed_with_errors', success_count: 1, failed_count: 1, skipped_count: 0, processed_rows: 2 });
+    expect(done).to.deep.include({
+      status: 'completed_with_errors',
+      success_count: 1,
+      failed_count: 1,
+      skipped_count: 0,
+      processed_rows: 2,
+    });
     expect((await svc.get(`/v1/qr-codes/bulk/${imp.ulid}/errors`, a.token)).body.data).to.deep.equal([
       { row: 1, field: 'slug', message: 'The slug has already been taken.' },
     ]);
@@ -172,16 +220,27 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     // A first attempt that got through one batch of 10 and then died.
     expect(await executeBatch(svc.app, id, 10)).to.equal(10);
     const partial = (await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, org.token)).body.data;
-    expect(partial).to.deep.include({ status: 'processing', processed_rows: 10, success_count: 10, progress_percent: 33 });
+    expect(partial).to.deep.include({
+      status: 'processing',
+      processed_rows: 10,
+      success_count: 10,
+      progress_percent: 33,
+    });
     expect(await codeCount(org.org.id)).to.equal(10);
     // The retry, and then a duplicate delivery of the same job.
     await runJobs();
-    await svc.app.db.raw(`select graphile_worker.add_job('bulk-import-execute', json_build_object('import_id', ?::int))`, [id]);
+    await svc.app.db.raw(
+      `select graphile_worker.add_job('bulk-import-execute', json_build_object('import_id', ?::int))`,
+      [id],
+    );
     await runJobs();
     expect(await codeCount(org.org.id)).to.equal(30);
     const done = (await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, org.token)).body.data;
     expect(done).to.deep.include({ status: 'completed', processed_rows: 30, success_count: 30, failed_count: 0 });
-    const linked = await svc.app.db('bulk_import_rows').where({ import_id: id, status: 'created' }).countDistinct<{ c: string }[]>('code_id as c');
+    const linked = await svc.app
+      .db('bulk_import_rows')
+      .where({ import_id: id, status: 'created' })
+      .countDistinct<{ c: string }[]>('code_id as c');
     expect(Number(linked[0].c)).to.equal(30);
   });
 
@@ -189,7 +248,10 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     const { imp, token } = await stage(a, [row('late-1')]);
     svc.clock.advance(24 * 3600 * 1000 + 1000);
     try {
-      expect((await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, a.token)).body.data).to.deep.include({ status: 'expired', awaiting_confirmation: false });
+      expect((await svc.get(`/v1/qr-codes/bulk/${imp.ulid}`, a.token)).body.data).to.deep.include({
+        status: 'expired',
+        awaiting_confirmation: false,
+      });
       const res = await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: token });
       expect(res.status).to.equal(422);
       expect(res.body.errors.confirm_token[0]).to.match(/expired/);
@@ -200,9 +262,13 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     svc.clock.advance(24 * 3600 * 1000 + 1000);
     try {
       // Straight to confirm, without a read first.
-      const res = await svc.post(`/v1/qr-codes/bulk/${other.imp.ulid}/confirm`, a.token, { confirm_token: other.token });
+      const res = await svc.post(`/v1/qr-codes/bulk/${other.imp.ulid}/confirm`, a.token, {
+        confirm_token: other.token,
+      });
       expect(res.status).to.equal(422);
-      expect((await svc.app.db('bulk_imports').where({ ulid: other.imp.ulid }).first('status')).status).to.equal('expired');
+      expect((await svc.app.db('bulk_imports').where({ ulid: other.imp.ulid }).first('status')).status).to.equal(
+        'expired',
+      );
     } finally {
       svc.clock.reset();
     }
@@ -210,7 +276,10 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
 
   describe('request validation', () => {
     it('refuses more rows than BULK_IMPORT_MAX_ROWS with 422', async () => {
-      const res = await svc.post('/v1/qr-codes/bulk', a.token, { rows: Array.from({ length: 51 }, (_, i) => row(`m${i}`)), defaults: { domain_ulid: fallbackUlid } });
+      const res = await svc.post('/v1/qr-codes/bulk', a.token, {
+        rows: Array.from({ length: 51 }, (_, i) => row(`m${i}`)),
+        defaults: { domain_ulid: fallbackUlid },
+      });
       expect(res.status).to.equal(422);
       expect(res.body.errors).to.deep.equal({ rows: ['At most 50 rows per import; got 51.'] });
       expect(await svc.app.db('bulk_imports').where({ org_id: a.org.id, total_rows: 51 }).first()).to.equal(undefined);
@@ -239,7 +308,10 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
       await svc.app.db('domains').insert({ ulid: dom, org_id: b.org.id, host: 'bulk-b2.test', type: 'custom' });
       const br = ulid();
       await svc.app.db('brands').insert({ ulid: br, org_id: b.org.id, name: 'B', slug: 'b' });
-      const res = await svc.post('/v1/qr-codes/bulk', a.token, { rows: [row('x')], defaults: { domain_ulid: dom, brand_ulid: br } });
+      const res = await svc.post('/v1/qr-codes/bulk', a.token, {
+        rows: [row('x')],
+        defaults: { domain_ulid: dom, brand_ulid: br },
+      });
       expect(res.status).to.equal(422);
       expect(res.body.errors).to.deep.equal({
         'defaults.domain_ulid': ['No such domain in this organization.'],
@@ -280,8 +352,15 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     for (const [method, path, ability] of needs) {
       it(`${method} ${path} needs ${ability}`, async () => {
         const { imp, token: confirmToken } = await stage(a, [row(`ab-${Math.random().toString(36).slice(2, 8)}`)]);
-        const token = await svc.createToken(a.org, { abilities: ['codes.view', 'codes.create', 'codes.update', 'codes.delete'].filter((x) => x !== ability) });
-        const body = method === 'POST' ? (path.endsWith('confirm') ? { confirm_token: confirmToken } : { rows: [row('zz')], defaults: { domain_ulid: fallbackUlid } }) : undefined;
+        const token = await svc.createToken(a.org, {
+          abilities: ['codes.view', 'codes.create', 'codes.update', 'codes.delete'].filter((x) => x !== ability),
+        });
+        const body =
+          method === 'POST'
+            ? path.endsWith('confirm')
+              ? { confirm_token: confirmToken }
+              : { rows: [row('zz')], defaults: { domain_ulid: fallbackUlid } }
+            : undefined;
         const res = await svc.request(method, path.replace('{id}', imp.ulid), { token, body });
         expect(res.status).to.equal(403);
         expect(res.body.required_ability).to.equal(ability);

@@ -13,17 +13,49 @@ describe('QR codes and bulk import under random input', () => {
     svc = await startTestService({ config: { platformRateLimitPerMin: 1_000_000 } });
     org = await svc.createOrg({ plan: 'enterprise_monthly' });
     domain = (await svc.app.db('domains').where({ type: 'fallback' }).first('ulid')).ulid;
-    code = (await svc.post('/v1/qr-codes', org.token, { slug: 'fuzz-base', destination: 'https://x.com', domain_ulid: domain })).body.data.ulid;
+    code = (
+      await svc.post('/v1/qr-codes', org.token, {
+        slug: 'fuzz-base',
+        destination: 'https://x.com',
+        domain_ulid: domain,
+      })
+    ).body.data.ulid;
   });
   after(() => svc.close());
 
   const keys = [
-    'slug', 'destination', 'domain_ulid', 'name', 'brand_ulid', 'style_ulid', 'type', 'status', 'redirect_cap', 'password',
-    'routing', 'schedule', 'date_begin', 'expire_at', 'utm_params', 'prelander_enabled', 'prelander_seconds', 'prelander_message',
+    'slug',
+    'destination',
+    'domain_ulid',
+    'name',
+    'brand_ulid',
+    'style_ulid',
+    'type',
+    'status',
+    'redirect_cap',
+    'password',
+    'routing',
+    'schedule',
+    'date_begin',
+    'expire_at',
+    'utm_params',
+    'prelander_enabled',
+    'prelander_seconds',
+    'prelander_message',
   ];
   const value = fc.oneof(
     fc.jsonValue({ maxDepth: 3 }),
-    fc.constantFrom('https://example.com', 'x\u0000y', '2026-06-30T23:59:60Z', '0000-01-01T00:00:00Z', 'Europe/Berlin', 'mon', '24:00', 'redirect', 'paused'),
+    fc.constantFrom(
+      'https://example.com',
+      'x\u0000y',
+      '2026-06-30T23:59:60Z',
+      '0000-01-01T00:00:00Z',
+      'Europe/Berlin',
+      'mon',
+      '24:00',
+      'redirect',
+      'paused',
+    ),
     fc.string({ unit: 'grapheme', maxLength: 70 }),
   );
   const body = fc.dictionary(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 8 })), value, { maxKeys: 6 });
@@ -34,7 +66,14 @@ describe('QR codes and bulk import under random input', () => {
     const seen = new Set<number>();
     await fc.assert(
       fc.asyncProperty(body, fc.boolean(), async (b, withBase) => {
-        const sent = withBase ? { slug: `f${Math.random().toString(36).slice(2, 10)}`, destination: 'https://x.com', domain_ulid: domain, ...b } : b;
+        const sent = withBase
+          ? {
+              slug: `f${Math.random().toString(36).slice(2, 10)}`,
+              destination: 'https://x.com',
+              domain_ulid: domain,
+              ...b,
+            }
+          : b;
         const before = await count();
         const res = await svc.post('/v1/qr-codes', org.token, sent);
         seen.add(res.status);

@@ -12,7 +12,9 @@ describe('QR codes: /v1/qr-codes', () => {
 
   async function customDomain(org: OrgRecord, host: string, status = 'active'): Promise<string> {
     const id = ulid();
-    await svc.app.db('domains').insert({ ulid: id, org_id: org.id, host, type: 'custom', status, ssl_status: 'pending' });
+    await svc.app
+      .db('domains')
+      .insert({ ulid: id, org_id: org.id, host, type: 'custom', status, ssl_status: 'pending' });
     return id;
   }
   async function brand(org: OrgRecord, name: string): Promise<string> {
@@ -22,7 +24,9 @@ describe('QR codes: /v1/qr-codes', () => {
   }
   async function style(org: OrgRecord, name: string): Promise<string> {
     const id = ulid();
-    await svc.app.db('qr_styles').insert({ ulid: id, org_id: org.id, name, config: JSON.stringify({ dots: 'square' }) });
+    await svc.app
+      .db('qr_styles')
+      .insert({ ulid: id, org_id: org.id, name, config: JSON.stringify({ dots: 'square' }) });
     return id;
   }
   const plain = (slug: string, extra: Record<string, unknown> = {}) => ({
@@ -126,23 +130,39 @@ describe('QR codes: /v1/qr-codes', () => {
       const routing = {
         rules: [
           { conditions: { device: ['mobile'], os: ['iOS'] }, destination: 'https://apps.apple.com/x' },
-          { conditions: { country: ['DE', 'AT'], language: ['de'] }, variants: [{ destination: 'https://a.example/de', weight: 3 }, { destination: 'https://b.example/de', weight: 1 }] },
+          {
+            conditions: { country: ['DE', 'AT'], language: ['de'] },
+            variants: [
+              { destination: 'https://a.example/de', weight: 3 },
+              { destination: 'https://b.example/de', weight: 1 },
+            ],
+          },
           { conditions: {}, destination: 'https://example.com/all' },
         ],
       };
       const schedule = {
         enabled: true,
         timezone: 'Europe/Berlin',
-        windows: [{ days: ['mon', 'fri'], start: '09:00', end: '17:30' }, { days: ['sat'], start: '22:00', end: '02:00' }],
+        windows: [
+          { days: ['mon', 'fri'], start: '09:00', end: '17:30' },
+          { days: ['sat'], start: '22:00', end: '02:00' },
+        ],
         fallback_destination: 'https://example.com/closed',
       };
-      const res = await svc.post('/v1/qr-codes', a.token, plain('rules', { routing, schedule, password: 's3cret', redirect_cap: 500 }));
+      const res = await svc.post(
+        '/v1/qr-codes',
+        a.token,
+        plain('rules', { routing, schedule, password: 's3cret', redirect_cap: 500 }),
+      );
       expect(res.status).to.equal(201);
       expect(res.body.data.routing).to.deep.equal(routing);
       expect(res.body.data.schedule).to.deep.equal(schedule);
       expect(res.body.data.password).to.equal(true);
       expect(res.body.data.redirect_cap).to.equal(500);
-      const row = await svc.app.db('qr_codes').where({ ulid: res.body.data.ulid }).first('password_hash', 'routing', 'schedule');
+      const row = await svc.app
+        .db('qr_codes')
+        .where({ ulid: res.body.data.ulid })
+        .first('password_hash', 'routing', 'schedule');
       expect(row.password_hash).to.match(/^scrypt\$/);
       expect(await verifyPassword('s3cret', row.password_hash)).to.equal(true);
       expect(await verifyPassword('wrong', row.password_hash)).to.equal(false);
@@ -170,24 +190,85 @@ describe('QR codes: /v1/qr-codes', () => {
       ['unknown status', { status: 'deleted' }, 'status', /active, paused, archived/],
       ['unknown field', { owner_id: 5 }, 'owner_id', /not allowed/],
       ['redirect_cap 0', { redirect_cap: 0 }, 'redirect_cap', /at least 1/],
-      ['expire_at before date_begin', { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-04-01T00:00:00Z' }, 'expire_at', /after date_begin/],
-      ['expire_at equal to date_begin', { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-05-01T00:00:00Z' }, 'expire_at', /after date_begin/],
+      [
+        'expire_at before date_begin',
+        { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-04-01T00:00:00Z' },
+        'expire_at',
+        /after date_begin/,
+      ],
+      [
+        'expire_at equal to date_begin',
+        { date_begin: '2026-05-01T00:00:00Z', expire_at: '2026-05-01T00:00:00Z' },
+        'expire_at',
+        /after date_begin/,
+      ],
       ['date_begin not a date-time', { date_begin: 'tomorrow' }, 'date_begin', /date-time/],
       ['date_begin in year 0', { date_begin: '0000-06-01T00:00:00Z' }, 'date_begin', /date-time/],
       ['a leap-second expire_at', { expire_at: '2026-06-30T23:59:60Z' }, 'expire_at', /date-time/],
       ['a NUL character in the name', { name: 'a\u0000b' }, 'name', /NUL/],
       ['a NUL character in a utm key', { utm_params: { 'a\u0000': 'x' } }, 'utm_params', /Property name/],
       ['utm_params with a number', { utm_params: { source: 5 } }, 'utm_params.source', /string/],
-      ['schedule with an unknown time zone', { schedule: { enabled: true, timezone: 'Mars/Olympus', windows: [{ days: ['mon'], start: '09:00', end: '10:00' }] } }, 'schedule.timezone', /IANA/],
-      ['schedule without windows', { schedule: { enabled: true, timezone: 'UTC', windows: [] } }, 'schedule.windows', /at least one window/],
-      ['schedule with a bad day', { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['monday'], start: '09:00', end: '10:00' }] } }, 'schedule.windows.0.days.0', /mon, tue/],
-      ['schedule with a bad time', { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['mon'], start: '9:00', end: '25:00' }] } }, 'schedule.windows.0.start', /format/],
-      ['schedule with start equal to end', { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['mon'], start: '09:00', end: '09:00' }] } }, 'schedule.windows.0.end', /differ/],
+      [
+        'schedule with an unknown time zone',
+        {
+          schedule: {
+            enabled: true,
+            timezone: 'Mars/Olympus',
+            windows: [{ days: ['mon'], start: '09:00', end: '10:00' }],
+          },
+        },
+        'schedule.timezone',
+        /IANA/,
+      ],
+      [
+        'schedule without windows',
+        { schedule: { enabled: true, timezone: 'UTC', windows: [] } },
+        'schedule.windows',
+        /at least one window/,
+      ],
+      [
+        'schedule with a bad day',
+        { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['monday'], start: '09:00', end: '10:00' }] } },
+        'schedule.windows.0.days.0',
+        /mon, tue/,
+      ],
+      [
+        'schedule with a bad time',
+        { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['mon'], start: '9:00', end: '25:00' }] } },
+        'schedule.windows.0.start',
+        /format/,
+      ],
+      [
+        'schedule with start equal to end',
+        { schedule: { enabled: true, timezone: 'UTC', windows: [{ days: ['mon'], start: '09:00', end: '09:00' }] } },
+        'schedule.windows.0.end',
+        /differ/,
+      ],
       ['routing without rules', { routing: {} }, 'routing.rules', /required/],
-      ['routing rule without destination', { routing: { rules: [{ conditions: { device: ['mobile'] } }] } }, 'routing.rules.0', /destination or variants/],
-      ['routing rule with an unknown device', { routing: { rules: [{ conditions: { device: ['phone'] }, destination: 'https://x.com' }] } }, 'routing.rules.0.conditions.device.0', /mobile/],
-      ['routing rule with a bad country', { routing: { rules: [{ conditions: { country: ['DEU'] }, destination: 'https://x.com' }] } }, 'routing.rules.0.conditions.country.0', /format/],
-      ['routing variant with weight 0', { routing: { rules: [{ conditions: {}, variants: [{ destination: 'https://x.com', weight: 0 }] }] } }, 'routing.rules.0.variants.0.weight', /at least 1/],
+      [
+        'routing rule without destination',
+        { routing: { rules: [{ conditions: { device: ['mobile'] } }] } },
+        'routing.rules.0',
+        /destination or variants/,
+      ],
+      [
+        'routing rule with an unknown device',
+        { routing: { rules: [{ conditions: { device: ['phone'] }, destination: 'https://x.com' }] } },
+        'routing.rules.0.conditions.device.0',
+        /mobile/,
+      ],
+      [
+        'routing rule with a bad country',
+        { routing: { rules: [{ conditions: { country: ['DEU'] }, destination: 'https://x.com' }] } },
+        'routing.rules.0.conditions.country.0',
+        /format/,
+      ],
+      [
+        'routing variant with weight 0',
+        { routing: { rules: [{ conditions: {}, variants: [{ destination: 'https://x.com', weight: 0 }] }] } },
+        'routing.rules.0.variants.0.weight',
+        /at least 1/,
+      ],
     ];
     for (const [what, change, field, message] of invalid) {
       it(`answers 422 on ${field} for ${what}`, async () => {
@@ -253,7 +334,11 @@ describe('QR codes: /v1/qr-codes', () => {
 
     it('allows redirect_cap, routing and schedule on business and password on professional', async () => {
       const biz = await svc.createOrg({ plan: 'business_monthly' });
-      const res = await svc.post('/v1/qr-codes', biz.token, plain('biz', { redirect_cap: 3, routing: { rules: [] }, schedule: { enabled: false } }));
+      const res = await svc.post(
+        '/v1/qr-codes',
+        biz.token,
+        plain('biz', { redirect_cap: 3, routing: { rules: [] }, schedule: { enabled: false } }),
+      );
       expect(res.status).to.equal(201);
       const pro = await svc.post('/v1/qr-codes', a.token, plain('pro-pw', { password: 'x' }));
       expect(pro.status).to.equal(201);
@@ -270,9 +355,19 @@ describe('QR codes: /v1/qr-codes', () => {
 
     it('PATCH changes only the given keys and clears keys set to null', async () => {
       const br = await brand(a.org, 'Patch brand');
-      const created = (await svc.post('/v1/qr-codes', a.token, plain('patch-me', { name: 'Before', brand_ulid: br, redirect_cap: 9, utm_params: { source: 'x' } }))).body.data;
+      const created = (
+        await svc.post(
+          '/v1/qr-codes',
+          a.token,
+          plain('patch-me', { name: 'Before', brand_ulid: br, redirect_cap: 9, utm_params: { source: 'x' } }),
+        )
+      ).body.data;
       svc.clock.advance(5000);
-      const res = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, { destination: { url: 'https://new.example/' }, status: 'archived', redirect_cap: null });
+      const res = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, {
+        destination: { url: 'https://new.example/' },
+        status: 'archived',
+        redirect_cap: null,
+      });
       svc.clock.reset();
       expect(res.status).to.equal(200);
       const d = res.body.data;
@@ -286,8 +381,20 @@ describe('QR codes: /v1/qr-codes', () => {
       expect(new Date(d.updated_at).getTime()).to.be.greaterThan(new Date(created.updated_at).getTime());
       const noop = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, {});
       expect(noop.body.data.status).to.equal('archived');
-      const renamed = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, { slug: 'patched', brand_ulid: null, name: null, password: 'pw', type: 'redirect' });
-      expect(renamed.body.data).to.deep.include({ slug: 'acme/patched', brand: null, name: null, password: true, type: 'url' });
+      const renamed = await svc.patch(`/v1/qr-codes/${created.ulid}`, a.token, {
+        slug: 'patched',
+        brand_ulid: null,
+        name: null,
+        password: 'pw',
+        type: 'redirect',
+      });
+      expect(renamed.body.data).to.deep.include({
+        slug: 'acme/patched',
+        brand: null,
+        name: null,
+        password: true,
+        type: 'url',
+      });
     });
 
     it('PATCH refuses a NUL character and an impossible date with 422 and changes nothing', async () => {
@@ -295,14 +402,18 @@ describe('QR codes: /v1/qr-codes', () => {
       const nul = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { name: 'x\u0000' });
       expect(nul.status).to.equal(422);
       expect(nul.body.errors).to.deep.equal({ name: ['Must not contain the NUL character (U+0000).'] });
-      const leap = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { expire_at: '2026-06-30T23:59:60Z', name: 'changed' });
+      const leap = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, {
+        expire_at: '2026-06-30T23:59:60Z',
+        name: 'changed',
+      });
       expect(leap.status).to.equal(422);
       expect((await svc.get(`/v1/qr-codes/${code.ulid}`, a.token)).body.data).to.deep.equal(code);
     });
 
     it('PATCH validates like POST: slug taken, dates against stored values, foreign references', async () => {
       await svc.post('/v1/qr-codes', a.token, plain('occupied'));
-      const code = (await svc.post('/v1/qr-codes', a.token, plain('mover', { expire_at: '2026-06-01T00:00:00Z' }))).body.data;
+      const code = (await svc.post('/v1/qr-codes', a.token, plain('mover', { expire_at: '2026-06-01T00:00:00Z' }))).body
+        .data;
       const taken = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { slug: 'OCCUPIED' });
       expect(taken.status).to.equal(422);
       expect(taken.body.errors).to.deep.equal({ slug: ['The slug has already been taken.'] });
@@ -314,7 +425,10 @@ describe('QR codes: /v1/qr-codes', () => {
       const dom = await customDomain(b.org, 'b-patch.test');
       const foreign = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { domain_ulid: dom });
       expect(foreign.body.errors).to.deep.equal({ domain_ulid: ['No such domain in this organization.'] });
-      const bad = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { destination: 'javascript:alert(1)', status: 'gone' });
+      const bad = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, {
+        destination: 'javascript:alert(1)',
+        status: 'gone',
+      });
       expect(bad.status).to.equal(422);
       expect(Object.keys(bad.body.errors).sort()).to.deep.equal(['destination', 'status']);
     });
@@ -345,10 +459,19 @@ describe('QR codes: /v1/qr-codes', () => {
       for (let i = 0; i < 1203; i++) {
         const slug = `c${String(i).padStart(4, '0')}`;
         slugs.push(`${org.org.slug}/${slug}`);
-        rows.push({ ulid: ulid(), org_id: org.org.id, domain_id: id, slug: `${org.org.slug}/${slug}`, destination: JSON.stringify(`https://example.com/${i}`) });
+        rows.push({
+          ulid: ulid(),
+          org_id: org.org.id,
+          domain_id: id,
+          slug: `${org.org.slug}/${slug}`,
+          destination: JSON.stringify(`https://example.com/${i}`),
+        });
       }
       await svc.app.db.batchInsert('qr_codes', rows, 500);
-      await svc.app.db('qr_codes').where({ org_id: org.org.id, slug: `${org.org.slug}/c0005` }).update({ deleted_at: new Date() });
+      await svc.app
+        .db('qr_codes')
+        .where({ org_id: org.org.id, slug: `${org.org.slug}/c0005` })
+        .update({ deleted_at: new Date() });
       slugs.splice(5, 1);
     });
 
@@ -415,7 +538,9 @@ describe('QR codes: /v1/qr-codes', () => {
     for (const [method, path, ability, body] of needs) {
       it(`${method} ${path} needs ${ability} (403 with required_ability)`, async () => {
         const code = (await svc.post('/v1/qr-codes', a.token, plain(`ab-${method}-${path.length}`))).body.data;
-        const others = ['codes.view', 'codes.create', 'codes.update', 'codes.delete', 'brands.view'].filter((x) => x !== ability);
+        const others = ['codes.view', 'codes.create', 'codes.update', 'codes.delete', 'brands.view'].filter(
+          (x) => x !== ability,
+        );
         const token = await svc.createToken(a.org, { abilities: others });
         const res = await svc.request(method, path.replace('{id}', code.ulid), { token, body });
         expect(res.status).to.equal(403);

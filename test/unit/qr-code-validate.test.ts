@@ -3,10 +3,25 @@ import type { FieldErrors } from '../../server/errors.js';
 import { decide, parseRules, parseSchedule, type Visitor } from '../../server/redirect/rules.js';
 import { createCodeBody } from '../../server/qr-codes/schema.js';
 import { publicUrl } from '../../server/qr-codes/service.js';
-import { checkDates, checkDestination, checkRouting, checkSchedule, slugKey, slugProblem, urlProblem } from '../../server/qr-codes/validate.js';
+import {
+  checkDates,
+  checkDestination,
+  checkRouting,
+  checkSchedule,
+  slugKey,
+  slugProblem,
+  urlProblem,
+} from '../../server/qr-codes/validate.js';
 import { Validators } from '../../server/schemas/validation.js';
 
-const visitor = (over: Partial<Visitor> = {}): Visitor => ({ device: 'desktop', os: 'Windows', country: 'US', language: 'en', visitorHash: '42', ...over });
+const visitor = (over: Partial<Visitor> = {}): Visitor => ({
+  device: 'desktop',
+  os: 'Windows',
+  country: 'US',
+  language: 'en',
+  visitorHash: '42',
+  ...over,
+});
 
 describe('QR code validation (pure)', () => {
   it('accepts http and https URLs with a host and refuses everything else', () => {
@@ -45,7 +60,13 @@ describe('QR code validation (pure)', () => {
 
   it('needs a destination or variants on every rule, not both', () => {
     const e: FieldErrors = {};
-    checkRouting(e, { rules: [{}, { destination: 'https://a.com', variants: [{ destination: 'https://b.com' }] }, { variants: [{ destination: 'x' }] }] });
+    checkRouting(e, {
+      rules: [
+        {},
+        { destination: 'https://a.com', variants: [{ destination: 'https://b.com' }] },
+        { variants: [{ destination: 'x' }] },
+      ],
+    });
     expect(e).to.deep.equal({
       'routing.rules.0': ['A rule needs either a destination or variants.'],
       'routing.rules.1': ['A rule needs either a destination or variants.'],
@@ -55,7 +76,12 @@ describe('QR code validation (pure)', () => {
 
   it('checks the schedule time zone, windows and fallback', () => {
     const e: FieldErrors = {};
-    checkSchedule(e, { enabled: true, timezone: 'Nowhere/City', windows: [{ start: '10:00', end: '10:00' }], fallback_destination: 'mailto:x@y.z' });
+    checkSchedule(e, {
+      enabled: true,
+      timezone: 'Nowhere/City',
+      windows: [{ start: '10:00', end: '10:00' }],
+      fallback_destination: 'mailto:x@y.z',
+    });
     expect(e).to.deep.equal({
       'schedule.timezone': ['Must be a valid IANA time zone, e.g. Europe/Berlin.'],
       'schedule.windows.0.end': ['Must differ from start.'],
@@ -74,8 +100,12 @@ describe('QR code validation (pure)', () => {
   });
 
   it('builds the public URL: origin/org/slug on a fallback origin, https://host/slug on a custom domain', () => {
-    expect(publicUrl({ type: 'fallback', host: 'localhost:3001', origin: 'http://localhost:3001/' }, 'acme/spring')).to.equal('http://localhost:3001/acme/spring');
-    expect(publicUrl({ type: 'custom', host: 'go.acme.com', origin: null }, 'acme/spring')).to.equal('https://go.acme.com/spring');
+    expect(
+      publicUrl({ type: 'fallback', host: 'localhost:3001', origin: 'http://localhost:3001/' }, 'acme/spring'),
+    ).to.equal('http://localhost:3001/acme/spring');
+    expect(publicUrl({ type: 'custom', host: 'go.acme.com', origin: null }, 'acme/spring')).to.equal(
+      'https://go.acme.com/spring',
+    );
   });
 });
 
@@ -84,19 +114,43 @@ describe('stored routing and schedule are what the redirect evaluates', () => {
   const routing = {
     rules: [
       { conditions: { device: ['mobile'], os: ['iOS'] }, destination: 'https://apps.apple.com/app' },
-      { conditions: { country: ['de'] }, variants: [{ destination: 'https://a.example/', weight: 1 }, { destination: 'https://b.example/', weight: 1 }] },
+      {
+        conditions: { country: ['de'] },
+        variants: [
+          { destination: 'https://a.example/', weight: 1 },
+          { destination: 'https://b.example/', weight: 1 },
+        ],
+      },
     ],
   };
-  const schedule = { enabled: true, timezone: 'Europe/Berlin', windows: [{ days: ['mon'], start: '09:00', end: '17:00' }], fallback_destination: 'https://closed.example/' };
+  const schedule = {
+    enabled: true,
+    timezone: 'Europe/Berlin',
+    windows: [{ days: ['mon'], start: '09:00', end: '17:00' }],
+    fallback_destination: 'https://closed.example/',
+  };
 
   it('the create schema accepts the shapes', () => {
-    const body = { slug: 's', destination: 'https://x.com', domain_ulid: '01HZZZZZZZZZZZZZZZZZZZZZZZ', routing, schedule };
+    const body = {
+      slug: 's',
+      destination: 'https://x.com',
+      domain_ulid: '01HZZZZZZZZZZZZZZZZZZZZZZZ',
+      routing,
+      schedule,
+    };
     expect(() => validators.check(createCodeBody, 'body', body)).to.not.throw();
   });
 
   it('parses every rule and window as given', () => {
     expect(parseRules(routing)).to.deep.equal([
-      { device: ['mobile'], os: ['ios'], country: null, language: null, destination: 'https://apps.apple.com/app', variants: null },
+      {
+        device: ['mobile'],
+        os: ['ios'],
+        country: null,
+        language: null,
+        destination: 'https://apps.apple.com/app',
+        variants: null,
+      },
       {
         device: null,
         os: null,
@@ -118,10 +172,31 @@ describe('stored routing and schedule are what the redirect evaluates', () => {
   });
 
   it('decides with them: rule match inside the window, fallback outside', () => {
-    const code = { id: 7, status: 'active', destination: { url: 'https://default.example/' }, routing, schedule, dateBegin: null, expireAt: null, utmParams: { source: 'qr' } };
+    const code = {
+      id: 7,
+      status: 'active',
+      destination: { url: 'https://default.example/' },
+      routing,
+      schedule,
+      dateBegin: null,
+      expireAt: null,
+      utmParams: { source: 'qr' },
+    };
     const monday10 = new Date('2026-11-23T09:00:00Z'); // 10:00 in Berlin
-    expect(decide(code, visitor({ device: 'mobile', os: 'iOS' }), monday10)).to.deep.equal({ kind: 'redirect', url: 'https://apps.apple.com/app?utm_source=qr', matchedRule: 0 });
-    expect(decide(code, visitor(), monday10)).to.deep.equal({ kind: 'redirect', url: 'https://default.example/?utm_source=qr', matchedRule: -1 });
-    expect(decide(code, visitor(), new Date('2026-11-24T09:00:00Z'))).to.deep.equal({ kind: 'redirect', url: 'https://closed.example/?utm_source=qr', matchedRule: -1 });
+    expect(decide(code, visitor({ device: 'mobile', os: 'iOS' }), monday10)).to.deep.equal({
+      kind: 'redirect',
+      url: 'https://apps.apple.com/app?utm_source=qr',
+      matchedRule: 0,
+    });
+    expect(decide(code, visitor(), monday10)).to.deep.equal({
+      kind: 'redirect',
+      url: 'https://default.example/?utm_source=qr',
+      matchedRule: -1,
+    });
+    expect(decide(code, visitor(), new Date('2026-11-24T09:00:00Z'))).to.deep.equal({
+      kind: 'redirect',
+      url: 'https://closed.example/?utm_source=qr',
+      matchedRule: -1,
+    });
   });
 });
