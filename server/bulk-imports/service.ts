@@ -186,7 +186,7 @@ export async function stageImport(
 // Reading and confirming.
 
 async function findImport(db: Db, orgId: number, ulid: string, forUpdate = false): Promise<ImportRow | null> {
-  const q = db('bulk_imports').where({ org_id: orgId, ulid }).first();
+  const q = db('bulk_imports').where({ org_id: orgId, ulid: ulid.toUpperCase() }).first();
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
 }
 

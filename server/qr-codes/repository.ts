@@ -62,7 +62,7 @@ const CODE_SELECT = `
 export async function findCode(db: Db, orgId: number, ulid: string): Promise<CodeRow | null> {
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
     `${CODE_SELECT} where c.org_id = ? and c.ulid = ? and c.deleted_at is null`,
-    [orgId, ulid],
+    [orgId, ulid.toUpperCase()],
   );
   return rows[0] ?? null;
 }
@@ -80,7 +80,7 @@ export async function findCodes(db: Db, orgId: number, ulids: string[]): Promise
   if (!ulids.length) return [];
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
     `${CODE_SELECT} where c.org_id = ? and c.ulid = any(?) and c.deleted_at is null order by c.id`,
-    [orgId, ulids],
+    [orgId, upper(ulids)],
   );
   return rows;
 }
@@ -112,10 +112,22 @@ export interface NamedRef {
   name: string;
 }
 
+/** ULIDs are case-insensitive (Crockford base32): stored upper case, looked up in any case. */
+export class UlidMap<T> extends Map<string, T> {
+  override get(key: string): T | undefined {
+    return super.get(key.toUpperCase());
+  }
+  override has(key: string): boolean {
+    return super.has(key.toUpperCase());
+  }
+}
+
+const upper = (ulids: Iterable<string>): string[] => [...new Set([...ulids].map((u) => u.toUpperCase()))];
+
 export interface Refs {
-  domains: Map<string, DomainRef>;
-  brands: Map<string, NamedRef>;
-  styles: Map<string, NamedRef>;
+  domains: UlidMap<DomainRef>;
+  brands: UlidMap<NamedRef>;
+  styles: UlidMap<NamedRef>;
 }
 
 /**
@@ -127,9 +139,9 @@ export async function resolveRefs(
   orgId: number,
   want: { domains: Iterable<string>; brands: Iterable<string>; styles: Iterable<string> },
 ): Promise<Refs> {
-  const domains = [...new Set(want.domains)];
-  const brands = [...new Set(want.brands)];
-  const styles = [...new Set(want.styles)];
+  const domains = upper(want.domains);
+  const brands = upper(want.brands);
+  const styles = upper(want.styles);
   // One after the other: inside a transaction the three share one connection.
   const d = domains.length
     ? await db('domains')
@@ -149,9 +161,9 @@ export async function resolveRefs(
         .whereNull('deleted_at')
     : [];
   return {
-    domains: new Map((d as DomainRef[]).map((r) => [r.ulid, r])),
-    brands: new Map((b as NamedRef[]).map((r) => [r.ulid, r])),
-    styles: new Map((s as NamedRef[]).map((r) => [r.ulid, r])),
+    domains: new UlidMap((d as DomainRef[]).map((r) => [r.ulid, r])),
+    brands: new UlidMap((b as NamedRef[]).map((r) => [r.ulid, r])),
+    styles: new UlidMap((s as NamedRef[]).map((r) => [r.ulid, r])),
   };
 }
 

@@ -456,7 +456,7 @@ export interface StatusChangePreview {
 }
 
 async function codesOrNotFound(db: Db, orgId: number, ulids: string[]): Promise<CodeRow[]> {
-  const unique = [...new Set(ulids)];
+  const unique = [...new Set(ulids.map((u) => u.toUpperCase()))];
   const rows = await findCodes(db, orgId, unique);
   if (rows.length !== unique.length) {
     const found = new Set(rows.map((r) => r.ulid));

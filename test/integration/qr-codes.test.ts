@@ -353,6 +353,19 @@ describe('QR codes: /v1/qr-codes', () => {
       expect(res.body.data).to.deep.equal(created);
     });
 
+    it('takes ULIDs in any case, in the path and in the body', async () => {
+      const st = await style(a.org, 'Lower');
+      const created = await svc.post(
+        '/v1/qr-codes',
+        a.token,
+        plain('lower-refs', { domain_ulid: fallback.ulid.toLowerCase(), style_ulid: st.toLowerCase() }),
+      );
+      expect(created.status).to.equal(201);
+      expect(created.body.data.style).to.deep.equal({ ulid: st, name: 'Lower' });
+      const res = await svc.get(`/v1/qr-codes/${created.body.data.ulid.toLowerCase()}`, a.token);
+      expect(res.body.data.ulid).to.equal(created.body.data.ulid);
+    });
+
     it('PATCH changes only the given keys and clears keys set to null', async () => {
       const br = await brand(a.org, 'Patch brand');
       const created = (
