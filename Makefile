@@ -1,7 +1,11 @@
 # Targets mirror CI: `make test` is what .ci/run runs.
 SHELL := /bin/bash
-NPM_INSTALL := npm ci --no-audit --no-fund
-TSX := node_modules/.bin/tsx
+# Not `npm ci`: chdb lists optional platform packages that are not published (darwin, arm64), and
+# `npm ci` refuses a lock file without them. `npm install` installs the locked versions.
+NPM_INSTALL := npm install --no-audit --no-fund
+# One process per entry point: `node --import tsx` rather than the tsx CLI, whose parent process
+# relays signals and would cut a graceful SIGTERM drain short.
+TSX := node --import tsx
 MOCHA := node_modules/.bin/mocha
 SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
 

@@ -26,9 +26,9 @@ if (config.enableApi) {
 }
 
 if (config.enableRedirect) {
-  // Registered last, so it closes first: its scan buffer drains while the stores are still open.
-  const redirect = await startRedirectListener(app, config.redirectPort, config.redirectHost);
-  app.onClose(() => redirect.close());
+  // It registers its own close last, so it closes first: the scan buffer drains while the stores
+  // are still open.
+  await startRedirectListener(app, config.redirectPort, config.redirectHost);
 }
 
 const apiUrl = apiBaseUrl(config, app.apiPort());

