@@ -31,12 +31,9 @@ function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
 }
 
 async function rows<T>(ch: ClickHouseHandle, query: string, params: Params): Promise<T[]> {
-  const rs = await ch.client.query({
-    query,
-    query_params: params,
-    format: 'JSONEachRow',
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-  });
+  // 64-bit integers arrive as JSON strings (the default); callers convert them with Number().
+  // No per-query settings: chDB would keep them in its session for every later query.
+  const rs = await ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
   return rs.json<T>();
 }
 

@@ -29,12 +29,11 @@ describe('seedDemo (qrctl seed-demo)', () => {
     expect(Number(count)).to.equal(25);
 
     const rs = await svc.app.ch.client.query({
-      query: `SELECT count() AS n, countIf(is_bot = 1) AS bots, min(scanned_at) AS first, max(scanned_at) AS last,
-                     uniqExact(code_id) AS codes, uniqExact(country) AS countries
+      query: `SELECT toUInt32(count()) AS n, toUInt32(countIf(is_bot = 1)) AS bots, min(scanned_at) AS first,
+                     max(scanned_at) AS last, toUInt32(uniqExact(code_id)) AS codes, toUInt32(uniqExact(country)) AS countries
                 FROM ${svc.app.ch.database}.scan_events WHERE org_id = {org:UInt64}`,
       query_params: { org: demo.org.id },
       format: 'JSONEachRow',
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
     });
     const [s] = await rs.json<{
       n: number;

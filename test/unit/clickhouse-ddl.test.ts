@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
+import { insertWithToken } from '../../server/analytics/demo-seed.js';
 import { freshDatabases } from '../helpers/stores.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
@@ -144,23 +145,17 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
         matched_rule: -1,
       };
       for (let i = 0; i < 2; i++) {
-        await ch.client.insert({
-          table: `${ch.database}.scan_events`,
-          values: [row],
-          format: 'JSONEachRow',
-          clickhouse_settings: { insert_deduplication_token: 'batch-1' },
-        });
+        await insertWithToken(
+          ch,
+          { table: `${ch.database}.scan_events`, values: [row], format: 'JSONEachRow' },
+          'batch-1',
+        );
       }
       const q = async (sql: string) =>
-        (
-          await (
-            await ch.client.query({
-              query: sql,
-              format: 'JSONEachRow',
-              clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-            })
-          ).json<{ n: number }>()
-        )[0].n;
+        // 64-bit integers come as numbers or strings depending on the server version's defaults.
+        Number(
+          (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string | number }>())[0].n,
+        );
       expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_events`)).to.equal(1);
       expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'total'`)).to.equal(1);
       expect(
