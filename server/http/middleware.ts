@@ -1,9 +1,9 @@
 // Middleware shared by the listeners: request id, access log + metrics, and the one place where
 // errors become responses.
 import type Koa from 'koa';
-import { ulid } from 'ulid';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { fastUlid } from '../ids.js';
 
 export interface RequestState {
   requestId: string;
@@ -17,7 +17,7 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export function requestId(): Koa.Middleware {
   return async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
-    const id = INCOMING_ID.test(incoming) ? incoming : ulid();
+    const id = INCOMING_ID.test(incoming) ? incoming : fastUlid();
     (ctx.state as RequestState).requestId = id;
     ctx.set('X-Request-Id', id);
     await next();

@@ -1,7 +1,7 @@
 // Admission of one API call (REST or MCP): the organization's fixed one-minute window shared by
 // every process, the optional raw-export bucket, monthly usage and the overage debit, in one
 // round trip to Postgres (the api_admit function of sql/0001_foundation.sql).
-import { ulid } from 'ulid';
+import { fastUlid } from '../ids.js';
 import type { Principal } from '../auth/principal.js';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -113,7 +113,7 @@ export class Admitter {
         opts.bucket ? this.app.config.rawExportRateLimitPerMin : null,
         opts.billable,
         p.plan?.callsIncludedMonth ?? null,
-        ulid(now.getTime()),
+        fastUlid(now.getTime()),
       ],
     );
     return rows[0];

@@ -25,7 +25,7 @@ import {
 } from './password.js';
 import { decide, type Visitor } from './rules.js';
 import { ScanBuffer } from './scan-buffer.js';
-import { scanId } from './scan-id.js';
+import { fastUlid } from '../ids.js';
 
 /** One row of scan_events (docs/scan-event-contract.md). */
 export interface ScanRow {
@@ -275,7 +275,7 @@ export class RedirectHandler {
     if (head) return;
 
     this.scans.push({
-      scan_id: scanId(now.getTime()),
+      scan_id: fastUlid(now.getTime()),
       scanned_at: utcStamp(now),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -314,7 +314,7 @@ export class RedirectHandler {
     const agent = this.enricher.agent(ua);
     const now = this.app.clock.now();
     this.orphans.push({
-      scan_id: scanId(now.getTime()),
+      scan_id: fastUlid(now.getTime()),
       scanned_at: utcStamp(now),
       org_id: domain.orgId ?? 0,
       domain_id: domain.type === 'fallback' ? 0 : domain.id,

@@ -27,8 +27,9 @@ describe('the OpenAPI document', () => {
     const router = createApiRouter(svc.app, { mounts: apiMounts });
     const served = new Set<string>();
     for (const layer of router.stack) {
-      if (UNDOCUMENTED.has(layer.path)) continue;
-      for (const m of layer.methods) if (m !== 'HEAD') served.add(`${m} ${layer.path}`);
+      const route = String(layer.path);
+      if (UNDOCUMENTED.has(route)) continue;
+      for (const m of layer.methods) if (m !== 'HEAD') served.add(`${m} ${route}`);
     }
     const documented = new Set<string>();
     for (const [p, item] of Object.entries<Record<string, unknown>>(doc.paths)) {

@@ -17,7 +17,7 @@ describe('starting and stopping the service on embedded stores', function () {
   it('serves /v1/status to a token printed by qrctl, then stops on SIGTERM', async () => {
     const dataDir = path.join(testRoot(), 'e2e-var');
     const [apiPort, redirectPort] = [await freePort(), await freePort()];
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATA_DIR: dataDir,
       API_PORT: String(apiPort),
