@@ -28,11 +28,19 @@ export function unavailableClickHouse(reason: string, database: string): ClickHo
     throw ApiError.unavailable(reason);
   };
   const client = new Proxy({}, { get: (_t, prop) => (prop === 'close' ? async () => undefined : fail) });
-  return { client: client as ClickHouseHandle['client'], database, cluster: null, embedded: false, close: async () => undefined };
+  return {
+    client: client as ClickHouseHandle['client'],
+    database,
+    cluster: null,
+    embedded: false,
+    close: async () => undefined,
+  };
 }
 
 export async function boot(config: Config, log: Logger, opts: BootOptions = {}): Promise<AppContext> {
-  const pg = opts.databaseUrl ? { url: opts.databaseUrl, stop: async () => undefined } : await startPostgres(config, log);
+  const pg = opts.databaseUrl
+    ? { url: opts.databaseUrl, stop: async () => undefined }
+    : await startPostgres(config, log);
   const db = createKnex(pg.url, opts.poolMax);
   let ch: ClickHouseHandle | undefined;
   try {

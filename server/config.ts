@@ -68,7 +68,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     help: 'Cluster name: migrations create ReplicatedMergeTree + Distributed tables ON CLUSTER.',
   },
   apiHost: { env: 'API_HOST', default: '127.0.0.1', help: 'Interface the API listener binds to.' },
-  apiPort: { env: 'API_PORT', default: '3000', help: 'Port of the API listener (/v1, /mcp, /healthz, /readyz, /metrics).' },
+  apiPort: {
+    env: 'API_PORT',
+    default: '3000',
+    help: 'Port of the API listener (/v1, /mcp, /healthz, /readyz, /metrics).',
+  },
   redirectHost: { env: 'REDIRECT_HOST', default: '127.0.0.1', help: 'Interface the public redirect binds to.' },
   redirectPort: { env: 'REDIRECT_PORT', default: '3001', help: 'Port of the public redirect listener.' },
   enableApi: { env: 'ENABLE_API', default: 'true', help: 'Serve the API listener in this process.' },
@@ -85,7 +89,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: 'http://localhost:3001',
     help: 'Comma-separated shared fallback origins; they appear in every organization’s domain list.',
   },
-  logLevel: { env: 'LOG_LEVEL', default: 'info', help: 'pino log level: fatal, error, warn, info, debug, trace, silent.' },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    default: 'info',
+    help: 'pino log level: fatal, error, warn, info, debug, trace, silent.',
+  },
   bodyLimitBytes: {
     env: 'BODY_LIMIT_BYTES',
     default: String(5 * 1024 * 1024),

@@ -108,7 +108,9 @@ export class ApiError extends Error {
 
 /** Postgres SQLSTATE of a driver error, if any; errors are classified by code, never by message. */
 export function sqlState(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
 }
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';

@@ -18,6 +18,13 @@ export async function enqueueJob(
 ): Promise<void> {
   await db.raw(
     `select graphile_worker.add_job(?, payload => ?::json, queue_name => ?, run_at => ?, max_attempts => ?, job_key => ?)`,
-    [task, JSON.stringify(payload), opts.queueName ?? null, opts.runAt ?? null, opts.maxAttempts ?? 25, opts.jobKey ?? null],
+    [
+      task,
+      JSON.stringify(payload),
+      opts.queueName ?? null,
+      opts.runAt ?? null,
+      opts.maxAttempts ?? 25,
+      opts.jobKey ?? null,
+    ],
   );
 }

@@ -32,7 +32,10 @@ if (config.enableRedirect) {
 }
 
 const apiUrl = apiBaseUrl(config, app.apiPort());
-log.info({ api: config.enableApi ? apiUrl : null, redirect: config.enableRedirect ? config.fallbackOrigins[0] : null }, 'service started');
+log.info(
+  { api: config.enableApi ? apiUrl : null, redirect: config.enableRedirect ? config.fallbackOrigins[0] : null },
+  'service started',
+);
 if (process.stdout.isTTY || process.env.QR_PRINT_BANNER) {
   process.stderr.write(
     `\nQR service is up.\n  API:      ${apiUrl}/v1/status   (OpenAPI: ${apiUrl}/v1/openapi.json)\n` +

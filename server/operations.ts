@@ -11,4 +11,14 @@ import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
 import { walletOperations } from './wallet/routes.js';
 
-export const operations: readonly Operation[] = [...statusOperations, ...walletOperations, ...tokenOperations, ...analyticsOperations, ...brandOperations, ...domainOperations, ...codeOperations, ...bulkImportOperations, ...styleOperations];
+export const operations: readonly Operation[] = [
+  ...statusOperations,
+  ...walletOperations,
+  ...tokenOperations,
+  ...analyticsOperations,
+  ...brandOperations,
+  ...domainOperations,
+  ...codeOperations,
+  ...bulkImportOperations,
+  ...styleOperations,
+];

@@ -33,7 +33,8 @@ const json = { type: 'boolean' as const, help: 'Print one JSON object.' };
 
 export const COMMANDS: Record<string, CliCommand> = {
   'org create': {
-    usage: 'qrctl org create --name NAME --slug SLUG --plan PLAN|none --currency EUR --owner-email EMAIL [--locale en] [--json]',
+    usage:
+      'qrctl org create --name NAME --slug SLUG --plan PLAN|none --currency EUR --owner-email EMAIL [--locale en] [--json]',
     options: {
       name: { type: 'string', required: true, help: 'Organization name.' },
       slug: { type: 'string', required: true, help: 'Lowercase slug, used in public URLs.' },
@@ -53,7 +54,12 @@ export const COMMANDS: Record<string, CliCommand> = {
         ownerEmail: String(a['owner-email']),
       });
       return {
-        organization: { ulid: created.org.ulid, name: created.org.name, slug: created.org.slug, currency: created.org.currency },
+        organization: {
+          ulid: created.org.ulid,
+          name: created.org.name,
+          slug: created.org.slug,
+          currency: created.org.currency,
+        },
         plan: created.plan?.code ?? null,
         owner: { ulid: created.owner.ulid, email: created.owner.email },
         token: created.token.secret,
@@ -90,7 +96,8 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
   },
   'token create': {
-    usage: 'qrctl token create --org ULID|SLUG --email EMAIL --name NAME [--abilities a,b|*] [--expires-at ISO] [--json]',
+    usage:
+      'qrctl token create --org ULID|SLUG --email EMAIL --name NAME [--abilities a,b|*] [--expires-at ISO] [--json]',
     options: {
       org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
       email: { type: 'string', required: true, help: 'A member of the organization.' },
@@ -206,7 +213,11 @@ export function helpText(): string {
 }
 
 /** Finds the command named by the leading words of argv and parses its options. */
-export function parseCommand(argv: string[]): { name: string; command: CliCommand; args: Record<string, string | boolean | undefined> } {
+export function parseCommand(argv: string[]): {
+  name: string;
+  command: CliCommand;
+  args: Record<string, string | boolean | undefined>;
+} {
   const name = [argv.slice(0, 2).join(' '), argv[0]].find((n) => n && COMMANDS[n]);
   if (!name) throw new UsageError(argv.length ? `unknown command: ${argv.slice(0, 2).join(' ')}` : 'no command given');
   const command = COMMANDS[name];
@@ -232,11 +243,7 @@ function describe(result: Record<string, unknown>): string {
 }
 
 /** Runs a parsed command; returns the exit code (0 ok, 2 bad arguments or input, 1 failure). */
-export async function runCommand(
-  app: AppContext,
-  parsed: ReturnType<typeof parseCommand>,
-  io: CliIo,
-): Promise<number> {
+export async function runCommand(app: AppContext, parsed: ReturnType<typeof parseCommand>, io: CliIo): Promise<number> {
   try {
     const result = await parsed.command.run(app, parsed.args, io);
     io.out(parsed.args.json ? JSON.stringify(result) : describe(result));

@@ -36,7 +36,8 @@ async function main(argv: string[]): Promise<number> {
     const log = createLogger(process.env.QRCTL_LOG_LEVEL ?? 'silent', { process: 'qrctl' });
     app = await boot(config, log, { clickhouse: parsed.command.clickhouse === true, poolMax: 2 });
   } catch (err) {
-    if (err instanceof ChdbBusyError || err instanceof ConfigError) return reportError(new UsageError(err.message), asJson, io);
+    if (err instanceof ChdbBusyError || err instanceof ConfigError)
+      return reportError(new UsageError(err.message), asJson, io);
     return reportError(err, asJson, io);
   }
   try {

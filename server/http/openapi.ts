@@ -101,7 +101,14 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
       ok.content = content;
     }
     responses[String(op.response.status)] = ok;
-    const statuses = new Set([401, 403, 429, ...(op.body ? [400, 413, 422] : []), ...(op.query || op.params ? [422] : []), ...(op.errors ?? [])]);
+    const statuses = new Set([
+      401,
+      403,
+      429,
+      ...(op.body ? [400, 413, 422] : []),
+      ...(op.query || op.params ? [422] : []),
+      ...(op.errors ?? []),
+    ]);
     if (op.billable) statuses.add(402);
     for (const s of [...statuses].sort()) {
       responses[String(s)] = {

@@ -61,7 +61,8 @@ function validateCreate(input: CreateOrganizationInput): void {
   if (!ORG_SLUG_PATTERN.test(input.slug ?? ''))
     errors.slug = ['Must be 1 to 48 lowercase letters, digits or dashes, not starting or ending with a dash.'];
   if (!isCurrency(input.currency ?? '')) errors.currency = ['Must be an ISO 4217 currency code such as EUR.'];
-  if (input.locale !== undefined && !LOCALE.test(input.locale)) errors.locale = ['Must be a locale such as en or de-AT.'];
+  if (input.locale !== undefined && !LOCALE.test(input.locale))
+    errors.locale = ['Must be a locale such as en or de-AT.'];
   if (!EMAIL.test(input.ownerEmail ?? '')) errors.owner_email = ['Must be an email address.'];
   if (Object.keys(errors).length) throw ApiError.validation(errors);
 }
@@ -75,7 +76,10 @@ export async function findOrCreateUser(trx: Knex.Transaction, email: string, nam
   return row as { id: number; ulid: string; email: string };
 }
 
-export async function createOrganization(app: AppContext, input: CreateOrganizationInput): Promise<CreatedOrganization> {
+export async function createOrganization(
+  app: AppContext,
+  input: CreateOrganizationInput,
+): Promise<CreatedOrganization> {
   validateCreate(input);
   const plan = input.planCode ? await findPlanByCode(app.db, input.planCode) : null;
   if (input.planCode && !plan) throw ApiError.field('plan', `Unknown plan "${input.planCode}".`);
@@ -131,24 +135,33 @@ export async function requireOrganization(db: Knex, ulidOrSlug: string): Promise
 export async function setPlan(app: AppContext, orgId: number, planCode: string | null): Promise<PlanRecord | null> {
   const plan = planCode ? await findPlanByCode(app.db, planCode) : null;
   if (planCode && !plan) throw ApiError.field('plan', `Unknown plan "${planCode}".`);
-  await app.db('organizations').where({ id: orgId }).update({ plan_id: plan?.id ?? null, updated_at: app.clock.now() });
+  await app
+    .db('organizations')
+    .where({ id: orgId })
+    .update({ plan_id: plan?.id ?? null, updated_at: app.clock.now() });
   app.principals.forgetOrg(orgId);
   return plan;
 }
 
 export async function addMember(app: AppContext, orgId: number, email: string, role: Role) {
   if (!ROLES.includes(role)) throw ApiError.field('role', `Must be one of: ${ROLES.join(', ')}.`);
-  return app.db.transaction(async (trx) => {
-    const user = await findOrCreateUser(trx, email);
-    await trx('memberships')
-      .insert({ org_id: orgId, user_id: user.id, role })
-      .onConflict(['org_id', 'user_id'])
-      .merge({ role });
-    return user;
-  }).finally(() => app.principals.forgetOrg(orgId));
+  return app.db
+    .transaction(async (trx) => {
+      const user = await findOrCreateUser(trx, email);
+      await trx('memberships')
+        .insert({ org_id: orgId, user_id: user.id, role })
+        .onConflict(['org_id', 'user_id'])
+        .merge({ role });
+      return user;
+    })
+    .finally(() => app.principals.forgetOrg(orgId));
 }
 
-export async function findMember(db: Knex, orgId: number, email: string): Promise<{ userId: number; role: Role } | null> {
+export async function findMember(
+  db: Knex,
+  orgId: number,
+  email: string,
+): Promise<{ userId: number; role: Role } | null> {
   const row = await db('memberships as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.org_id', orgId)

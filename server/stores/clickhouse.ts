@@ -50,7 +50,8 @@ export async function openClickHouse(cfg: {
   dataDir: string;
 }): Promise<ClickHouseHandle> {
   const database = cfg.clickhouseDatabase;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`CLICKHOUSE_DATABASE "${database}" is not a plain identifier`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database))
+    throw new Error(`CLICKHOUSE_DATABASE "${database}" is not a plain identifier`);
   if (cfg.clickhouseUrl) {
     const client = createClient({ url: cfg.clickhouseUrl, request_timeout: 30_000 });
     return { client, database, cluster: cfg.clickhouseCluster, embedded: false, close: () => client.close() };
@@ -58,7 +59,9 @@ export async function openClickHouse(cfg: {
   const dir = path.join(cfg.dataDir, 'clickhouse');
   const unlock = await lockChdbDir(dir);
   const { createChdbConnection } = await import('chdb/connection');
-  const client = createClient({ connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
+  const client = createClient({ connection: createChdbConnection({ path: dir }) } as Parameters<
+    typeof createClient
+  >[0]);
   return {
     client,
     database,

@@ -54,7 +54,9 @@ export async function migratePostgres(db: Knex, log: Logger): Promise<number[]> 
     await lockTrx.raw('select pg_advisory_xact_lock(727274)');
     await lockTrx.raw(`create table if not exists schema_migrations (
       version integer primary key, name text not null, applied_at timestamptz not null default now())`);
-    const done: number[] = (await lockTrx('schema_migrations').select('version')).map((r: { version: number }) => r.version);
+    const done: number[] = (await lockTrx('schema_migrations').select('version')).map(
+      (r: { version: number }) => r.version,
+    );
     checkNotAhead(done, known, 'Postgres');
     for (const m of known) {
       if (done.includes(m.version)) continue;
@@ -103,7 +105,9 @@ export async function migrateClickHouse(ch: ClickHouseHandle, retentionDays: num
     query: `CREATE TABLE IF NOT EXISTS ${table}${onCluster} (version UInt32, name String, applied_at DateTime DEFAULT now())
       ENGINE = ${ch.cluster ? "ReplicatedMergeTree('/clickhouse/tables/{database}/schema_migrations', '{replica}')" : 'MergeTree'} ORDER BY version`,
   });
-  const rows = await (await ch.client.query({ query: `SELECT version FROM ${table}`, format: 'JSONEachRow' })).json<{ version: number }>();
+  const rows = await (
+    await ch.client.query({ query: `SELECT version FROM ${table}`, format: 'JSONEachRow' })
+  ).json<{ version: number }>();
   const done = rows.map((r) => Number(r.version));
   checkNotAhead(done, known, 'ClickHouse');
   const applied: number[] = [];

@@ -98,11 +98,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
   }
   const port = opts.port || (await freePort());
   const isRoot = os.userInfo().uid === 0;
-  const flags = [
-    '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'unix_socket_directories=',
-    '-c', 'max_connections=300',
-  ];
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   if (opts.ephemeral) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,

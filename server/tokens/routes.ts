@@ -13,7 +13,11 @@ export const tokenAbilities = defineOperation({
   tag: 'Tokens',
   ability: 'api.tokens.manage',
   billable: false,
-  response: { status: 200, description: 'Assignable abilities and the catalog (no data envelope).', schema: TokenAbilities },
+  response: {
+    status: 200,
+    description: 'Assignable abilities and the catalog (no data envelope).',
+    schema: TokenAbilities,
+  },
   handler: async ({ principal }) => ({
     status: 200,
     body: { assignable: ABILITIES.filter((a) => principal.abilities.has(a)), all: [...ABILITIES] },
@@ -29,7 +33,11 @@ export const tokensList = defineOperation({
   tag: 'Tokens',
   ability: 'api.tokens.manage',
   billable: false,
-  response: { status: 200, description: 'The tokens, oldest first; revoked tokens are left out.', schema: listEnvelope(ApiToken) },
+  response: {
+    status: 200,
+    description: 'The tokens, oldest first; revoked tokens are left out.',
+    schema: listEnvelope(ApiToken),
+  },
   handler: async ({ app, principal }) => ({
     status: 200,
     body: { data: await listTokens(app.db, principal.org.id, principal.token.userId) },
@@ -37,7 +45,11 @@ export const tokensList = defineOperation({
 });
 
 // POST /v1/tokens
-export const tokensCreate = defineOperation<Record<string, never>, Record<string, never>, { name: string; abilities: string[]; expires_at?: string | null }>({
+export const tokensCreate = defineOperation<
+  Record<string, never>,
+  Record<string, never>,
+  { name: string; abilities: string[]; expires_at?: string | null }
+>({
   id: 'tokens.create',
   method: 'POST',
   path: '/v1/tokens',

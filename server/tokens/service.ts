@@ -95,7 +95,8 @@ export async function listTokens(db: Knex, orgId: number, userId: number) {
 
 /** Revokes one of the user's tokens in the organization; anyone else's token is not found. */
 export async function revokeToken(app: AppContext, orgId: number, userId: number, tokenId: number): Promise<void> {
-  const count = await app.db('api_tokens')
+  const count = await app
+    .db('api_tokens')
     .where({ id: tokenId, org_id: orgId, user_id: userId })
     .whereNull('revoked_at')
     .update({ revoked_at: app.clock.now() });

@@ -18,8 +18,12 @@ interface TxnRow {
 export async function readWallet(app: AppContext, org: OrgRecord, page: number, perPage: number) {
   const wallet = await app.db('wallets').where({ org_id: org.id }).first();
   if (!wallet) throw ApiError.notFound('wallet');
-  const [{ total }] = await app.db('wallet_transactions').where({ org_id: org.id }).count<{ total: number }[]>('* as total');
-  const rows = (await app.db('wallet_transactions')
+  const [{ total }] = await app
+    .db('wallet_transactions')
+    .where({ org_id: org.id })
+    .count<{ total: number }[]>('* as total');
+  const rows = (await app
+    .db('wallet_transactions')
     .where({ org_id: org.id })
     .orderBy([
       { column: 'created_at', order: 'desc' },
@@ -31,7 +35,8 @@ export async function readWallet(app: AppContext, org: OrgRecord, page: number, 
   return {
     balance: money(wallet.balance_minor),
     currency: org.currency,
-    low_balance_threshold: wallet.low_balance_threshold_minor === null ? null : money(wallet.low_balance_threshold_minor),
+    low_balance_threshold:
+      wallet.low_balance_threshold_minor === null ? null : money(wallet.low_balance_threshold_minor),
     updated_at: (wallet.updated_at as Date).toISOString(),
     transactions: {
       data: rows.map((r) => ({
@@ -54,7 +59,8 @@ export async function readWallet(app: AppContext, org: OrgRecord, page: number, 
 
 /** Operator top-up: credits the wallet and records a credit transaction, atomically. */
 export async function topUp(app: AppContext, orgId: number, amountMinor: number, reference?: string) {
-  if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0) throw ApiError.field('amount', 'Must be a positive amount.');
+  if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0)
+    throw ApiError.field('amount', 'Must be a positive amount.');
   return app.db.transaction(async (trx) => {
     const now = app.clock.now();
     const [w] = await trx('wallets')

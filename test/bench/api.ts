@@ -29,11 +29,35 @@ const env = {
   PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
 };
 const org = JSON.parse(
-  execFileSync(tsx, ['server/cli/qrctl.ts', 'org', 'create', '--name', 'Bench', '--slug', 'bench', '--plan', 'enterprise_monthly', '--currency', 'EUR', '--owner-email', 'bench@example.com', '--json'], { env: { ...process.env, ...env } }).toString(),
+  execFileSync(
+    tsx,
+    [
+      'server/cli/qrctl.ts',
+      'org',
+      'create',
+      '--name',
+      'Bench',
+      '--slug',
+      'bench',
+      '--plan',
+      'enterprise_monthly',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      'bench@example.com',
+      '--json',
+    ],
+    { env: { ...process.env, ...env } },
+  ).toString(),
 ) as { token: string };
 const headers = { Authorization: `Bearer ${org.token}`, Accept: 'application/json' };
 
-const service = await startChild(process.execPath, ['--import', 'tsx', 'server/main.ts'], { ...env, QR_PRINT_BANNER: '1' }, /API: +http:\/\/127\.0\.0\.1:(\d+)/);
+const service = await startChild(
+  process.execPath,
+  ['--import', 'tsx', 'server/main.ts'],
+  { ...env, QR_PRINT_BANNER: '1' },
+  /API: +http:\/\/127\.0\.0\.1:(\d+)/,
+);
 const statusBody = await (await fetch(`http://127.0.0.1:${service.port}/v1/status`, { headers })).text();
 const baseline = await startChild(tsx, ['test/bench/koa-baseline.ts'], { BASELINE_BODY: statusBody });
 
@@ -42,9 +66,19 @@ try {
   await load('warmup', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration: 2 });
   await load('warmup', `http://127.0.0.1:${service.port}/v1/status`, { connections, duration: 2, headers });
   const bare = await load('bare Koa route', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration });
-  const status = await load('GET /v1/status', `http://127.0.0.1:${service.port}/v1/status`, { connections, duration, headers });
-  const orgRead = await load('GET /v1/organization', `http://127.0.0.1:${service.port}/v1/organization`, { connections, duration, headers });
-  process.stdout.write(`\nbench-api  machine: ${machine()}  connections: ${connections}  duration: ${duration}s each\n\n`);
+  const status = await load('GET /v1/status', `http://127.0.0.1:${service.port}/v1/status`, {
+    connections,
+    duration,
+    headers,
+  });
+  const orgRead = await load('GET /v1/organization', `http://127.0.0.1:${service.port}/v1/organization`, {
+    connections,
+    duration,
+    headers,
+  });
+  process.stdout.write(
+    `\nbench-api  machine: ${machine()}  connections: ${connections}  duration: ${duration}s each\n\n`,
+  );
   process.stdout.write(table([bare, status, orgRead]) + '\n\n');
   for (const r of [status, orgRead]) {
     process.stdout.write(

@@ -69,7 +69,14 @@ export async function load(
 
 export function table(rows: Figures[]): string {
   const head = ['target', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'];
-  const lines = rows.map((r) => [r.label, String(r.rps), r.p50.toFixed(2), r.p99.toFixed(2), String(r.requests), String(r.non2xx)]);
+  const lines = rows.map((r) => [
+    r.label,
+    String(r.rps),
+    r.p50.toFixed(2),
+    r.p99.toFixed(2),
+    String(r.requests),
+    String(r.non2xx),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');

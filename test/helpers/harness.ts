@@ -79,9 +79,7 @@ function validatorFor(schema: Record<string, unknown>) {
 function matchOperation(ops: readonly Operation[], method: string, path: string): Operation | undefined {
   const pathname = path.split('?')[0];
   return ops.find(
-    (op) =>
-      op.method === method &&
-      new RegExp('^' + op.path.replace(/\{[a-z_]+\}/g, '[^/]+') + '$').test(pathname),
+    (op) => op.method === method && new RegExp('^' + op.path.replace(/\{[a-z_]+\}/g, '[^/]+') + '$').test(pathname),
   );
 }
 
@@ -210,7 +208,13 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
   const log = createLogger(config.logLevel, { test: true });
   const clock = new TestClock();
   const ch = { ...dbs.ch, database: dbs.chDatabase };
-  const app = await boot(config, log, { databaseUrl: dbs.databaseUrl, sharedClickHouse: ch, migrate: false, clock, poolMax: 20 });
+  const app = await boot(config, log, {
+    databaseUrl: dbs.databaseUrl,
+    sharedClickHouse: ch,
+    migrate: false,
+    clock,
+    poolMax: 20,
+  });
   await migrateClickHouse(app.ch, config.scanRetentionDays, log);
   let url = '';
   if (opts.api !== false) {

@@ -8,7 +8,12 @@ import { loadConfig } from '../../server/config.js';
 import { createLogger } from '../../server/logger.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 import { migratePostgres, migrateWorkerSchema } from '../../server/stores/migrate.js';
-import { createKnex, ensureDatabase, startEmbeddedPostgres, type PostgresHandle } from '../../server/stores/postgres.js';
+import {
+  createKnex,
+  ensureDatabase,
+  startEmbeddedPostgres,
+  type PostgresHandle,
+} from '../../server/stores/postgres.js';
 
 export const TEMPLATE_DB = 'qr_template';
 
@@ -88,7 +93,12 @@ function current(): TestStores {
 }
 
 /** A fresh Postgres database copied from the migrated template, and a fresh ClickHouse database name. */
-export async function freshDatabases(): Promise<{ databaseUrl: string; chDatabase: string; dataDir: string; ch: ClickHouseHandle }> {
+export async function freshDatabases(): Promise<{
+  databaseUrl: string;
+  chDatabase: string;
+  dataDir: string;
+  ch: ClickHouseHandle;
+}> {
   const s = current();
   const n = ++s.counter;
   const name = `qr_t${process.pid}_${n}`;

@@ -20,7 +20,13 @@ describe('authentication and abilities', () => {
   });
 
   it('answers 401 for malformed tokens and schemes', async () => {
-    for (const header of ['Bearer', 'Bearer abc', 'Basic dXNlcjpwYXNz', 'Bearer 1|short', 'Bearer x|' + 'a'.repeat(48)]) {
+    for (const header of [
+      'Bearer',
+      'Bearer abc',
+      'Basic dXNlcjpwYXNz',
+      'Bearer 1|short',
+      'Bearer x|' + 'a'.repeat(48),
+    ]) {
       const res = await svc.request('GET', '/v1/status', { headers: { Authorization: header } });
       expect401(res);
     }

@@ -30,7 +30,21 @@ describe('qrctl', () => {
   }
 
   it('creates an organization with an owner, a wallet and a * token whose secret works', async () => {
-    const r = await cli('org', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'business_monthly', '--currency', 'eur', '--owner-email', 'boss@acme.test', '--json');
+    const r = await cli(
+      'org',
+      'create',
+      '--name',
+      'Acme',
+      '--slug',
+      'acme',
+      '--plan',
+      'business_monthly',
+      '--currency',
+      'eur',
+      '--owner-email',
+      'boss@acme.test',
+      '--json',
+    );
     expect(r.code).to.equal(0);
     const body = JSON.parse(r.out);
     expect(body.organization).to.deep.include({ name: 'Acme', slug: 'acme', currency: 'EUR' });
@@ -43,57 +57,183 @@ describe('qrctl', () => {
   });
 
   it('changes the plan, to none as well (then 403 api_access_disabled)', async () => {
-    const created = JSON.parse((await cli('org', 'create', '--name', 'P', '--slug', 'plan-co', '--plan', 'starter_monthly', '--currency', 'USD', '--owner-email', 'p@x.test', '--json')).out);
-    expect((await cli('org', 'set-plan', '--org', 'plan-co', '--plan', 'enterprise_annual', '--json')).code).to.equal(0);
+    const created = JSON.parse(
+      (
+        await cli(
+          'org',
+          'create',
+          '--name',
+          'P',
+          '--slug',
+          'plan-co',
+          '--plan',
+          'starter_monthly',
+          '--currency',
+          'USD',
+          '--owner-email',
+          'p@x.test',
+          '--json',
+        )
+      ).out,
+    );
+    expect((await cli('org', 'set-plan', '--org', 'plan-co', '--plan', 'enterprise_annual', '--json')).code).to.equal(
+      0,
+    );
     expect((await svc.get('/v1/status', created.token)).body.plan.code).to.equal('enterprise_annual');
     expect((await cli('org', 'set-plan', '--org', created.organization.ulid, '--plan', 'none')).code).to.equal(0);
     expect((await svc.get('/v1/status', created.token)).status).to.equal(403);
   });
 
   it('tops up a wallet in the organization’s currency and records a credit', async () => {
-    const created = JSON.parse((await cli('org', 'create', '--name', 'W', '--slug', 'wallet-co', '--plan', 'starter_monthly', '--currency', 'JPY', '--owner-email', 'w@x.test', '--json')).out);
+    const created = JSON.parse(
+      (
+        await cli(
+          'org',
+          'create',
+          '--name',
+          'W',
+          '--slug',
+          'wallet-co',
+          '--plan',
+          'starter_monthly',
+          '--currency',
+          'JPY',
+          '--owner-email',
+          'w@x.test',
+          '--json',
+        )
+      ).out,
+    );
     const r = await cli('wallet', 'top-up', '--org', 'wallet-co', '--amount', '500', '--json');
     expect(r.code).to.equal(0);
     expect(JSON.parse(r.out)).to.deep.include({ credited: '500', balance: '500', currency: 'JPY' });
     const wallet = await svc.get('/v1/wallet', created.token);
-    expect(wallet.body.data.transactions.data[0]).to.deep.include({ type: 'credit', amount: '500', reference_type: 'top_up' });
+    expect(wallet.body.data.transactions.data[0]).to.deep.include({
+      type: 'credit',
+      amount: '500',
+      reference_type: 'top_up',
+    });
     const bad = await cli('wallet', 'top-up', '--org', 'wallet-co', '--amount', '1.5');
     expect(bad.code).to.equal(2);
     expect(bad.err).to.include('--amount must be a positive decimal');
   });
 
   it('creates a token for a member with chosen abilities and expiry', async () => {
-    await cli('org', 'create', '--name', 'T', '--slug', 'token-co', '--plan', 'business_monthly', '--currency', 'EUR', '--owner-email', 't@x.test');
+    await cli(
+      'org',
+      'create',
+      '--name',
+      'T',
+      '--slug',
+      'token-co',
+      '--plan',
+      'business_monthly',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      't@x.test',
+    );
     await cli('member', 'add', '--org', 'token-co', '--email', 'ed@x.test', '--role', 'editor');
-    const r = await cli('token', 'create', '--org', 'token-co', '--email', 'ed@x.test', '--name', 'ci', '--abilities', 'codes.view,codes.create', '--expires-at', '2099-01-01T00:00:00Z', '--json');
+    const r = await cli(
+      'token',
+      'create',
+      '--org',
+      'token-co',
+      '--email',
+      'ed@x.test',
+      '--name',
+      'ci',
+      '--abilities',
+      'codes.view,codes.create',
+      '--expires-at',
+      '2099-01-01T00:00:00Z',
+      '--json',
+    );
     expect(r.code).to.equal(0);
     const body = JSON.parse(r.out);
-    expect(body.data).to.deep.include({ name: 'ci', abilities: ['codes.view', 'codes.create'], expires_at: '2099-01-01T00:00:00.000Z' });
-    expect((await svc.get('/v1/status', body.token)).body.token.abilities).to.deep.equal(['codes.view', 'codes.create']);
+    expect(body.data).to.deep.include({
+      name: 'ci',
+      abilities: ['codes.view', 'codes.create'],
+      expires_at: '2099-01-01T00:00:00.000Z',
+    });
+    expect((await svc.get('/v1/status', body.token)).body.token.abilities).to.deep.equal([
+      'codes.view',
+      'codes.create',
+    ]);
     const stranger = await cli('token', 'create', '--org', 'token-co', '--email', 'nobody@x.test', '--name', 'x');
     expect(stranger.code).to.equal(2);
     expect(stranger.err).to.include('is not a member');
   });
 
   it('rejects bad arguments with a clear message and exit code 2', async () => {
-    expect((await cli('org', 'create', '--name', 'X')).err).to.include('missing --slug, --plan, --currency, --owner-email');
+    expect((await cli('org', 'create', '--name', 'X')).err).to.include(
+      'missing --slug, --plan, --currency, --owner-email',
+    );
     expect((await cli('org', 'fly')).err).to.include('unknown command');
     expect((await cli('org', 'create', '--bogus', '1')).err).to.include("Unknown option '--bogus'");
-    const bad = await cli('org', 'create', '--name', 'X', '--slug', 'Bad Slug', '--plan', 'gold', '--currency', 'XXY', '--owner-email', 'nope', '--json');
+    const bad = await cli(
+      'org',
+      'create',
+      '--name',
+      'X',
+      '--slug',
+      'Bad Slug',
+      '--plan',
+      'gold',
+      '--currency',
+      'XXY',
+      '--owner-email',
+      'nope',
+      '--json',
+    );
     expect(bad.code).to.equal(2);
     const errors = JSON.parse(bad.out).error.errors;
     expect(Object.keys(errors).sort()).to.deep.equal(['currency', 'owner_email', 'slug']);
-    const plan = await cli('org', 'create', '--name', 'X', '--slug', 'good', '--plan', 'gold', '--currency', 'EUR', '--owner-email', 'a@b.test');
+    const plan = await cli(
+      'org',
+      'create',
+      '--name',
+      'X',
+      '--slug',
+      'good',
+      '--plan',
+      'gold',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      'a@b.test',
+    );
     expect(plan.code).to.equal(2);
     expect(plan.err).to.equal('qrctl: plan: Unknown plan "gold".');
-    const dup = await cli('org', 'create', '--name', 'X', '--slug', 'acme', '--plan', 'none', '--currency', 'EUR', '--owner-email', 'a@b.test');
+    const dup = await cli(
+      'org',
+      'create',
+      '--name',
+      'X',
+      '--slug',
+      'acme',
+      '--plan',
+      'none',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      'a@b.test',
+    );
     expect(dup.err).to.equal('qrctl: slug: The slug "acme" is already taken.');
   });
 
   it('seeds a demo organization with brands, codes and the asked number of scans, reporting progress', async () => {
     const progress: string[] = [];
-    const io: CliIo = { out: (l) => progress.push(`out:${l}`), err: () => undefined, progress: (l) => progress.push(l) };
-    const code = await runCommand(svc.app, parseCommand(['seed-demo', '--scans', '5000', '--slug', 'demo-cli', '--json']), io);
+    const io: CliIo = {
+      out: (l) => progress.push(`out:${l}`),
+      err: () => undefined,
+      progress: (l) => progress.push(l),
+    };
+    const code = await runCommand(
+      svc.app,
+      parseCommand(['seed-demo', '--scans', '5000', '--slug', 'demo-cli', '--json']),
+      io,
+    );
     expect(code).to.equal(0);
     const body = JSON.parse(progress.find((l) => l.startsWith('out:'))!.slice(4));
     expect(body.scans).to.equal(5000);
@@ -119,7 +259,25 @@ describe('qrctl', () => {
     this.timeout(60_000);
     const bin = path.resolve('bin/qrctl.js');
     const env = { ...process.env, DATABASE_URL: svc.app.databaseUrl, DATA_DIR: svc.app.config.dataDir };
-    const { stdout } = await run(bin, ['org', 'create', '--name', 'Sub', '--slug', 'subprocess', '--plan', 'starter_annual', '--currency', 'GBP', '--owner-email', 's@x.test', '--json'], { env });
+    const { stdout } = await run(
+      bin,
+      [
+        'org',
+        'create',
+        '--name',
+        'Sub',
+        '--slug',
+        'subprocess',
+        '--plan',
+        'starter_annual',
+        '--currency',
+        'GBP',
+        '--owner-email',
+        's@x.test',
+        '--json',
+      ],
+      { env },
+    );
     const body = JSON.parse(stdout);
     expect(body.organization.slug).to.equal('subprocess');
     expect((await svc.get('/v1/status', body.token)).body.plan.code).to.equal('starter_annual');

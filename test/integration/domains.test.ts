@@ -371,9 +371,14 @@ describe('domains: /v1/domains', () => {
       const org = await svc.createOrg();
       const made = [];
       for (let i = 0; i < 8; i++) made.push(await create(org));
-      const results = await Promise.all(made.map((d) => svc.patch(`/v1/domains/${d.ulid}`, org.token, { is_primary: true })));
+      const results = await Promise.all(
+        made.map((d) => svc.patch(`/v1/domains/${d.ulid}`, org.token, { is_primary: true })),
+      );
       expect(results.map((r) => r.status)).to.deep.equal(Array(8).fill(200));
-      const primaries = await svc.app.db('domains').where({ org_id: org.org.id, is_primary: true }).count<{ c: number }[]>('* as c');
+      const primaries = await svc.app
+        .db('domains')
+        .where({ org_id: org.org.id, is_primary: true })
+        .count<{ c: number }[]>('* as c');
       expect(Number(primaries[0].c)).to.equal(1);
     });
 

@@ -23,11 +23,19 @@ describe('request handling and error bodies', () => {
   it('answers 413 for a body over the limit', async () => {
     const res = await svc.request('POST', '/v1/tokens', { token, body: { name: 'x'.repeat(4000) } });
     expect(res.status).to.equal(413);
-    expect(res.body).to.deep.equal({ message: 'The request body is larger than 2048 bytes.', code: 'payload_too_large', limit: 2048 });
+    expect(res.body).to.deep.equal({
+      message: 'The request body is larger than 2048 bytes.',
+      code: 'payload_too_large',
+      limit: 2048,
+    });
   });
 
   it('answers 415 for a body that is not JSON', async () => {
-    const res = await svc.request('POST', '/v1/tokens', { token, rawBody: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const res = await svc.request('POST', '/v1/tokens', {
+      token,
+      rawBody: 'name=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).to.equal(415);
     expect(res.body.code).to.equal('unsupported_media_type');
   });

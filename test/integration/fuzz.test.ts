@@ -10,7 +10,17 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 
 // Tables whose rows a request may touch; metering tables and token last_used_at are left out
 // (an admitted 4xx is still a counted call).
-const TENANT_TABLES = ['organizations', 'users', 'memberships', 'domains', 'brands', 'qr_styles', 'qr_codes', 'bulk_imports', 'bulk_import_rows'];
+const TENANT_TABLES = [
+  'organizations',
+  'users',
+  'memberships',
+  'domains',
+  'brands',
+  'qr_styles',
+  'qr_codes',
+  'bulk_imports',
+  'bulk_import_rows',
+];
 
 function valueFor(schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
   if (!schema) return fc.jsonValue();
@@ -23,7 +33,10 @@ function valueFor(schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
         schema.format === 'uri' || /url|destination/i.test(String(schema.description ?? ''))
           ? fc.oneof(fc.webUrl(), fc.string())
           : schema.format === 'date-time'
-            ? fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.string())
+            ? fc.oneof(
+                fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+                fc.string(),
+              )
             : fc.oneof(fc.string({ maxLength: 80 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/)),
       );
     } else if (t === 'integer' || t === 'number') arbs.push(fc.oneof(fc.integer(), fc.double()));
@@ -39,11 +52,15 @@ function valueFor(schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
 function bodyFor(schema: JsonSchema | undefined, depth = 0): fc.Arbitrary<unknown> {
   const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const names = Object.keys(props);
-  if (!names.length || depth > 1) return fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+  if (!names.length || depth > 1)
+    return fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
   const model = fc.record(Object.fromEntries(names.map((n) => [n, valueFor(props[n])])), { requiredKeys: [] });
   return fc.oneof(
     { weight: 6, arbitrary: model },
-    { weight: 1, arbitrary: model.chain((m) => fc.record({ junk: fc.jsonValue() }).map((j) => ({ ...(m as object), ...j }))) },
+    {
+      weight: 1,
+      arbitrary: model.chain((m) => fc.record({ junk: fc.jsonValue() }).map((j) => ({ ...(m as object), ...j }))),
+    },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   );
 }
@@ -67,7 +84,11 @@ describe('fuzzing every POST and PATCH with random JSON', function () {
       ['domain_ulid', '/v1/domains', { host: 'fuzz-target.example.com' }],
       ['style_ulid', '/v1/qr-styles', { name: 'Fuzz style', config: {} }],
       ['code_ulid', '/v1/qr-codes', { slug: 'fuzz-code', destination: 'https://example.com/', domain_ulid: fallback }],
-      ['import_ulid', '/v1/qr-codes/bulk', { rows: [{ slug: 'bulk-fuzz', destination: 'https://example.com/' }], defaults: { domain_ulid: fallback } }],
+      [
+        'import_ulid',
+        '/v1/qr-codes/bulk',
+        { rows: [{ slug: 'bulk-fuzz', destination: 'https://example.com/' }], defaults: { domain_ulid: fallback } },
+      ],
     ];
     for (const [key, path, body] of tries) {
       const res = await svc.post(path, token, body);
@@ -79,7 +100,9 @@ describe('fuzzing every POST and PATCH with random JSON', function () {
   async function snapshot(): Promise<string> {
     const parts: string[] = [];
     for (const table of TENANT_TABLES) {
-      const { rows } = await svc.app.db.raw(`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as h from ${table} t`);
+      const { rows } = await svc.app.db.raw(
+        `select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as h from ${table} t`,
+      );
       parts.push(`${table}:${rows[0].h}`);
     }
     const tokens = await svc.app.db.raw(

@@ -19,7 +19,11 @@ describe('metering and the wallet under concurrency', () => {
   async function burst(token: string, n: number, path = '/v1/organization') {
     const results = await Promise.all(Array.from({ length: n }, () => svc.get(path, token)));
     const count = (s: number) => results.filter((r) => r.status === s).length;
-    return { ok: count(200), paymentRequired: count(402), other: results.filter((r) => ![200, 402].includes(r.status)) };
+    return {
+      ok: count(200),
+      paymentRequired: count(402),
+      other: results.filter((r) => ![200, 402].includes(r.status)),
+    };
   }
 
   it('debits exactly the overage of 200 concurrent calls and answers 402 once the wallet runs out', async () => {
@@ -93,7 +97,10 @@ describe('metering and the wallet under concurrency', () => {
     const { org, token } = await svc.createOrg({ plan: 'enterprise_monthly' });
     const r = await burst(token, 50);
     expect(r.ok).to.equal(50);
-    expect((await svc.get('/v1/status', token)).body.api).to.deep.include({ calls_used_month: 50, calls_included_month: -1 });
+    expect((await svc.get('/v1/status', token)).body.api).to.deep.include({
+      calls_used_month: 50,
+      calls_included_month: -1,
+    });
     expect((await ledger(org.id)).rows).to.deep.equal([]);
   });
 });

@@ -55,7 +55,9 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.Error.required).to.deep.equal(['message', 'code']);
     expect(doc.components.schemas.RateLimited.required).to.deep.equal(['message', 'retry_after', 'documentation']);
     const status = doc.paths['/v1/status'].get;
-    expect(status.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Status' });
+    expect(status.responses['200'].content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/Status',
+    });
     expect(status.responses['429'].headers).to.have.keys('Retry-After', 'Link');
   });
 

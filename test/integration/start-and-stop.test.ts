@@ -28,7 +28,10 @@ describe('starting and stopping the service on embedded stores', function () {
     };
     delete env.DATABASE_URL;
     delete env.CLICKHOUSE_URL;
-    const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
@@ -48,11 +51,27 @@ describe('starting and stopping the service on embedded stores', function () {
 
       const { stdout } = await run(
         path.resolve('bin/qrctl.js'),
-        ['org', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'business_monthly', '--currency', 'EUR', '--owner-email', 'you@example.com', '--json'],
+        [
+          'org',
+          'create',
+          '--name',
+          'Acme',
+          '--slug',
+          'acme',
+          '--plan',
+          'business_monthly',
+          '--currency',
+          'EUR',
+          '--owner-email',
+          'you@example.com',
+          '--json',
+        ],
         { env },
       );
       const { token } = JSON.parse(stdout) as { token: string };
-      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/status`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/status`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
       expect(res.status).to.equal(200);
       const body = (await res.json()) as { status: string; organization: { slug: string } };
       expect(body.status).to.equal('ok');

@@ -25,10 +25,19 @@ describe('token endpoints', () => {
 
   it('creates a token whose secret is shown once, works, and is stored only as a hash', async () => {
     const { token } = await svc.createOrg();
-    const res = await svc.post('/v1/tokens', token, { name: 'ci', abilities: ['codes.view'], expires_at: '2099-01-01T00:00:00Z' });
+    const res = await svc.post('/v1/tokens', token, {
+      name: 'ci',
+      abilities: ['codes.view'],
+      expires_at: '2099-01-01T00:00:00Z',
+    });
     expect(res.status).to.equal(201);
     expect(res.body.token).to.match(/^\d+\|[A-Za-z0-9]{48}$/);
-    expect(res.body.data).to.deep.include({ name: 'ci', abilities: ['codes.view'], last_used_at: null, expires_at: '2099-01-01T00:00:00.000Z' });
+    expect(res.body.data).to.deep.include({
+      name: 'ci',
+      abilities: ['codes.view'],
+      last_used_at: null,
+      expires_at: '2099-01-01T00:00:00.000Z',
+    });
     expect(res.body.data.id).to.equal(Number(res.body.token.split('|')[0]));
     const row = await svc.app.db('api_tokens').where({ id: res.body.data.id }).first();
     expect(Buffer.from(row.secret_hash).toString('hex')).to.have.length(64);
@@ -67,7 +76,11 @@ describe('token endpoints', () => {
     await svc.app.db('users').insert({ ulid: '01JABCDEFGHJKMNPQRSTVWXYZ0', email: 'admin2@example.com' });
     const admin = await svc.createToken(org, { role: 'admin', email: 'admin2@example.com' });
     // Demote the admin to editor: the * token now holds only what an editor holds.
-    await svc.app.db('memberships').where({ org_id: org.id }).whereIn('user_id', svc.app.db('users').select('id').where({ email: 'admin2@example.com' })).update({ role: 'editor' });
+    await svc.app
+      .db('memberships')
+      .where({ org_id: org.id })
+      .whereIn('user_id', svc.app.db('users').select('id').where({ email: 'admin2@example.com' }))
+      .update({ role: 'editor' });
     const res = await svc.post('/v1/tokens', admin, { name: 'x', abilities: ['codes.view'] });
     expect(res.status).to.equal(403);
     expect(res.body.required_ability).to.equal('api.tokens.manage');
@@ -110,7 +123,9 @@ describe('token endpoints', () => {
     expect(del.status).to.equal(204);
     expect(del.text).to.equal('');
     expect((await svc.get('/v1/status', created.body.token)).status).to.equal(401);
-    expect((await svc.get('/v1/tokens', token)).body.data.map((t: { name: string }) => t.name)).to.deep.equal(['Initial token']);
+    expect((await svc.get('/v1/tokens', token)).body.data.map((t: { name: string }) => t.name)).to.deep.equal([
+      'Initial token',
+    ]);
     expect((await svc.delete(`/v1/tokens/${created.body.data.id}`, token)).status).to.equal(404);
   });
 

@@ -22,7 +22,12 @@ describe('GET /v1/wallet', () => {
       expect(res.body.data.balance, currency).to.equal(balance);
       expect(res.body.data.currency).to.equal(currency);
       expect(res.body.data.low_balance_threshold).to.equal(null);
-      expect(res.body.data.transactions.data[0]).to.include({ type: 'credit', amount: balance, balance_after: balance, reference_type: 'top_up' });
+      expect(res.body.data.transactions.data[0]).to.include({
+        type: 'credit',
+        amount: balance,
+        balance_after: balance,
+        reference_type: 'top_up',
+      });
     }
   });
 
@@ -47,7 +52,12 @@ describe('GET /v1/wallet', () => {
       '1.00',
     ]);
     const small = await svc.get('/v1/wallet?per_page=1&page=30', token);
-    expect(small.body.data.transactions.meta).to.deep.equal({ current_page: 30, last_page: 30, per_page: 1, total: 30 });
+    expect(small.body.data.transactions.meta).to.deep.equal({
+      current_page: 30,
+      last_page: 30,
+      per_page: 1,
+      total: 30,
+    });
     expect(small.body.data.transactions.data[0].amount).to.equal('1.00');
     const beyond = await svc.get('/v1/wallet?page=99', token);
     expect(beyond.body.data.transactions.data).to.deep.equal([]);

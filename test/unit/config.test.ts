@@ -23,11 +23,17 @@ describe('configuration', () => {
   it('refuses bad values with the key in the message', () => {
     expect(() => loadConfig({ API_PORT: 'abc' })).to.throw(ConfigError, 'API_PORT');
     expect(() => loadConfig({ ENABLE_API: 'maybe' })).to.throw(ConfigError, 'ENABLE_API');
-    expect(() => loadConfig({ FALLBACK_ORIGINS: 'https://qr.example.com/path' })).to.throw(ConfigError, 'FALLBACK_ORIGINS');
+    expect(() => loadConfig({ FALLBACK_ORIGINS: 'https://qr.example.com/path' })).to.throw(
+      ConfigError,
+      'FALLBACK_ORIGINS',
+    );
   });
 
   it('parses lists and trims trailing slashes of origins', () => {
-    const c = loadConfig({ FALLBACK_ORIGINS: 'https://a.example/, https://b.example', DNS_RESOLVERS: '127.0.0.1:5353,1.1.1.1' });
+    const c = loadConfig({
+      FALLBACK_ORIGINS: 'https://a.example/, https://b.example',
+      DNS_RESOLVERS: '127.0.0.1:5353,1.1.1.1',
+    });
     expect(c.fallbackOrigins).to.deep.equal(['https://a.example', 'https://b.example']);
     expect(c.dnsResolvers).to.deep.equal(['127.0.0.1:5353', '1.1.1.1']);
   });
