@@ -73,6 +73,7 @@ export function createAppContext(parts: ContextParts): AppContext {
   const closers: (() => Promise<void>)[] = [];
   let port = parts.config.apiPort;
   const notify = new NotifyListener(parts.databaseUrl, parts.log);
+  const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
   const app: AppContext = {
     config: parts.config,
     log: parts.log,
@@ -80,11 +81,11 @@ export function createAppContext(parts: ContextParts): AppContext {
     databaseUrl: parts.databaseUrl,
     ch: parts.ch,
     clock: parts.clock ?? systemClock,
-    metrics: createMetrics(parts.collectDefaultMetrics ?? false),
+    metrics,
     validators: new Validators(),
     admitter: undefined as unknown as Admitter, // set right below; it needs the context itself
     notify,
-    principals: new PrincipalCache(parts.db, notify),
+    principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
     secretKey: parts.secretKey ?? crypto.randomBytes(32),
     apiPort: () => port,
     setApiPort: (p) => {

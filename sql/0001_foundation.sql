@@ -136,7 +136,8 @@ create function api_admit_batch(
   window_admitted integer,
   bucket_admitted integer,
   funded integer,
-  reset_at timestamptz
+  reset_at timestamptz,
+  calls_month bigint      -- the organization's billable calls this month, after this batch
 )
 language plpgsql as $$
 declare
@@ -198,11 +199,14 @@ begin
           set amount_minor = t.amount_minor - v_paid, balance_after_minor = excluded.balance_after_minor, updated_at = p_now;
       end if;
     end if;
-    update api_usage_months set calls = calls + v_free + v_paid where org_id = p_org and month = v_month;
+    update api_usage_months set calls = calls + v_free + v_paid where org_id = p_org and month = v_month
+    returning calls into v_calls;
+  else
+    select calls into v_calls from api_usage_months where org_id = p_org and month = v_month;
   end if;
 
   return query select v_hits - p_n, v_admitted, v_bucket_admitted,
     case when p_billable then v_free + v_paid else v_bucket_admitted end,
-    v_window + interval '1 minute';
+    v_window + interval '1 minute', coalesce(v_calls, 0);
 end;
 $$;

@@ -4,6 +4,7 @@
 // LISTEN connection is lost; while it is down nothing is served from the cache.
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Counter } from 'prom-client';
 import { ApiError } from '../errors.js';
 import type { NotifyListener } from '../stores/notify.js';
 import { authenticate, hashSecret, parseBearer, type Principal } from './principal.js';
@@ -24,6 +25,7 @@ export class PrincipalCache {
   constructor(
     private readonly db: Knex,
     private readonly listener: NotifyListener,
+    private readonly counter: Counter<'result'> | null = null,
     private readonly opts: { ttlMs: number; maxEntries: number } = { ttlMs: 60_000, maxEntries: 50_000 },
   ) {}
 
@@ -65,9 +67,11 @@ export class PrincipalCache {
         throw ApiError.unauthenticated('The bearer token is invalid, expired or revoked.');
       }
       this.stats.hits++;
+      this.counter?.inc({ result: 'hit' });
       return entry.principal;
     }
     this.stats.misses++;
+    this.counter?.inc({ result: 'miss' });
     const generation = this.generation;
     const { principal, expiresAt } = await authenticate(this.db, header, now);
     if (parsed && this.listener.live && generation === this.generation) {

@@ -74,7 +74,7 @@ export async function executeOperation(
   if (missing) throw ApiError.forbidden(missing);
   const input = validateInput(app, op, typeof raw === 'function' ? await raw() : raw);
   return op.handler(
-    { app, principal, requestId: meta.requestId, log: meta.log, accept: meta.accept, via: meta.via },
+    { app, principal, requestId: meta.requestId, log: meta.log, accept: meta.accept, via: meta.via, admission: info },
     input,
   );
 }

@@ -6,6 +6,8 @@ export interface Metrics {
   registry: Registry;
   httpRequests: Counter<'listener' | 'method' | 'route' | 'status'>;
   httpDuration: Histogram<'listener' | 'method' | 'route'>;
+  admissionBatch: Histogram<never>;
+  principalCache: Counter<'result'>;
 }
 
 export function createMetrics(collectDefaults: boolean): Metrics {
@@ -24,6 +26,18 @@ export function createMetrics(collectDefaults: boolean): Metrics {
       help: 'HTTP request latency, by listener, method and route template.',
       labelNames: ['listener', 'method', 'route'],
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    admissionBatch: new Histogram({
+      name: 'api_admission_batch_size',
+      help: 'API calls admitted together in one Postgres round trip (group commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [registry],
+    }),
+    principalCache: new Counter({
+      name: 'api_principal_cache_total',
+      help: 'Token authentications answered from the in-memory cache (hit) or from Postgres (miss).',
+      labelNames: ['result'],
       registers: [registry],
     }),
   };

@@ -5,6 +5,7 @@ import type { Ability } from '../auth/abilities.js';
 import type { Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { Logger } from '../logger.js';
+import type { Admission } from '../metering/admission.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -17,6 +18,8 @@ export interface Call {
   /** The request's Accept header ('' when absent); lets export endpoints answer text/csv. */
   accept: string;
   via: 'rest' | 'mcp';
+  /** The admission of this call: rate window and the month's billable calls so far. */
+  admission: Admission;
 }
 
 export interface OperationInput<P = Record<string, unknown>, Q = Record<string, unknown>, B = Record<string, unknown>> {

@@ -13,6 +13,11 @@ export interface RateInfo {
   resetAt: Date;
 }
 
+/** What an admitted call learns: its window, and the organization's billable calls this month. */
+export interface Admission extends RateInfo {
+  callsUsedMonth: number;
+}
+
 export interface AdmitOptions {
   billable: boolean;
   bucket?: 'raw_export';
@@ -40,12 +45,13 @@ interface BatchRow {
   bucket_admitted: number;
   funded: number;
   reset_at: Date;
+  calls_month: number;
 }
 
 interface Pending {
   principal: Principal;
   now: Date;
-  resolve(info: RateInfo): void;
+  resolve(info: Admission): void;
   reject(err: unknown): void;
 }
 
@@ -65,9 +71,9 @@ export class Admitter {
 
   constructor(private readonly app: AppContext) {}
 
-  admit(p: Principal, opts: AdmitOptions): Promise<RateInfo> {
+  admit(p: Principal, opts: AdmitOptions): Promise<Admission> {
     const key = `${p.org.id}:${opts.billable ? 1 : 0}:${opts.bucket ?? ''}`;
-    return new Promise<RateInfo>((resolve, reject) => {
+    return new Promise<Admission>((resolve, reject) => {
       let queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = []));
       queue.push({ principal: p, now: this.app.clock.now(), resolve, reject });
@@ -85,6 +91,7 @@ export class Admitter {
           return;
         }
         const batch = queue.splice(0, MAX_BATCH);
+        this.app.metrics.admissionBatch.observe(batch.length);
         try {
           this.settle(batch, opts, await this.roundTrip(batch, opts));
         } catch (err) {
@@ -136,7 +143,7 @@ export class Admitter {
       } else if (opts.billable && i >= row.funded) {
         item.reject(withHeaders(ApiError.insufficientFunds(), info));
       } else {
-        item.resolve(info);
+        item.resolve({ ...info, callsUsedMonth: row.calls_month });
       }
     });
   }
@@ -148,6 +155,6 @@ function withHeaders(err: ApiError, info: RateInfo): ApiError {
 }
 
 /** Admits a call or throws 429 / 402; either way the rate-limit headers travel with the answer. */
-export function admit(app: AppContext, p: Principal, opts: AdmitOptions): Promise<RateInfo> {
+export function admit(app: AppContext, p: Principal, opts: AdmitOptions): Promise<Admission> {
   return app.admitter.admit(p, opts);
 }

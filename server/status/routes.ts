@@ -1,6 +1,5 @@
 import { defineOperation } from '../http/operation.js';
 import { effectiveRateLimit } from '../metering/admission.js';
-import { callsUsedThisMonth } from '../metering/usage.js';
 import { Organization, PlanSummary } from '../organizations/schema.js';
 import { organizationResource } from '../organizations/service.js';
 import { planSummary } from '../plans/plans.js';
@@ -49,7 +48,7 @@ export const statusRead = defineOperation({
   ability: null,
   billable: false,
   response: { status: 200, description: 'The status payload (no data envelope).', schema: StatusPayload },
-  handler: async ({ app, principal }) => {
+  handler: async ({ app, principal, admission }) => {
     const included = principal.plan?.callsIncludedMonth;
     return {
       status: 200,
@@ -61,7 +60,7 @@ export const statusRead = defineOperation({
         api: {
           rate_limit_per_min: effectiveRateLimit(app, principal),
           calls_included_month: included === null || included === undefined ? -1 : included,
-          calls_used_month: await callsUsedThisMonth(app, principal.org.id),
+          calls_used_month: admission.callsUsedMonth,
         },
         token: { name: principal.token.name, abilities: principal.token.abilities },
       },

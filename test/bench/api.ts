@@ -62,9 +62,11 @@ const statusBody = await (await fetch(`http://127.0.0.1:${service.port}/v1/statu
 const baseline = await startChild(tsx, ['test/bench/koa-baseline.ts'], { BASELINE_BODY: statusBody });
 
 try {
-  // Warm up both (JIT, pools), then measure.
-  await load('warmup', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration: 2 });
-  await load('warmup', `http://127.0.0.1:${service.port}/v1/status`, { connections, duration: 2, headers });
+  // Warm up both (JIT, pools, caches) on every path measured, then measure.
+  await load('warmup', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration: 3 });
+  for (const p of ['/v1/status', '/v1/organization']) {
+    await load('warmup', `http://127.0.0.1:${service.port}${p}`, { connections, duration: 3, headers });
+  }
   const bare = await load('bare Koa route', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration });
   const status = await load('GET /v1/status', `http://127.0.0.1:${service.port}/v1/status`, {
     connections,
@@ -86,6 +88,16 @@ try {
         `${((r.rps / bare.rps) * 100).toFixed(1)}% of its throughput\n`,
     );
   }
+  const metrics = await (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text();
+  const pick = (re: RegExp) => Number(re.exec(metrics)?.[1] ?? NaN);
+  const batches = pick(/^api_admission_batch_size_count (\d+)/m);
+  const calls = pick(/^api_admission_batch_size_sum (\d+)/m);
+  const hits = pick(/^api_principal_cache_total\{result="hit"\} (\d+)/m);
+  const misses = pick(/^api_principal_cache_total\{result="miss"\} (\d+)/m);
+  process.stdout.write(
+    `admission: ${calls} calls in ${batches} round trips (${(calls / batches).toFixed(1)} per batch); ` +
+      `principal cache: ${hits} hits, ${misses} misses\n`,
+  );
   if (status.non2xx || orgRead.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
 } finally {
   await stopChild(baseline.child);
