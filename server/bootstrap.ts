@@ -41,7 +41,7 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
   const pg = opts.databaseUrl
     ? { url: opts.databaseUrl, stop: async () => undefined }
     : await startPostgres(config, log);
-  const db = createKnex(pg.url, opts.poolMax);
+  const db = createKnex(pg.url, opts.poolMax ?? config.dbPoolMax);
   let ch: ClickHouseHandle | undefined;
   try {
     if (opts.migrate !== false) {

@@ -7,6 +7,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   embeddedPgPort: number;
+  dbPoolMax: number;
   clickhouseUrl: string | null;
   clickhouseDatabase: string;
   clickhouseCluster: string | null;
@@ -55,6 +56,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'EMBEDDED_PG_PORT',
     default: '0',
     help: 'Port of the embedded Postgres (loopback only). 0 picks a free port, recorded in DATA_DIR/postgres.json.',
+  },
+  dbPoolMax: {
+    env: 'DB_POOL_MAX',
+    default: '20',
+    help: 'Most Postgres connections one process keeps open for queries (plus one LISTEN connection and the worker’s own pool).',
   },
   clickhouseUrl: {
     env: 'CLICKHOUSE_URL',
@@ -178,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     dataDir: path.resolve(raw('dataDir')),
     databaseUrl: raw('databaseUrl') || null,
     embeddedPgPort: int('EMBEDDED_PG_PORT', raw('embeddedPgPort')),
+    dbPoolMax: int('DB_POOL_MAX', raw('dbPoolMax'), 1),
     clickhouseUrl: raw('clickhouseUrl') || null,
     clickhouseDatabase: raw('clickhouseDatabase'),
     clickhouseCluster: raw('clickhouseCluster') || null,

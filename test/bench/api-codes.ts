@@ -4,66 +4,20 @@
 // - The same list fetched page by page with limit=1000 (the baseline in the same run).
 // - GET /v1/qr-codes/{code_ulid} at 50 connections against GET /v1/status (auth + admission only).
 //   BENCH_CODES=100000 BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-api
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createLogger } from '../../server/logger.js';
-import { createKnex, startEmbeddedPostgres } from '../../server/stores/postgres.js';
-import { load, machine, startChild, stopChild, table } from './lib.js';
+import { createKnex } from '../../server/stores/postgres.js';
+import { load, machine, startBenchService, table } from './lib.js';
 
 const codes = Number(process.env.BENCH_CODES ?? 100_000);
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const tsx = path.resolve('node_modules/.bin/tsx');
 
-const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-codes-'));
-await fs.chmod(root, 0o755);
-const log = createLogger('silent');
-const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log });
-const env = {
-  DATABASE_URL: pg.url,
-  DATA_DIR: path.join(root, 'svc'),
-  API_PORT: '0',
-  ENABLE_REDIRECT: 'false',
-  ENABLE_WORKER: 'false',
-  LOG_LEVEL: 'warn',
-  PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
-};
-const org = JSON.parse(
-  execFileSync(
-    tsx,
-    [
-      'server/cli/qrctl.ts',
-      'org',
-      'create',
-      '--name',
-      'Bench',
-      '--slug',
-      'bench',
-      '--plan',
-      'enterprise_monthly',
-      '--currency',
-      'EUR',
-      '--owner-email',
-      'bench@example.com',
-      '--json',
-    ],
-    { env: { ...process.env, ...env } },
-  ).toString(),
-) as { token: string };
-const headers = { Authorization: `Bearer ${org.token}`, Accept: 'application/json' };
-
-const service = await startChild(
-  tsx,
-  ['server/main.ts'],
-  { ...env, QR_PRINT_BANNER: '1' },
-  /API: +http:\/\/127\.0\.0\.1:(\d+)/,
-);
+const bench = await startBenchService('qr-bench-codes-');
+const { service, headers, pg } = bench;
 const base = `http://127.0.0.1:${service.port}`;
 const db = createKnex(pg.url, 2);
 
-/** RSS of the server process (tsx runs node as a grandchild: take the largest in the tree). */
+/** RSS of the server process (and any children: take the largest in the tree). */
 async function serverPids(): Promise<number[]> {
   const out: number[] = [];
   const walk = async (pid: number) => {
@@ -163,7 +117,5 @@ try {
   if (status.non2xx || one.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
 } finally {
   await db.destroy();
-  await stopChild(service.child);
-  await pg.stop();
-  await fs.rm(root, { recursive: true, force: true });
+  await bench.stop();
 }

@@ -2,64 +2,17 @@
 // rate limit + metering) at 50 connections against the service, and the same path on a bare Koa
 // route, in one run. Prints req/s, p50, p99 and the latency our pipeline adds.
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-api
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createLogger } from '../../server/logger.js';
-import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
-import { load, machine, startChild, stopChild, table } from './lib.js';
+import { load, machine, startBenchService, startChild, stopChild, table } from './lib.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const tsx = path.resolve('node_modules/.bin/tsx');
 
-const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-api-'));
-await fs.chmod(root, 0o755);
-const log = createLogger('silent');
-const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log });
-const env = {
-  DATABASE_URL: pg.url,
-  DATA_DIR: path.join(root, 'svc'),
-  API_PORT: '0',
-  ENABLE_REDIRECT: 'false',
-  ENABLE_WORKER: 'false',
-  LOG_LEVEL: 'warn',
-  // The window still runs on every call; it is only set high enough never to refuse one.
-  PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
-};
-const org = JSON.parse(
-  execFileSync(
-    tsx,
-    [
-      'server/cli/qrctl.ts',
-      'org',
-      'create',
-      '--name',
-      'Bench',
-      '--slug',
-      'bench',
-      '--plan',
-      'enterprise_monthly',
-      '--currency',
-      'EUR',
-      '--owner-email',
-      'bench@example.com',
-      '--json',
-    ],
-    { env: { ...process.env, ...env } },
-  ).toString(),
-) as { token: string };
-const headers = { Authorization: `Bearer ${org.token}`, Accept: 'application/json' };
-
-const service = await startChild(
-  process.execPath,
-  ['--import', 'tsx', 'server/main.ts'],
-  { ...env, QR_PRINT_BANNER: '1' },
-  /API: +http:\/\/127\.0\.0\.1:(\d+)/,
-);
+const bench = await startBenchService('qr-bench-api-');
+const { service, headers } = bench;
 const statusBody = await (await fetch(`http://127.0.0.1:${service.port}/v1/status`, { headers })).text();
-const baseline = await startChild(tsx, ['test/bench/koa-baseline.ts'], { BASELINE_BODY: statusBody });
+const baseline = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/koa-baseline.ts'], {
+  BASELINE_BODY: statusBody,
+});
 
 try {
   // Warm up both (JIT, pools, caches) on every path measured, then measure.
@@ -101,7 +54,5 @@ try {
   if (status.non2xx || orgRead.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
 } finally {
   await stopChild(baseline.child);
-  await stopChild(service.child);
-  await pg.stop();
-  await fs.rm(root, { recursive: true, force: true });
+  await bench.stop();
 }

@@ -1,7 +1,11 @@
 // Shared pieces of the benchmarks: child processes that print their port, and autocannon runs.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import os from 'node:os';
 import autocannon from 'autocannon';
+import { createLogger } from '../../server/logger.js';
+import { startEmbeddedPostgres, type PostgresHandle } from '../../server/stores/postgres.js';
 
 export interface Figures {
   label: string;
@@ -80,4 +84,65 @@ export function table(rows: Figures[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
+}
+
+export interface BenchService {
+  pg: PostgresHandle;
+  env: Record<string, string>;
+  /** Authorization and Accept headers of an enterprise organization's owner token. */
+  headers: Record<string, string>;
+  service: { child: ChildProcess; port: number };
+  stop(): Promise<void>;
+}
+
+/**
+ * The service as a user runs it, for the API benchmarks: a durable embedded Postgres in a temp
+ * directory, an enterprise organization made with qrctl, and `server/main.ts` as its own process
+ * (API only). The platform ceiling is raised so the rate-limit window runs on every call without
+ * refusing any.
+ */
+export async function startBenchService(prefix: string): Promise<BenchService> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  await fs.chmod(root, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
+  const env = {
+    DATABASE_URL: pg.url,
+    DATA_DIR: path.join(root, 'svc'),
+    API_PORT: '0',
+    ENABLE_REDIRECT: 'false',
+    ENABLE_WORKER: 'false',
+    LOG_LEVEL: 'warn',
+    PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
+  };
+  const qrctl = ['--import', 'tsx', 'server/cli/qrctl.ts', 'org', 'create', '--name', 'Bench', '--slug', 'bench'];
+  const args = [
+    ...qrctl,
+    '--plan',
+    'enterprise_monthly',
+    '--currency',
+    'EUR',
+    '--owner-email',
+    'bench@example.com',
+    '--json',
+  ];
+  const org = JSON.parse(execFileSync(process.execPath, args, { env: { ...process.env, ...env } }).toString()) as {
+    token: string;
+  };
+  const service = await startChild(
+    process.execPath,
+    ['--import', 'tsx', 'server/main.ts'],
+    { ...env, QR_PRINT_BANNER: '1' },
+    /API: +http:\/\/127\.0\.0\.1:(\d+)/,
+  );
+  return {
+    pg,
+    env,
+    headers: { Authorization: `Bearer ${org.token}`, Accept: 'application/json' },
+    service,
+    stop: async () => {
+      await stopChild(service.child);
+      await pg.stop();
+      await fs.rm(root, { recursive: true, force: true });
+    },
+  };
 }
