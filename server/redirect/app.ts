@@ -11,7 +11,16 @@ import path from 'node:path';
 import type { AppContext } from '../context.js';
 import { RedirectCache, type CodeEntry, type DomainEntry } from './cache.js';
 import { RedirectCounters } from './counters.js';
-import { clientIp, createEnricher, loadGeoData, normaliseIp, primaryLanguage, referrerHost, trustList, type Enricher } from './enrich.js';
+import {
+  clientIp,
+  createEnricher,
+  loadGeoData,
+  normaliseIp,
+  primaryLanguage,
+  referrerHost,
+  trustList,
+  type Enricher,
+} from './enrich.js';
 import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import {
   cookieName,
@@ -64,6 +73,41 @@ export interface OrphanRow {
   is_bot: 0 | 1;
 }
 
+/** Column order of the scan_events and orphan_scans inserts. */
+const SCAN_COLUMNS: readonly (keyof ScanRow)[] = [
+  'scan_id',
+  'scanned_at',
+  'org_id',
+  'brand_id',
+  'domain_id',
+  'code_id',
+  'visitor_hash',
+  'country',
+  'device_type',
+  'os',
+  'browser',
+  'referrer',
+  'language',
+  'provider',
+  'asn',
+  'is_bot',
+  'matched_rule',
+];
+const ORPHAN_COLUMNS: readonly (keyof OrphanRow)[] = [
+  'scan_id',
+  'scanned_at',
+  'org_id',
+  'domain_id',
+  'host',
+  'path',
+  'reason',
+  'visitor_hash',
+  'country',
+  'device_type',
+  'referrer',
+  'is_bot',
+];
+
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
   flushMs?: number;
@@ -93,9 +137,11 @@ const PAGE_HEADERS = {
   'Cache-Control': 'private, max-age=0',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
-const PRELANDER_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+const PRELANDER_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
 function utcStamp(d: Date): string {
   // '2024-01-02T03:04:05.678Z' → '2024-01-02 03:04:05.678', what DateTime64(3) reads.
@@ -146,17 +192,29 @@ export class RedirectHandler {
   readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     this.handle(req, res).catch((err) => {
       this.app.log.error({ err, host: req.headers.host, url: req.url }, 'redirect failed');
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+      if (!res.headersSent)
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end('Internal error\n');
     });
   };
 
-  private page(res: http.ServerResponse, head: boolean, status: number, html: string, extra: Record<string, string | string[]> = {}): void {
+  private page(
+    res: http.ServerResponse,
+    head: boolean,
+    status: number,
+    html: string,
+    extra: Record<string, string | string[]> = {},
+  ): void {
     res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html), ...extra });
     res.end(head ? undefined : html);
   }
 
-  private redirect(res: http.ServerResponse, status: number, location: string, extra: Record<string, string | string[]> = {}): void {
+  private redirect(
+    res: http.ServerResponse,
+    status: number,
+    location: string,
+    extra: Record<string, string | string[]> = {},
+  ): void {
     res.writeHead(status, { Location: location, 'Cache-Control': 'private, max-age=0', 'Content-Length': 0, ...extra });
     res.end();
   }
@@ -202,7 +260,14 @@ export class RedirectHandler {
     }
     const parts = pathname.slice(1).split('/').map(safeDecode);
     let key: string | null = null;
-    if (domain.type === 'fallback' && parts.length === 2 && parts[0] && parts[1] && ORG_SLUG.test(parts[0]) && SLUG.test(parts[1])) {
+    if (
+      domain.type === 'fallback' &&
+      parts.length === 2 &&
+      parts[0] &&
+      parts[1] &&
+      ORG_SLUG.test(parts[0]) &&
+      SLUG.test(parts[1])
+    ) {
       key = `${parts[0]}/${parts[1]}`.toLowerCase();
     } else if (domain.type === 'custom' && parts.length === 1 && parts[0] && SLUG.test(parts[0]) && domain.orgSlug) {
       key = `${domain.orgSlug}/${parts[0]}`.toLowerCase();
@@ -249,7 +314,9 @@ export class RedirectHandler {
         this.throttle.succeed(throttleKey);
         setCookie = `${name}=${issueCookie(this.app.secretKey, code.id, code.passwordHash, now)}; Max-Age=${COOKIE_TTL_SECONDS}; Path=/; HttpOnly; SameSite=Lax${this.secure(req) ? '; Secure' : ''}`;
         status = 303; // POST → GET of the destination
-      } else if (!cookieValid(this.app.secretKey, code.id, code.passwordHash, readCookie(req.headers.cookie, name), now)) {
+      } else if (
+        !cookieValid(this.app.secretKey, code.id, code.passwordHash, readCookie(req.headers.cookie, name), now)
+      ) {
         return this.page(res, head, 200, passwordPage({ action: pathname }));
       }
     } else if (method === 'POST') {
@@ -267,10 +334,16 @@ export class RedirectHandler {
     }
     const extra: Record<string, string> = setCookie ? { 'Set-Cookie': setCookie } : {};
     if (code.prelander) {
-      this.page(res, head, 200, prelanderPage({ url: decision.url, seconds: code.prelander.seconds, message: code.prelander.message }), {
-        ...extra,
-        'Content-Security-Policy': PRELANDER_CSP,
-      });
+      this.page(
+        res,
+        head,
+        200,
+        prelanderPage({ url: decision.url, seconds: code.prelander.seconds, message: code.prelander.message }),
+        {
+          ...extra,
+          'Content-Security-Policy': PRELANDER_CSP,
+        },
+      );
     } else this.redirect(res, status, decision.url, extra);
     if (head) return;
 
@@ -300,15 +373,26 @@ export class RedirectHandler {
     if ((req.socket as { encrypted?: boolean }).encrypted) return true;
     const peer = normaliseIp(req.socket.remoteAddress ?? '');
     return (
-      !!this.trust && net.isIP(peer) !== 0 && this.trust.check(peer, net.isIPv6(peer) ? 'ipv6' : 'ipv4') && req.headers['x-forwarded-proto'] === 'https'
+      !!this.trust &&
+      net.isIP(peer) !== 0 &&
+      this.trust.check(peer, net.isIPv6(peer) ? 'ipv6' : 'ipv4') &&
+      req.headers['x-forwarded-proto'] === 'https'
     );
   }
 
   private clientIp(req: http.IncomingMessage): string {
-    return this.trust ? clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.trust) : normaliseIp(req.socket.remoteAddress ?? '');
+    return this.trust
+      ? clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.trust)
+      : normaliseIp(req.socket.remoteAddress ?? '');
   }
 
-  private orphan(req: http.IncomingMessage, domain: DomainEntry, host: string, pathname: string, reason: 'unknown' | 'inactive'): void {
+  private orphan(
+    req: http.IncomingMessage,
+    domain: DomainEntry,
+    host: string,
+    pathname: string,
+    reason: 'unknown' | 'inactive',
+  ): void {
     const ua = req.headers['user-agent'] ?? '';
     const ip = this.clientIp(req);
     const agent = this.enricher.agent(ua);
@@ -331,17 +415,23 @@ export class RedirectHandler {
 }
 
 /** Builds the redirect's parts on an application context and serves them on a port. */
-export async function startRedirectListener(app: AppContext, port: number, host: string, opts: RedirectOptions = {}): Promise<RedirectListener> {
+export async function startRedirectListener(
+  app: AppContext,
+  port: number,
+  host: string,
+  opts: RedirectOptions = {},
+): Promise<RedirectListener> {
   const spillDir = opts.spillDir ?? path.join(app.config.dataDir, 'spill');
   const enricher = createEnricher(await loadGeoData(), app.secretKey);
   const cache = new RedirectCache(app.db, app.databaseUrl, app.log);
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
   counters.start();
-  const buffer = <R extends object>(table: string) =>
+  const buffer = <R extends object>(table: string, columns: readonly (keyof R & string)[]) =>
     new ScanBuffer<R>({
       client: app.ch.client,
       table: `${app.ch.database}.${table}`,
+      columns,
       spillDir,
       log: app.log,
       flushMs: opts.flushMs,
@@ -349,8 +439,8 @@ export async function startRedirectListener(app: AppContext, port: number, host:
       attempts: opts.insertAttempts,
       backoffMs: opts.backoffMs,
     });
-  const scans = buffer<ScanRow>('scan_events');
-  const orphans = buffer<OrphanRow>('orphan_scans');
+  const scans = buffer<ScanRow>('scan_events', SCAN_COLUMNS);
+  const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_COLUMNS);
   scans.start();
   orphans.start();
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, opts);

@@ -3,7 +3,11 @@
 import http from 'node:http';
 
 const server = http.createServer((_req, res) => {
-  res.writeHead(302, { Location: 'https://example.com/landing?from=qr', 'Cache-Control': 'private, max-age=0', 'Content-Length': 0 });
+  res.writeHead(302, {
+    Location: 'https://example.com/landing?from=qr',
+    'Cache-Control': 'private, max-age=0',
+    'Content-Length': 0,
+  });
   res.end();
 });
 server.keepAliveTimeout = 5000;

@@ -3,6 +3,8 @@
 // (one for warm-up, one measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
+import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ulid } from 'ulid';
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
@@ -14,20 +16,78 @@ import { startRedirectListener } from '../../server/redirect/app.js';
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
 const app = await boot(config, log);
-const { org } = await createOrganization(app, { name: 'Bench', slug: 'bench', planCode: null, currency: 'EUR', ownerEmail: 'bench@example.com' });
+const { org } = await createOrganization(app, {
+  name: 'Bench',
+  slug: 'bench',
+  planCode: null,
+  currency: 'EUR',
+  ownerEmail: 'bench@example.com',
+});
 const domain = await app.db('domains').where({ type: 'fallback' }).first('id');
 const ids: Record<string, number> = {};
 for (const slug of ['warm', 'go']) {
   const [row] = await app
     .db('qr_codes')
-    .insert({ ulid: ulid(), org_id: org.id, domain_id: domain.id, slug: `bench/${slug}`, destination: JSON.stringify('https://example.com/landing?from=qr') })
+    .insert({
+      ulid: ulid(),
+      org_id: org.id,
+      domain_id: domain.id,
+      slug: `bench/${slug}`,
+      destination: JSON.stringify('https://example.com/landing?from=qr'),
+    })
     .returning('id');
   ids[slug] = Number(row.id);
 }
 const rd = await startRedirectListener(app, 0, '127.0.0.1');
+// BENCH_PROBE=1: event-loop delay, insert times and CPU per thread name, printed at the end.
+const probe = process.env.BENCH_PROBE === '1';
+// BENCH_SCANS=off (an experiment, not the benchmark): the scan is built but not buffered.
+if (process.env.BENCH_SCANS === 'off') rd.scans.push = () => undefined;
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+let cpuAtStart: Record<string, number> = {};
+if (probe) {
+  process.on('SIGUSR2', () => {
+    // the bench sends it when the measured run starts
+    loopDelay.enable();
+    cpuAtStart = threadCpu();
+  });
+}
 process.stdout.write(`LISTENING ${rd.port}\n`);
 
+/** CPU seconds per thread name (from /proc), so chDB's threads show apart from the event loop. */
+function threadCpu(): Record<string, number> {
+  const out: Record<string, number> = {};
+  const tick = 100; // USER_HZ
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const label = tid === String(process.pid) ? 'main' : name;
+      out[label] = (out[label] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
+    } catch {
+      /* thread ended */
+    }
+  }
+  return out;
+}
+
 onShutdown(log, async () => {
+  if (probe) {
+    loopDelay.disable();
+    const ms = (ns: number) => (ns / 1e6).toFixed(1);
+    const st = rd.scans.stats;
+    const cpu = Object.entries(threadCpu())
+      .map(([k, v]) => [k, v - (cpuAtStart[k] ?? 0)] as const)
+      .filter(([, v]) => v >= 0.05)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}=${v.toFixed(1)}s`)
+      .join(' ');
+    process.stdout.write(
+      `PROBE loop delay p50 ${ms(loopDelay.percentile(50))} p99 ${ms(loopDelay.percentile(99))} max ${ms(loopDelay.max)} ms; ` +
+        `inserts ${st.batches} (${Math.round(st.inserted / Math.max(1, st.batches))} rows avg, ${(st.insertMs / Math.max(1, st.batches)).toFixed(0)} ms avg, ${st.insertMsMax.toFixed(0)} ms max); cpu ${cpu}\n`,
+    );
+  }
   await rd.close();
   const rs = await app.ch.client.query({
     query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,

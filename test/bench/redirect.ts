@@ -16,13 +16,29 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const tsx = path.resolve('node_modules/.bin/tsx');
 const headers = {
   Host: 'localhost:3001',
-  'User-Agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  'User-Agent':
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
   'Accept-Language': 'en-GB,en;q=0.9',
 };
 
-async function run(label: string, url: string, seconds: number): Promise<Figures & { redirects: number }> {
+/** CPU seconds used so far by a process (all its threads), from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+async function run(
+  label: string,
+  url: string,
+  seconds: number,
+  pid: number,
+): Promise<Figures & { redirects: number; cpuUs: number }> {
+  const cpu0 = await cpuSeconds(pid);
   const r = await autocannon({ url, connections, duration: seconds, headers });
+  const cpu = (await cpuSeconds(pid)) - cpu0;
   return {
+    cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
     label,
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
@@ -36,28 +52,50 @@ async function run(label: string, url: string, seconds: number): Promise<Figures
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-redirect-'));
 await fs.chmod(root, 0o755);
 const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
-const env = { DATABASE_URL: pg.url, DATA_DIR: path.join(root, 'svc'), LOG_LEVEL: 'warn', FALLBACK_ORIGINS: 'http://localhost:3001' };
-const baseline = await startChild(tsx, ['test/bench/redirect-baseline.ts'], {});
+const env = {
+  DATABASE_URL: pg.url,
+  DATA_DIR: path.join(root, 'svc'),
+  LOG_LEVEL: 'warn',
+  FALLBACK_ORIGINS: 'http://localhost:3001',
+};
+const baseline = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/redirect-baseline.ts'], {});
 // node --import tsx rather than the tsx wrapper, so that SIGTERM reaches the service itself.
-const service = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/redirect-server.ts'], env);
+// BENCH_NODE_ARGS (e.g. --cpu-prof) go to the service's node.
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const service = await startChild(
+  process.execPath,
+  [...nodeArgs, '--import', 'tsx', 'test/bench/redirect-server.ts'],
+  env,
+);
 let scansLine = '';
+let probeLine = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
   const m = /SCANS .*/.exec(chunk.toString());
   if (m) scansLine = m[0];
+  const p = /PROBE .*/.exec(chunk.toString());
+  if (p) probeLine = p[0];
 });
 
 try {
   // Warm up both (JIT, caches, pools), then measure.
-  await run('warmup', `http://127.0.0.1:${baseline.port}/bench/warm`, 2);
-  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2);
-  const bare = await run('bare node:http 302', `http://127.0.0.1:${baseline.port}/bench/go`, duration);
-  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration);
+  await run('warmup', `http://127.0.0.1:${baseline.port}/bench/warm`, 2, baseline.child.pid!);
+  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, service.child.pid!);
+  const bare = await run(
+    'bare node:http 302',
+    `http://127.0.0.1:${baseline.port}/bench/go`,
+    duration,
+    baseline.child.pid!,
+  );
+  if (process.env.BENCH_PROBE === '1') service.child.kill('SIGUSR2'); // measure from here
+  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, service.child.pid!);
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
   await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
   await ended;
   const [, count, distinct, served] = /SCANS (\d+) (\d+) (\d+)/.exec(scansLine) ?? [];
   const allOnce = Number(count) === Number(served) && Number(distinct) === Number(served);
-  process.stdout.write(`\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  connections: ${connections}  duration: ${duration}s each\n\n`);
+  process.stdout.write(
+    `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  connections: ${connections}  duration: ${duration}s each\n\n`,
+  );
   process.stdout.write(table([bare, ours]) + '\n\n');
   process.stdout.write(
     `redirect: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); ` +
@@ -66,6 +104,10 @@ try {
       `(redirects_count; autocannon completed ${ours.redirects}, the rest were in flight when it stopped)` +
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n`,
   );
+  process.stdout.write(
+    `server CPU per request (all threads): bare ${bare.cpuUs} µs, redirect + scan ${ours.cpuUs} µs\n`,
+  );
+  if (probeLine) process.stdout.write(probeLine + '\n');
   if (bare.non2xx || ours.non2xx) process.stdout.write('WARNING: answers other than 302 during the run\n');
 } finally {
   await stopChild(baseline.child);
