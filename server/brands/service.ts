@@ -4,7 +4,6 @@ import { ulid as newUlid } from 'ulid';
 import type { AppContext } from '../context.js';
 import { findVisibleDomain } from '../domains/service.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
-import { assertStorable } from '../schemas/storable.js';
 import type { BrandInput, CreateBrandBody } from './schema.js';
 
 export interface BrandRow {
@@ -124,7 +123,6 @@ function slugTaken(): ApiError {
 }
 
 export async function createBrand(app: AppContext, orgId: number, input: CreateBrandBody): Promise<BrandRow> {
-  assertStorable(input);
   const primaryDomainId = await domainIdFor(app.db, orgId, input.primary_domain_ulid);
   const now = app.clock.now();
   // A generated slug that loses a race to a concurrent insert is picked again; a given one is 422.
@@ -157,7 +155,6 @@ export async function updateBrand(
   brandUlid: string,
   patch: BrandInput,
 ): Promise<BrandRow> {
-  assertStorable(patch);
   const row = await getBrand(app.db, orgId, brandUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;

@@ -12,7 +12,6 @@ import { enqueueJob } from '../jobs.js';
 import { insertCodes, resolveRefs, type NewCodeRow } from '../qr-codes/repository.js';
 import type { CodeWrite } from '../qr-codes/schema.js';
 import { prepareNewCodes, type OrgRef } from '../qr-codes/service.js';
-import { NUL_MESSAGE, nulPath } from '../qr-codes/validate.js';
 import type { StageImportInput } from './schema.js';
 
 export const EXECUTE_TASK = 'bulk-import-execute';
@@ -124,9 +123,6 @@ export async function stageImport(
   const max = app.config.bulkImportMaxRows;
   if (input.rows.length > max)
     throw ApiError.field('rows', `At most ${max} rows per import; got ${input.rows.length}.`);
-  // Rows are kept as jsonb, which cannot hold U+0000: such a request is refused as a whole.
-  const nul = nulPath(input);
-  if (nul) throw ApiError.field(nul, NUL_MESSAGE);
   const org: OrgRef = { id: principal.org.id, slug: principal.org.slug };
   const defaults = input.defaults ?? {};
   const refs = await resolveRefs(app.db, org.id, {

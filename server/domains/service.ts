@@ -7,7 +7,6 @@ import { ulid as newUlid } from 'ulid';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
-import { assertStorable } from '../schemas/storable.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { normalizeHost, originHostname } from './hostname.js';
 import type { DomainSettingsInput, UpdateDomainBody } from './schema.js';
@@ -193,7 +192,6 @@ export async function updateDomain(
   domainUlid: string,
   patch: UpdateDomainBody,
 ): Promise<DomainRow> {
-  assertStorable(patch);
   const found = await findVisibleDomain(app.db, orgId, domainUlid);
   if (!found) throw ApiError.notFound('domain');
   if (found.type === 'fallback') {

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { admit, type RateInfo } from '../metering/admission.js';
+import { assertStorable } from '../schemas/storable.js';
 import type { Operation, OperationInput, OperationResult } from './operation.js';
 
 export interface RawInput {
@@ -53,6 +54,8 @@ export function validateInput(app: AppContext, op: Operation, raw: RawInput): Op
   if (op.body) {
     const value = raw.body === undefined ? {} : raw.body;
     body = app.validators.check<Record<string, unknown>>(op.body, 'body', value);
+    // Strings Postgres cannot store (NUL, lone surrogates) and over-deep objects: 422, not 500.
+    assertStorable(body);
   } else if (raw.body !== undefined) {
     throw ApiError.validation({ _: ['This endpoint takes no request body.'] });
   }

@@ -31,8 +31,6 @@ import {
   checkDestination,
   checkRouting,
   checkSchedule,
-  NUL_MESSAGE,
-  nulPath,
   slugKey,
   slugProblem,
 } from './validate.js';
@@ -181,10 +179,8 @@ export async function prepareNewCodes(
   inputs: CodeWrite[],
 ): Promise<PreparedCodes> {
   const now = app.clock.now();
-  const errors: FieldErrors[] = inputs.map((input) => {
-    const nul = nulPath(input);
-    return nul ? { [nul]: [NUL_MESSAGE] } : schemaErrors(app, input);
-  });
+  // Values Postgres cannot store were refused at the boundary (validateInput).
+  const errors: FieldErrors[] = inputs.map((input) => schemaErrors(app, input));
   inputs.forEach((input, i) => {
     if (Object.keys(errors[i]).length) return;
     checkDestination(errors[i], input.destination);
@@ -389,8 +385,6 @@ export async function updateCode(
   return inTransaction(app, opts.trx, async (trx) => {
     const current = await findCode(trx, orgId, codeUlid);
     if (!current) throw ApiError.notFound('QR code');
-    const nul = nulPath(patch);
-    if (nul) throw ApiError.field(nul, NUL_MESSAGE);
     const errors: FieldErrors = {};
     if (patch.destination !== undefined) checkDestination(errors, patch.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);

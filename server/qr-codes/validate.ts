@@ -118,31 +118,6 @@ export function checkDateValue(errors: FieldErrors, field: string, value: string
   }
 }
 
-/**
- * The first place (dotted path) where a string or key holds U+0000, which Postgres text and jsonb
- * cannot store; null when there is none.
- */
-export function nulPath(value: unknown, path = ''): string | null {
-  const join = (k: string | number) => (path ? `${path}.${k}` : String(k));
-  if (typeof value === 'string') return value.includes('\u0000') ? path || '_' : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = nulPath(value[i], join(i));
-      if (p) return p;
-    }
-    return null;
-  }
-  if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return join(k.split('\u0000').join(''));
-      const p = nulPath(v, join(k));
-      if (p) return p;
-    }
-  }
-  return null;
-}
-
-export const NUL_MESSAGE = 'Must not contain the NUL character (U+0000).';
 
 export function checkDates(errors: FieldErrors, begin: Date | null, expire: Date | null): void {
   if (begin && expire && begin.getTime() >= expire.getTime()) {

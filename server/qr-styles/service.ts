@@ -5,7 +5,6 @@ import { ulid as newUlid } from 'ulid';
 import { findBrand } from '../brands/service.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { assertStorable } from '../schemas/storable.js';
 import type { CreateStyleBody, StyleInput } from './schema.js';
 
 export interface StyleRow {
@@ -86,7 +85,6 @@ export async function getStyle(db: Knex, orgId: number, styleUlid: string): Prom
 }
 
 export async function createStyle(app: AppContext, orgId: number, input: CreateStyleBody): Promise<StyleRow> {
-  assertStorable(input);
   const brandId = input.brand_ulid ? await brandIdFor(app.db, orgId, input.brand_ulid) : null;
   const now = app.clock.now();
   const id = newUlid(now.getTime());
@@ -109,7 +107,6 @@ export async function updateStyle(
   styleUlid: string,
   patch: StyleInput,
 ): Promise<StyleRow> {
-  assertStorable(patch);
   const row = await getStyle(app.db, orgId, styleUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;

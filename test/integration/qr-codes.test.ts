@@ -414,7 +414,7 @@ describe('QR codes: /v1/qr-codes', () => {
       const code = (await svc.post('/v1/qr-codes', a.token, plain('nul-patch', { name: 'kept' }))).body.data;
       const nul = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { name: 'x\u0000' });
       expect(nul.status).to.equal(422);
-      expect(nul.body.errors).to.deep.equal({ name: ['Must not contain the NUL character (U+0000).'] });
+      expect(nul.body.errors).to.deep.equal({ name: ['Must not contain NUL characters or unpaired surrogates.'] });
       const leap = await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, {
         expire_at: '2026-06-30T23:59:60Z',
         name: 'changed',
