@@ -1,11 +1,21 @@
-// Daily rollup of scans, fed by a materialized view on scan_events. One row per organization,
-// brand, code, UTC day, bot flag and (dimension, value): the view fans every event out into a
-// 'total' row and one row per dimension (country, device, referrer, language, provider), so a
-// code-day holds a few dozen rows however many scans it had. `scans` sums, `visitors` is a
-// uniq state of visitor_hash, merged over any set of days (uniques over a whole range).
+// Daily rollup of scans, fed by a materialized view on scan_events.
+//
+// One row per organization, UTC day, bot flag, scope and (dimension, value). The view fans every
+// event out into three scopes, the organization (brand_id = code_id = 0), its brand (brand_id, code_id
+// = 0; brand 0 = codes without a brand) and its code, and within each into a ('total', '') row and
+// one row per dimension (country, device, referrer, language, provider). So a code-day holds a few
+// dozen rows however many scans it had, and an organization-wide question reads the organization's
+// own rows instead of merging every code's.
+//
+// `scans` sums. `visitors` is a uniqCombined(12) state of visitor_hash: merged over any set of days it
+// gives the distinct visitors of the whole range. It is exact up to a few hundred visitors and
+// within about 2% beyond, and its large states are fixed 4096-cell sketches, so merging 90 days
+// costs the same at any traffic (a plain `uniq` state grows to 64k hashes and merging those was
+// 10-40x slower on 10M scans; see docs/analytics.md).
+//
 // Bots are kept with is_bot = 1 so analytics can leave them out (and could show them).
-// Small granules: a query reads one dimension's rows, and aggregate states are costly to
-// deserialize, so reading whole 8192-row granules of neighbouring dimensions would dominate.
+// Small granules: a query reads one scope's and dimension's rows, and aggregate states are costly
+// to deserialize.
 import type { ClickHouseMigrationContext } from '../server/stores/migrate.js';
 import { dedupSetting, localEngine, onCluster } from './0001_scan_events.js';
 
@@ -18,38 +28,57 @@ export const ROLLUP_DIMENSIONS = {
   provider: 'provider',
 } as const;
 
+/** Scope name -> (brand_id, code_id) of its rows, from the event's brand `b` and code `c`. */
+export const ROLLUP_SCOPES = {
+  organization: ['toUInt64(0)', 'toUInt64(0)'],
+  brand: ['b', 'toUInt64(0)'],
+  code: ['b', 'c'],
+} as const;
+
 export function statements(ctx: ClickHouseMigrationContext): string[] {
   const db = ctx.database;
   const local = ctx.cluster ? 'scan_daily_local' : 'scan_daily';
   const source = ctx.cluster ? 'scan_events_local' : 'scan_events';
-  const fanOut = [
-    `('total', '')`,
-    ...Object.entries(ROLLUP_DIMENSIONS).map(([name, column]) => `('${name}', toString(${column}))`),
-  ].join(', ');
+  const dims: [string, string][] = [
+    ['total', `''`],
+    ...Object.entries(ROLLUP_DIMENSIONS).map(([name, column]): [string, string] => [name, `toString(${column})`]),
+  ];
+  const fanOut = Object.entries(ROLLUP_SCOPES)
+    .flatMap(([scope, [brand, code]]) =>
+      dims.map(([dim, value]) => `('${scope}', ${brand}, ${code}, '${dim}', ${value})`),
+    )
+    .join(',\n    ');
   const out = [
     `CREATE TABLE IF NOT EXISTS ${db}.${local}${onCluster(ctx)} (
   org_id UInt64,
-  day Date,
+  scope LowCardinality(String),
   dimension LowCardinality(String),
   code_id UInt64,
   brand_id UInt64,
+  day Date,
   is_bot UInt8,
   value String,
   scans SimpleAggregateFunction(sum, UInt64),
-  visitors AggregateFunction(uniq, UInt64)
+  visitors AggregateFunction(uniqCombined(12), UInt64)
 )
 ENGINE = ${localEngine(ctx, 'AggregatingMergeTree', local)}
 PARTITION BY toYYYYMM(day)
-ORDER BY (org_id, dimension, day, code_id, brand_id, is_bot, value)
+ORDER BY (org_id, scope, dimension, code_id, brand_id, day, is_bot, value)
 SETTINGS index_granularity = 1024, ${dedupSetting(ctx)}`,
     // The view's own inserts are deduplicated too (window on the target table), so a retried
     // batch with the same insert_deduplication_token is not counted twice in the rollup.
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.scan_daily_mv${onCluster(ctx)} TO ${db}.${local} AS
-SELECT org_id, toDate(scanned_at) AS day, dim.1 AS dimension, code_id, brand_id, is_bot, dim.2 AS value,
-       count() AS scans, uniqState(visitor_hash) AS visitors
-FROM ${db}.${source}
-ARRAY JOIN [${fanOut}] AS dim
-GROUP BY org_id, day, dimension, code_id, brand_id, is_bot, value`,
+SELECT org_id, r.1 AS scope, r.4 AS dimension, r.3 AS code_id, r.2 AS brand_id, day, is_bot, r.5 AS value,
+       count() AS scans, uniqCombinedState(12)(v) AS visitors
+FROM (
+  SELECT org_id, toDate(scanned_at) AS day, brand_id AS b, code_id AS c, is_bot, visitor_hash AS v,
+         country, device_type, referrer, language, provider
+  FROM ${db}.${source}
+)
+ARRAY JOIN [
+    ${fanOut}
+  ] AS r
+GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value`,
   ];
   if (ctx.cluster) {
     out.push(

@@ -5,7 +5,11 @@ import type { ClickHouseHandle } from '../stores/clickhouse.js';
 
 export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
 
-/** Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD). */
+/**
+ * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
+ * With codeId the code's rows, else with brandId the brand's (0: codes without a brand), else the
+ * organization's own rows.
+ */
 export interface RollupFilter {
   orgId: number;
   from: string;
@@ -16,18 +20,23 @@ export interface RollupFilter {
 
 type Params = Record<string, unknown>;
 
+/** Rows of the filter's scope in scan_daily (each scope has its own pre-merged rows). */
 function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
-  let sql = 'org_id = {org:UInt64} AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0';
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
-  if (f.brandId !== undefined) {
-    sql += ' AND brand_id = {brand:UInt64}';
-    params.brand = f.brandId;
-  }
+  let scope: string;
   if (f.codeId !== undefined) {
-    sql += ' AND code_id = {code:UInt64}';
+    scope = "scope = 'code' AND code_id = {code:UInt64}";
     params.code = f.codeId;
+  } else if (f.brandId !== undefined) {
+    scope = "scope = 'brand' AND code_id = 0 AND brand_id = {brand:UInt64}";
+    params.brand = f.brandId;
+  } else {
+    scope = "scope = 'organization' AND code_id = 0 AND brand_id = 0";
   }
-  return { sql, params };
+  return {
+    sql: `org_id = {org:UInt64} AND ${scope} AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0`,
+    params,
+  };
 }
 
 async function rows<T>(ch: ClickHouseHandle, query: string, params: Params): Promise<T[]> {
@@ -47,7 +56,7 @@ export async function rollupTotals(ch: ClickHouseHandle, f: RollupFilter): Promi
   const w = scopeWhere(f);
   const [r] = await rows<Counted>(
     ch,
-    `SELECT sum(scans) AS scans, uniqMerge(visitors) AS uniques
+    `SELECT sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
       WHERE dimension = 'total' AND ${w.sql}`,
     w.params,
@@ -81,7 +90,7 @@ export async function rollupBreakdown(
   const w = scopeWhere(f);
   const out = await rows<Counted & { value: string }>(
     ch,
-    `SELECT value, sum(scans) AS scans, uniqMerge(visitors) AS uniques
+    `SELECT value, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
       WHERE dimension = {dimension:String} AND ${w.sql}
       GROUP BY value ORDER BY scans DESC, value`,
@@ -108,21 +117,33 @@ export async function rollupDailyBreakdown(
   return out.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) }));
 }
 
-/** Scans and uniques per brand (brand_id 0: codes without a brand) or per code. */
+/**
+ * Scans and uniques per child of a scope: the organization's brands (brand_id 0: codes without a
+ * brand), or a brand's codes.
+ */
 export async function rollupChildren(
   ch: ClickHouseHandle,
-  f: RollupFilter,
-  child: 'brand' | 'code',
+  f: RollupFilter & { codeId?: undefined },
 ): Promise<(Counted & { id: number })[]> {
-  const w = scopeWhere(f);
-  const column = child === 'brand' ? 'brand_id' : 'code_id';
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  let scope: string;
+  let column: string;
+  if (f.brandId !== undefined) {
+    scope = "scope = 'code' AND brand_id = {brand:UInt64}";
+    params.brand = f.brandId;
+    column = 'code_id';
+  } else {
+    scope = "scope = 'brand' AND code_id = 0";
+    column = 'brand_id';
+  }
   const out = await rows<Counted & { id: number }>(
     ch,
-    `SELECT ${column} AS id, sum(scans) AS scans, uniqMerge(visitors) AS uniques
+    `SELECT ${column} AS id, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
-      WHERE dimension = 'total' AND ${w.sql}
+      WHERE org_id = {org:UInt64} AND ${scope} AND dimension = 'total'
+        AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0
       GROUP BY id ORDER BY scans DESC, id`,
-    w.params,
+    params,
   );
   return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
 }
@@ -190,7 +211,7 @@ export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promis
   return out.map((r) => ({ ...r, scanned_at_ms: Number(r.scanned_at_ms), matched_rule: Number(r.matched_rule) }));
 }
 
-/** Raw scans of a filter counted straight from scan_events (checks and benchmarks compare it with the rollup). */
+/** Raw scans of a filter counted straight from scan_events, with the rollup's uniques estimator (checks compare the two). */
 export async function rawTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<Counted> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
   let scope = '';
@@ -204,7 +225,7 @@ export async function rawTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<
   }
   const [r] = await rows<Counted>(
     ch,
-    `SELECT count() AS scans, uniq(visitor_hash) AS uniques
+    `SELECT count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
        FROM ${ch.database}.scan_events
       WHERE org_id = {org:UInt64} AND is_bot = 0
         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}${scope}`,

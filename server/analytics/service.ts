@@ -139,13 +139,9 @@ async function childLabels(
   return out;
 }
 
-async function childBreakdown(
-  app: AppContext,
-  org: OrgRecord,
-  filter: RollupFilter,
-  child: 'brand' | 'code',
-): Promise<BreakdownEntry[]> {
-  const counted = await rollupChildren(app.ch, filter, child);
+async function childBreakdown(app: AppContext, org: OrgRecord, filter: RollupFilter): Promise<BreakdownEntry[]> {
+  const child = filter.brandId === undefined ? 'brand' : 'code';
+  const counted = await rollupChildren(app.ch, { ...filter, codeId: undefined });
   const labels = await childLabels(
     app,
     org,
@@ -225,7 +221,7 @@ export async function organizationAnalytics(
   }
   const [summary, children, rows] = await Promise.all([
     rollupSummary(app, org, filter, range, q.dimension),
-    scope === 'code' ? undefined : childBreakdown(app, org, filter, scope === 'organization' ? 'brand' : 'code'),
+    scope === 'code' ? undefined : childBreakdown(app, org, filter),
     opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined,
   ]);
   const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };

@@ -39,19 +39,39 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
     it('creates scan_daily as an AggregatingMergeTree with scans and a uniq state of the visitor, fed by a materialized view', () => {
       expect(sql[1]).to.include('CREATE TABLE IF NOT EXISTS qr.scan_daily (');
       expect(sql[1]).to.include('scans SimpleAggregateFunction(sum, UInt64)');
-      expect(sql[1]).to.include('visitors AggregateFunction(uniq, UInt64)');
+      expect(sql[1]).to.include('visitors AggregateFunction(uniqCombined(12), UInt64)');
       expect(sql[1]).to.include(
-        'ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ORDER BY (org_id, dimension, day, code_id, brand_id, is_bot, value) ' +
+        'ENGINE = AggregatingMergeTree PARTITION BY toYYYYMM(day) ' +
+          'ORDER BY (org_id, scope, dimension, code_id, brand_id, day, is_bot, value) ' +
           'SETTINGS index_granularity = 1024, non_replicated_deduplication_window = 10000',
       );
-      expect(sql[2]).to.equal(
-        'CREATE MATERIALIZED VIEW IF NOT EXISTS qr.scan_daily_mv TO qr.scan_daily AS ' +
-          'SELECT org_id, toDate(scanned_at) AS day, dim.1 AS dimension, code_id, brand_id, is_bot, dim.2 AS value, ' +
-          'count() AS scans, uniqState(visitor_hash) AS visitors FROM qr.scan_events ' +
-          "ARRAY JOIN [('total', ''), ('country', toString(country)), ('device', toString(device_type)), " +
-          "('referrer', toString(referrer)), ('language', toString(language)), ('provider', toString(provider))] AS dim " +
-          'GROUP BY org_id, day, dimension, code_id, brand_id, is_bot, value',
+      expect(sql[2]).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_mv TO qr\.scan_daily AS /);
+      expect(sql[2]).to.include(
+        'count() AS scans, uniqCombinedState(12)(v) AS visitors FROM ( SELECT org_id, toDate(scanned_at) AS day, ' +
+          'brand_id AS b, code_id AS c, is_bot, visitor_hash AS v, country, device_type, referrer, language, provider ' +
+          'FROM qr.scan_events )',
       );
+      expect(sql[2]).to.include('GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value');
+    });
+
+    it('fans every event out into organization, brand and code rows, each with a total and five dimensions', () => {
+      const fanOut = [
+        ...sql[2].matchAll(/\('(organization|brand|code)', ([^,]+), ([^,]+), '([a-z]+)', ([^)]*\)?)\)/g),
+      ].map((m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]} ${m[5]}`);
+      const dims = [
+        ['total', "''"],
+        ['country', 'toString(country)'],
+        ['device', 'toString(device_type)'],
+        ['referrer', 'toString(referrer)'],
+        ['language', 'toString(language)'],
+        ['provider', 'toString(provider)'],
+      ];
+      const scopes = [
+        ['organization', 'toUInt64(0) toUInt64(0)'],
+        ['brand', 'b toUInt64(0)'],
+        ['code', 'b c'],
+      ];
+      expect(fanOut).to.deep.equal(scopes.flatMap(([s, ids]) => dims.map(([d, v]) => `${s} ${ids} ${d} ${v}`)));
     });
 
     it('has no ON CLUSTER, replicated or Distributed table', () => {
@@ -157,10 +177,20 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
           (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string | number }>())[0].n,
         );
       expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_events`)).to.equal(1);
-      expect(await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'total'`)).to.equal(1);
-      expect(
-        await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE dimension = 'country' AND value = 'DE'`),
-      ).to.equal(1);
+      for (const scope of ['organization', 'brand', 'code']) {
+        const where = `scope = '${scope}' AND is_bot = 0`;
+        expect(
+          await q(`SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE ${where} AND dimension = 'total'`),
+          scope,
+        ).to.equal(1);
+        expect(
+          await q(
+            `SELECT sum(scans) AS n FROM ${ch.database}.scan_daily WHERE ${where} AND dimension = 'country' AND value = 'DE'`,
+          ),
+          scope,
+        ).to.equal(1);
+      }
+      expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_daily`)).to.equal(18);
     });
   });
 });
