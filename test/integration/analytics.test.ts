@@ -415,6 +415,43 @@ describe('Scan analytics API', () => {
     });
   });
 
+  describe('raw export order with scans in the same millisecond', () => {
+    let c: TestOrg;
+    let code: Code;
+    const ids = ['01KK0000000000000000000003', '01KK0000000000000000000001', '01KK0000000000000000000002'];
+    before(async () => {
+      c = await svc.createOrg({ plan: 'enterprise_monthly' });
+      code = {
+        ...(await insertCode(svc.app, c.org, { slug: 'ties', domainId: await fallbackDomainId(svc.app) })),
+        brandId: 0,
+      };
+      await insertScanEvents(svc.app.ch, [
+        ...ids.map((id, i) => ({ ...ev(c, code, '2026-03-14T10:00:00.000Z', { visitor: i }), scan_id: id })),
+        { ...ev(c, code, '2026-03-14T09:59:59.999Z', { visitor: 9 }), scan_id: '01KK0000000000000000000009' },
+      ]);
+    });
+
+    it('breaks ties by scan_id, through offsets and through the cursor alike', async () => {
+      const expected = ['01KK0000000000000000000009', ...[...ids].sort()];
+      const byOffset: string[] = [];
+      const byCursor: string[] = [];
+      let cursor: string | null = null;
+      for (let i = 0; i < 4; i++) {
+        svc.clock.advance(61_000);
+        const url = `/v1/analytics/qr-codes/${code.ulid}/raw-export?range=7&limit=1`;
+        const page = (await svc.get(`${url}&offset=${i}`, c.token)).body.data;
+        byOffset.push(page.rows[0].scan_id);
+        expect(page.meta.has_more).to.equal(i < 3);
+        const keyset: any = (await svc.get(cursor ? `${url}&cursor=${cursor}` : url, c.token)).body.data;
+        byCursor.push(keyset.rows[0].scan_id);
+        cursor = keyset.meta.next_cursor;
+      }
+      expect(byOffset).to.deep.equal(expected);
+      expect(byCursor).to.deep.equal(expected);
+      expect(cursor).to.equal(null);
+    });
+  });
+
   describe('rollup and raw events agree', () => {
     for (const scope of ['C1', 'C2', 'C3', 'C4']) {
       it(`counts the same scans and visitors for ${scope} from the rollup and from the raw export`, async () => {
