@@ -16,10 +16,11 @@ import {
   createEnricher,
   loadGeoData,
   normaliseIp,
-  primaryLanguage,
   referrerHost,
   trustList,
+  type AgentInfo,
   type Enricher,
+  type NetworkInfo,
 } from './enrich.js';
 import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import {
@@ -33,7 +34,7 @@ import {
   type ThrottleOptions,
 } from './password.js';
 import { decide, type Visitor } from './rules.js';
-import { ScanBuffer } from './scan-buffer.js';
+import { ScanBuffer, tsvText } from './scan-buffer.js';
 import { fastUlid } from '../ids.js';
 
 /** One row of scan_events (docs/scan-event-contract.md). */
@@ -74,7 +75,7 @@ export interface OrphanRow {
 }
 
 /** Column order of the scan_events and orphan_scans inserts. */
-const SCAN_COLUMNS: readonly (keyof ScanRow)[] = [
+export const SCAN_COLUMNS: readonly (keyof ScanRow)[] = [
   'scan_id',
   'scanned_at',
   'org_id',
@@ -93,7 +94,20 @@ const SCAN_COLUMNS: readonly (keyof ScanRow)[] = [
   'is_bot',
   'matched_rule',
 ];
-const ORPHAN_COLUMNS: readonly (keyof OrphanRow)[] = [
+/**
+ * A scan row as a TabSeparated line in SCAN_COLUMNS order, written out field by field (the generic
+ * tsvLine reads the row through computed keys, which V8 cannot make fast). Text that comes from the
+ * request or from data files is escaped; the rest is digits, ULIDs and fixed words.
+ */
+export function encodeScanRow(r: ScanRow): string {
+  return (
+    `${r.scan_id}\t${r.scanned_at}\t${r.org_id}\t${r.brand_id}\t${r.domain_id}\t${r.code_id}\t${r.visitor_hash}\t` +
+    `${tsvText(r.country)}\t${tsvText(r.device_type)}\t${tsvText(r.os)}\t${tsvText(r.browser)}\t${tsvText(r.referrer)}\t` +
+    `${tsvText(r.language)}\t${tsvText(r.provider)}\t${r.asn}\t${r.is_bot}\t${r.matched_rule}\n`
+  );
+}
+
+export const ORPHAN_COLUMNS: readonly (keyof OrphanRow)[] = [
   'scan_id',
   'scanned_at',
   'org_id',
@@ -107,6 +121,21 @@ const ORPHAN_COLUMNS: readonly (keyof OrphanRow)[] = [
   'referrer',
   'is_bot',
 ];
+
+/** A visit being answered: what the decision and the scan need. */
+interface Visit {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  head: boolean;
+  domain: DomainEntry;
+  code: CodeEntry;
+  now: Date;
+  url: string;
+  rule: number;
+  agent: AgentInfo;
+  network: NetworkInfo;
+  visitor: Visitor;
+}
 
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
@@ -143,9 +172,16 @@ const PAGE_HEADERS = {
 const PRELANDER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
-function utcStamp(d: Date): string {
-  // '2024-01-02T03:04:05.678Z' → '2024-01-02 03:04:05.678', what DateTime64(3) reads.
-  return d.toISOString().slice(0, 23).replace('T', ' ');
+let stampMs = -1;
+let stamp = '';
+
+/** '2024-01-02 03:04:05.678', what DateTime64(3) reads (the last one is kept: requests share milliseconds). */
+function utcStamp(ms: number): string {
+  if (ms !== stampMs) {
+    stamp = new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+    stampMs = ms;
+  }
+  return stamp;
 }
 
 function safeDecode(s: string): string | null {
@@ -190,13 +226,21 @@ export class RedirectHandler {
   }
 
   readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    this.handle(req, res).catch((err) => {
-      this.app.log.error({ err, host: req.headers.host, url: req.url }, 'redirect failed');
-      if (!res.headersSent)
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end('Internal error\n');
-    });
+    // A served redirect whose domain and code are cached runs synchronously, start to finish: no
+    // promise, no microtask. Only a cache miss, a password form or a used-up cap block awaits.
+    try {
+      this.handle(req, res)?.catch((err: unknown) => this.fail(req, res, err));
+    } catch (err) {
+      this.fail(req, res, err);
+    }
   };
+
+  private fail(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+    this.app.log.error({ err, host: req.headers.host, url: req.url }, 'redirect failed');
+    if (!res.headersSent)
+      res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+    res.end('Internal error\n');
+  }
 
   private page(
     res: http.ServerResponse,
@@ -209,21 +253,34 @@ export class RedirectHandler {
     res.end(head ? undefined : html);
   }
 
-  private redirect(
-    res: http.ServerResponse,
-    status: number,
-    location: string,
-    extra: Record<string, string | string[]> = {},
-  ): void {
-    res.writeHead(status, { Location: location, 'Cache-Control': 'private, max-age=0', 'Content-Length': 0, ...extra });
+  private redirect(res: http.ServerResponse, status: number, location: string, setCookie: string | null = null): void {
+    res.writeHead(
+      status,
+      setCookie
+        ? { Location: location, 'Cache-Control': 'private, max-age=0', 'Content-Length': 0, 'Set-Cookie': setCookie }
+        : { Location: location, 'Cache-Control': 'private, max-age=0', 'Content-Length': 0 },
+    );
     res.end();
+  }
+
+  /** The domain of a Host header from the cache: an entry, null (none), or undefined (ask Postgres). */
+  private peekDomainFor(host: string): DomainEntry | null | undefined {
+    const d = this.cache.peekDomain(host);
+    if (d !== null) return d;
+    // A custom domain is stored without a port; a Host header may carry one.
+    const colon = host.lastIndexOf(':');
+    if (colon > 0 && !host.endsWith(']')) {
+      const bare = this.cache.peekDomain(host.slice(0, colon));
+      if (bare === undefined) return undefined;
+      return bare && bare.type === 'custom' ? bare : null;
+    }
+    return null;
   }
 
   private async domainFor(host: string): Promise<DomainEntry | null> {
     let d = this.cache.peekDomain(host);
     if (d === undefined) d = await this.cache.loadDomain(host);
     if (d === null) {
-      // A custom domain is stored without a port; a Host header may carry one.
       const colon = host.lastIndexOf(':');
       if (colon > 0 && !host.endsWith(']')) {
         const bare = host.slice(0, colon);
@@ -235,30 +292,40 @@ export class RedirectHandler {
     return d;
   }
 
-  private async codeFor(key: string): Promise<CodeEntry | null> {
-    const c = this.cache.peekCode(key);
-    return c === undefined ? this.cache.loadCode(key) : c;
-  }
-
-  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void | Promise<void> {
     const method = req.method ?? 'GET';
-    const head = method === 'HEAD';
-    if (method !== 'GET' && !head && method !== 'POST') {
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
       res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
       res.end();
       return;
     }
     const host = (req.headers.host ?? '').toLowerCase();
-    const domain = host ? await this.domainFor(host) : null;
+    if (!host) return this.withDomain(req, res, method, host, null);
+    const domain = this.peekDomainFor(host);
+    if (domain === undefined) return this.domainFor(host).then((d) => this.withDomain(req, res, method, host, d));
+    return this.withDomain(req, res, method, host, domain);
+  }
+
+  private withDomain(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    host: string,
+    domain: DomainEntry | null,
+  ): void | Promise<void> {
+    const head = method === 'HEAD';
     if (!domain || !domain.active) return this.page(res, head, 404, notFoundPage());
 
-    const rawPath = (req.url ?? '/').split('?')[0];
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
     const pathname = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     if (pathname === '/' || pathname === '') {
       if (domain.rootRedirect) return this.redirect(res, 302, domain.rootRedirect);
       return this.page(res, head, 404, notFoundPage());
     }
-    const parts = pathname.slice(1).split('/').map(safeDecode);
+    const rest = pathname.slice(1);
+    const parts = rest.includes('%') ? rest.split('/').map(safeDecode) : rest.split('/');
     let key: string | null = null;
     if (
       domain.type === 'fallback' &&
@@ -272,9 +339,29 @@ export class RedirectHandler {
     } else if (domain.type === 'custom' && parts.length === 1 && parts[0] && SLUG.test(parts[0]) && domain.orgSlug) {
       key = `${domain.orgSlug}/${parts[0]}`.toLowerCase();
     }
-    let code = key ? await this.codeFor(key) : null;
+    if (!key) return this.withCode(req, res, method, host, domain, pathname, null);
+    const code = this.cache.peekCode(key);
+    if (code === undefined) {
+      return this.cache.loadCode(key).then((c) => this.withCode(req, res, method, host, domain, pathname, c));
+    }
+    return this.withCode(req, res, method, host, domain, pathname, code);
+  }
+
+  private withCode(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    host: string,
+    domain: DomainEntry,
+    pathname: string,
+    found: CodeEntry | null,
+  ): void | Promise<void> {
+    const head = method === 'HEAD';
     // A custom domain serves only its own codes; fallback origins serve the codes made on one.
-    if (code && (domain.type === 'custom' ? code.domainId !== domain.id : code.domainType !== 'fallback')) code = null;
+    const code =
+      found && (domain.type === 'custom' ? found.domainId !== domain.id : found.domainType !== 'fallback')
+        ? null
+        : found;
     if (!code || code.settings.status !== 'active') {
       if (!head) this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
       if (domain.notFoundRedirect) return this.redirect(res, 302, domain.notFoundRedirect);
@@ -290,32 +377,36 @@ export class RedirectHandler {
       device: agent.device,
       os: agent.os,
       country: network.country,
-      language: primaryLanguage(req.headers['accept-language']),
+      language: this.enricher.language(req.headers['accept-language']),
       visitorHash: this.enricher.visitorHash(ip, ua),
     };
     const decision = decide(code.settings, visitor, now, code.parsed);
     if (decision.kind === 'not_found') return this.page(res, head, 404, notFoundPage());
     if (decision.kind === 'gone') return this.page(res, head, 410, gonePage(decision.reason));
+    const visit: Visit = {
+      req,
+      res,
+      head,
+      domain,
+      code,
+      now,
+      url: decision.url,
+      rule: decision.matchedRule,
+      agent,
+      network,
+      visitor,
+    };
 
-    let status = 302;
-    let setCookie: string | null = null;
     if (code.passwordHash) {
-      const name = cookieName(code.id);
-      if (method === 'POST') {
-        const throttleKey = `${code.id}|${ip}`;
-        const wait = this.throttle.retryAfter(throttleKey, now.getTime());
-        if (wait > 0) return this.page(res, false, 429, throttledPage(wait), { 'Retry-After': String(wait) });
-        const form = await readForm(req);
-        const given = form?.get('password') ?? '';
-        if (!given || !(await verifyPassword(given, code.passwordHash))) {
-          this.throttle.fail(throttleKey, now.getTime());
-          return this.page(res, false, 401, passwordPage({ action: pathname, error: 'That password is not correct.' }));
-        }
-        this.throttle.succeed(throttleKey);
-        setCookie = `${name}=${issueCookie(this.app.secretKey, code.id, code.passwordHash, now)}; Max-Age=${COOKIE_TTL_SECONDS}; Path=/; HttpOnly; SameSite=Lax${this.secure(req) ? '; Secure' : ''}`;
-        status = 303; // POST → GET of the destination
-      } else if (
-        !cookieValid(this.app.secretKey, code.id, code.passwordHash, readCookie(req.headers.cookie, name), now)
+      if (method === 'POST') return this.passwordPost(visit, pathname, ip);
+      if (
+        !cookieValid(
+          this.app.secretKey,
+          code.id,
+          code.passwordHash,
+          readCookie(req.headers.cookie, cookieName(code.id)),
+          now,
+        )
       ) {
         return this.page(res, head, 200, passwordPage({ action: pathname }));
       }
@@ -324,32 +415,60 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    return this.count(visit, 302, null);
+  }
 
-    // HEAD answers like GET but is not a visit: no count, no scan.
-    if (!head) {
+  /** The password form posted: 303 to the destination with a cookie, or the form again (401, 429). */
+  private async passwordPost(visit: Visit, pathname: string, ip: string): Promise<void> {
+    const { req, res, code, now } = visit;
+    const throttleKey = `${code.id}|${ip}`;
+    const wait = this.throttle.retryAfter(throttleKey, now.getTime());
+    if (wait > 0) return this.page(res, false, 429, throttledPage(wait), { 'Retry-After': String(wait) });
+    const form = await readForm(req);
+    const given = form?.get('password') ?? '';
+    if (!given || !(await verifyPassword(given, code.passwordHash!))) {
+      this.throttle.fail(throttleKey, now.getTime());
+      return this.page(res, false, 401, passwordPage({ action: pathname, error: 'That password is not correct.' }));
+    }
+    this.throttle.succeed(throttleKey);
+    const cookie = issueCookie(this.app.secretKey, code.id, code.passwordHash!, now);
+    const setCookie = `${cookieName(code.id)}=${cookie}; Max-Age=${COOKIE_TTL_SECONDS}; Path=/; HttpOnly; SameSite=Lax${this.secure(req) ? '; Secure' : ''}`;
+    return this.count(visit, 303, setCookie); // POST → GET of the destination
+  }
+
+  /** Counts the visit (HEAD is not one), or refuses it when the code's redirect_cap is reached. */
+  private count(visit: Visit, status: number, setCookie: string | null): void | Promise<void> {
+    if (!visit.head) {
+      const code = visit.code;
       if (code.redirectCap !== null) {
         const ok = this.counters.take(code.id);
-        if (!(ok === true || (ok !== false && (await ok)))) return this.page(res, false, 410, gonePage('cap_reached'));
+        if (ok === false) return this.page(visit.res, false, 410, gonePage('cap_reached'));
+        if (ok !== true) {
+          return ok.then((allowed) =>
+            allowed ? this.serve(visit, status, setCookie) : this.page(visit.res, false, 410, gonePage('cap_reached')),
+          );
+        }
       } else this.counters.count(code.id);
     }
-    const extra: Record<string, string> = setCookie ? { 'Set-Cookie': setCookie } : {};
+    this.serve(visit, status, setCookie);
+  }
+
+  /** The answer (302/303, or the prelander page), then the scan into the buffer. */
+  private serve(visit: Visit, status: number, setCookie: string | null): void {
+    const { req, res, head, domain, code, now, agent, network, visitor } = visit;
     if (code.prelander) {
-      this.page(
-        res,
-        head,
-        200,
-        prelanderPage({ url: decision.url, seconds: code.prelander.seconds, message: code.prelander.message }),
-        {
-          ...extra,
-          'Content-Security-Policy': PRELANDER_CSP,
-        },
-      );
-    } else this.redirect(res, status, decision.url, extra);
+      const html = prelanderPage({ url: visit.url, seconds: code.prelander.seconds, message: code.prelander.message });
+      const extra: Record<string, string> = { 'Content-Security-Policy': PRELANDER_CSP };
+      if (setCookie) extra['Set-Cookie'] = setCookie;
+      this.page(res, head, 200, html, extra);
+    } else this.redirect(res, status, visit.url, setCookie);
+    // HEAD answers like GET but is not a visit: no count, no scan.
     if (head) return;
 
+    const ms = now.getTime();
     this.scans.push({
-      scan_id: fastUlid(now.getTime()),
-      scanned_at: utcStamp(now),
+      scan_id: fastUlid(ms),
+      scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,
       domain_id: domain.type === 'fallback' ? 0 : domain.id,
@@ -364,7 +483,7 @@ export class RedirectHandler {
       provider: network.provider,
       asn: network.asn,
       is_bot: agent.isBot ? 1 : 0,
-      matched_rule: decision.matchedRule,
+      matched_rule: visit.rule,
     });
   }
 
@@ -399,7 +518,7 @@ export class RedirectHandler {
     const now = this.app.clock.now();
     this.orphans.push({
       scan_id: fastUlid(now.getTime()),
-      scanned_at: utcStamp(now),
+      scanned_at: utcStamp(now.getTime()),
       org_id: domain.orgId ?? 0,
       domain_id: domain.type === 'fallback' ? 0 : domain.id,
       host: host.slice(0, 255),
@@ -427,11 +546,16 @@ export async function startRedirectListener(
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
   counters.start();
-  const buffer = <R extends object>(table: string, columns: readonly (keyof R & string)[]) =>
+  const buffer = <R extends object>(
+    table: string,
+    columns: readonly (keyof R & string)[],
+    encode?: (row: R) => string,
+  ) =>
     new ScanBuffer<R>({
       client: app.ch.client,
       table: `${app.ch.database}.${table}`,
       columns,
+      encode,
       spillDir,
       log: app.log,
       flushMs: opts.flushMs,
@@ -439,7 +563,7 @@ export async function startRedirectListener(
       attempts: opts.insertAttempts,
       backoffMs: opts.backoffMs,
     });
-  const scans = buffer<ScanRow>('scan_events', SCAN_COLUMNS);
+  const scans = buffer<ScanRow>('scan_events', SCAN_COLUMNS, encodeScanRow);
   const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_COLUMNS);
   scans.start();
   orphans.start();

@@ -135,7 +135,9 @@ export async function loadAsnTable(dir: string): Promise<AsnTable> {
     v4Asn[k] = v4.asns[i];
     v4Name[k] = v4.nameIds[i];
   });
-  const order6 = v6.starts.map((s, i) => [BigInt(s), i] as const).sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const order6 = v6.starts
+    .map((s, i) => [BigInt(s), i] as const)
+    .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
   const v6Start = order6.map(([s]) => s);
   const v6End = order6.map(([, i]) => BigInt(v6.ends[i]));
   const v6Asn = Uint32Array.from(order6.map(([, i]) => v6.asns[i]));
@@ -201,10 +203,17 @@ function trusted(list: net.BlockList, ip: string): boolean {
  * The client address: the socket peer, unless the peer is a trusted proxy, in which case the
  * X-Forwarded-For chain is walked from the right past trusted proxies to the first untrusted hop.
  */
-export function clientIp(remote: string | undefined, forwardedFor: string | string[] | undefined, trust: net.BlockList): string {
+export function clientIp(
+  remote: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trust: net.BlockList,
+): string {
   let ip = normaliseIp(remote ?? '');
   if (!forwardedFor || !trusted(trust, ip)) return ip;
-  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map(normaliseIp).filter(Boolean);
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor)
+    .split(',')
+    .map(normaliseIp)
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!net.isIP(hops[i])) break;
     ip = hops[i];
@@ -248,7 +257,20 @@ export function referrerHost(header: string | undefined): string {
   }
 }
 
-const DESKTOP_OS = new Set(['windows', 'mac os', 'macos', 'linux', 'ubuntu', 'debian', 'fedora', 'chromium os', 'chrome os', 'freebsd', 'openbsd', 'netbsd']);
+const DESKTOP_OS = new Set([
+  'windows',
+  'mac os',
+  'macos',
+  'linux',
+  'ubuntu',
+  'debian',
+  'fedora',
+  'chromium os',
+  'chrome os',
+  'freebsd',
+  'openbsd',
+  'netbsd',
+]);
 
 /** Device, OS, browser and bot of a user agent; desktop when a desktop OS and no device type. */
 export function parseAgent(ua: string): AgentInfo {
@@ -272,6 +294,8 @@ export function parseAgent(ua: string): AgentInfo {
 export interface Enricher {
   network(ip: string): NetworkInfo;
   agent(ua: string): AgentInfo;
+  /** primaryLanguage(), with recent headers kept. */
+  language(header: string | undefined): string;
   /** Keyed hash (HMAC-SHA-256, first 53 bits) of ip + user agent, as a decimal UInt64. */
   visitorHash(ip: string, ua: string): string;
 }
@@ -285,11 +309,21 @@ export interface GeoData {
 }
 
 const AGENT_CACHE_MAX = 20_000;
+/** SHA-256's block size: the HMAC key (32 bytes here) is padded to it. */
+const IPAD_LENGTH = 64;
 
 export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   // User agents repeat heavily, and parsing one costs tens of microseconds: keep recent results.
   const agents = new Map<string, AgentInfo>();
+  const languages = new Map<string, string>();
   const hashKey = crypto.createHmac('sha256', secretKey).update('visitor-hash').digest();
+  // inner = K^ipad followed by the message; outer = K^opad followed by the inner hash.
+  const inner = Buffer.alloc(IPAD_LENGTH + 4096);
+  const outer = Buffer.alloc(IPAD_LENGTH + 32);
+  for (let i = 0; i < IPAD_LENGTH; i++) {
+    inner[i] = (hashKey[i] ?? 0) ^ 0x36;
+    outer[i] = (hashKey[i] ?? 0) ^ 0x5c;
+  }
   return {
     network(ip) {
       if (!ip || !net.isIP(ip)) return { country: '', provider: '', asn: 0 };
@@ -311,10 +345,32 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
       }
       return info;
     },
+    language(header) {
+      if (!header) return '';
+      let lang = languages.get(header);
+      if (lang === undefined) {
+        if (languages.size >= AGENT_CACHE_MAX) languages.clear();
+        lang = primaryLanguage(header);
+        languages.set(header, lang);
+      }
+      return lang;
+    },
     visitorHash(ip, ua) {
-      // The first 53 bits of the HMAC: a UInt64 value that stays exact as a JS number, and avoids
-      // BigInt formatting on the hot path (a 53-bit space makes collisions between visitors negligible).
-      const d = crypto.createHmac('sha256', hashKey).update(ip).update('\0').update(ua).digest();
+      // HMAC-SHA-256 spelled out (RFC 2104: H(K^opad || H(K^ipad || m))) over reused buffers, so a
+      // request makes no Hmac object (each costs an OpenSSL context and a digest lookup by name).
+      let n = IPAD_LENGTH + inner.write(ip, IPAD_LENGTH, 'utf8');
+      inner[n++] = 0;
+      let innerHash: Buffer;
+      if (n + ua.length * 3 <= inner.length) {
+        n += inner.write(ua, n, 'utf8');
+        innerHash = crypto.hash('sha256', inner.subarray(0, n), 'buffer');
+      } else {
+        innerHash = crypto.hash('sha256', Buffer.concat([inner.subarray(0, n), Buffer.from(ua, 'utf8')]), 'buffer');
+      }
+      innerHash.copy(outer, IPAD_LENGTH);
+      const d = crypto.hash('sha256', outer, 'buffer');
+      // The first 53 bits: a UInt64 value that stays exact as a JS number, and avoids BigInt
+      // formatting on the hot path (a 53-bit space makes collisions between visitors negligible).
       return String((d.readUInt32BE(0) & 0x1fffff) * 4294967296 + d.readUInt32BE(4));
     },
   };

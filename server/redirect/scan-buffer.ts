@@ -6,7 +6,7 @@
 // is ignored when it arrives again (the table's deduplication window, clickhouse/0001).
 //
 // When ClickHouse fails, a batch is retried with backoff and then appended to a spill file under
-// DATA_DIR/spill (`<table>-<pid>-<ulid>.ndjson`, one `{token, rows}` line per batch). Spill files
+// DATA_DIR/spill (`<table>-<pid>-<ulid>.ndjson`, one `{token, tsv, rows}` line per batch). Spill files
 // are replayed when an insert succeeds again and at start (files of processes that are gone);
 // a file is deleted once every batch in it is in. close() drains: it flushes what is buffered and
 // spills what cannot be sent.
@@ -23,6 +23,8 @@ export interface ScanBufferOptions<Row extends object> {
   table: string;
   /** The columns written, in the order of the TabSeparated body. */
   columns: readonly (keyof Row & string)[];
+  /** A row as a TabSeparated line in that order (default: tsvLine over columns). */
+  encode?: (row: Row) => string;
   spillDir: string;
   log: Logger;
   maxRows?: number;
@@ -32,28 +34,32 @@ export interface ScanBufferOptions<Row extends object> {
   backoffMs?: number;
 }
 
-interface SpilledBatch {
+/** A batch as sent and as spilled: its deduplication token, its rows as TabSeparated, the row count. */
+interface Batch {
   token: string;
-  rows: object[];
+  tsv: string;
+  rows: number;
 }
 
 const TSV_SPECIAL = /[\\\t\n\r\0]/;
 const TSV_SPECIALS = /[\\\t\n\r\0]/g;
 const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
 
-/** Rows as a TabSeparated body: numbers as they are, strings with backslash escapes. */
-export function encodeTsv(rows: readonly object[], columns: readonly string[]): string {
+/** A string as a TabSeparated field: backslash, tab, newline, carriage return and NUL escaped. */
+export function tsvText(s: string): string {
+  return TSV_SPECIAL.test(s) ? s.replace(TSV_SPECIALS, (c) => TSV_ESCAPES[c]) : s;
+}
+
+/** One row as a TabSeparated line: numbers as they are, strings with backslash escapes. */
+export function tsvLine(row: object, columns: readonly string[]): string {
+  const r = row as Record<string, unknown>;
   let out = '';
-  for (const row of rows) {
-    const r = row as Record<string, unknown>;
-    for (let i = 0; i < columns.length; i++) {
-      const v = r[columns[i]];
-      const s = typeof v === 'number' ? String(v) : String(v ?? '');
-      out += (i ? '\t' : '') + (TSV_SPECIAL.test(s) ? s.replace(TSV_SPECIALS, (c) => TSV_ESCAPES[c]) : s);
-    }
-    out += '\n';
+  for (let i = 0; i < columns.length; i++) {
+    const v = r[columns[i]];
+    const s = typeof v === 'number' ? String(v) : String(v ?? '');
+    out += (i ? '\t' : '') + tsvText(s);
   }
-  return out;
+  return out + '\n';
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -69,7 +75,15 @@ function pidAlive(pid: number): boolean {
 }
 
 export class ScanBuffer<Row extends object> {
-  private rows: Row[] = [];
+  // Rows are encoded as they are pushed (a microsecond or two each, spread over the requests)
+  // rather than all at once when a batch leaves, which would hold the event loop for milliseconds,
+  // into a reused buffer outside the JS heap: a second of rows kept as objects or strings survives
+  // the young generation and makes the garbage collector copy and mark it.
+  private open = Buffer.allocUnsafe(1 << 20);
+  private openBytes = 0;
+  private openRows = 0;
+  private sealed: Batch[] = [];
+  private sealedRows = 0;
   private readonly maxRows: number;
   private readonly flushMs: number;
   private readonly attempts: number;
@@ -98,7 +112,10 @@ export class ScanBuffer<Row extends object> {
     failures: 0,
   };
 
+  private readonly encode: (row: Row) => string;
+
   constructor(private readonly opts: ScanBufferOptions<Row>) {
+    this.encode = opts.encode ?? ((row) => tsvLine(row, opts.columns));
     this.maxRows = opts.maxRows ?? 10_000;
     this.flushMs = opts.flushMs ?? 1000;
     this.attempts = opts.attempts ?? 4;
@@ -116,7 +133,7 @@ export class ScanBuffer<Row extends object> {
   }
 
   get pending(): number {
-    return this.rows.length;
+    return this.openRows + this.sealedRows;
   }
 
   get isHealthy(): boolean {
@@ -124,9 +141,33 @@ export class ScanBuffer<Row extends object> {
   }
 
   push(row: Row): void {
-    this.rows.push(row);
+    const line = this.encode(row);
+    if (this.openBytes + line.length * 3 > this.open.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.open.length * 2, this.openBytes + line.length * 3));
+      this.open.copy(bigger, 0, 0, this.openBytes);
+      this.open = bigger;
+    }
+    this.openBytes += this.open.write(line, this.openBytes);
     this.stats.pushed++;
-    if (this.rows.length >= this.maxRows) this.kick();
+    if (++this.openRows >= this.maxRows) {
+      this.seal();
+      this.kick();
+    }
+  }
+
+  /** Closes the batch being filled: it gets its token now, and keeps it through retries and spills. */
+  private seal(): void {
+    if (!this.openRows) return;
+    this.sealed.push({ token: ulid(), tsv: this.open.toString('utf8', 0, this.openBytes), rows: this.openRows });
+    this.sealedRows += this.openRows;
+    this.openBytes = 0;
+    this.openRows = 0;
+  }
+
+  private takeSealed(): Batch {
+    const batch = this.sealed.shift()!;
+    this.sealedRows -= batch.rows;
+    return batch;
   }
 
   /** Sends everything buffered now (and waits for batches already on their way). */
@@ -146,7 +187,7 @@ export class ScanBuffer<Row extends object> {
       this.again = true;
       return;
     }
-    if (!this.rows.length && !(this.ownSpills && this.healthy)) return;
+    if (!this.pending && !(this.ownSpills && this.healthy)) return;
     this.running = this.loop().finally(() => {
       this.running = null;
       if (this.again && !this.closed) {
@@ -163,12 +204,8 @@ export class ScanBuffer<Row extends object> {
    * (a part per table, the materialized view, merges).
    */
   private async loop(): Promise<void> {
-    let due = this.rows.length;
-    while (due > 0) {
-      const batch = this.rows.splice(0, Math.min(due, this.maxRows));
-      due -= batch.length;
-      await this.send({ token: ulid(), rows: batch });
-    }
+    this.seal();
+    for (let due = this.sealed.length; due > 0; due--) await this.send(this.takeSealed());
     this.catchUp();
   }
 
@@ -188,21 +225,21 @@ export class ScanBuffer<Row extends object> {
    * one insert a second, so ClickHouse's own insert queue would only add latency, and the token
    * deduplicates a plain insert the same way on chDB and on a server.
    */
-  private async insert(batch: SpilledBatch): Promise<void> {
+  private async insert(batch: Batch): Promise<void> {
     const token = batch.token.replace(/[\\']/g, '\\$&');
     const query =
       `INSERT INTO ${this.opts.table} (${this.opts.columns.join(', ')}) ` +
-      `SETTINGS async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = '${token}' FORMAT TabSeparated`;
+      `SETTINGS async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = '${token}'${process.env.SCAN_INSERT_EXTRA ?? ''} FORMAT TabSeparated`;
     const result = await this.opts.client.exec({
       query,
-      values: Readable.from([encodeTsv(batch.rows, this.opts.columns)]),
+      values: Readable.from([batch.tsv]),
     });
     await new Promise<void>((resolve, reject) => {
       result.stream.on('end', resolve).on('error', reject).resume();
     });
   }
 
-  private async send(batch: SpilledBatch): Promise<void> {
+  private async send(batch: Batch): Promise<void> {
     // While ClickHouse is known to be down, one attempt per batch: retrying each batch with backoff
     // would only hold rows in memory that the spill file keeps safer.
     const attempts = this.healthy && !this.closed ? this.attempts : 1;
@@ -214,7 +251,7 @@ export class ScanBuffer<Row extends object> {
         this.stats.batches++;
         this.stats.insertMs += ms;
         if (ms > this.stats.insertMsMax) this.stats.insertMsMax = ms;
-        this.stats.inserted += batch.rows.length;
+        this.stats.inserted += batch.rows;
         if (!this.healthy) this.opts.log.info({ table: this.opts.table }, 'ClickHouse is back; scan inserts resumed');
         this.healthy = true;
         this.catchUp();
@@ -229,7 +266,7 @@ export class ScanBuffer<Row extends object> {
     await this.spill(batch);
   }
 
-  private async spill(batch: SpilledBatch): Promise<void> {
+  private async spill(batch: Batch): Promise<void> {
     for (;;) {
       try {
         if (!this.spillHandle) {
@@ -241,17 +278,14 @@ export class ScanBuffer<Row extends object> {
         await this.spillHandle.datasync();
         this.ownSpills = true;
         this.stats.spilledBatches++;
-        this.stats.spilledRows += batch.rows.length;
+        this.stats.spilledRows += batch.rows;
         return;
       } catch (err) {
         // The disk failing too: keep the rows in memory and try again shortly.
         this.opts.log.error({ err, file: this.spillFile }, 'cannot write the scan spill file');
         await sleep(this.backoffMs * 10);
         if (this.closed) {
-          this.opts.log.error(
-            { rows: batch.rows.length },
-            'scans lost: neither ClickHouse nor the spill file is writable',
-          );
+          this.opts.log.error({ rows: batch.rows }, 'scans lost: neither ClickHouse nor the spill file is writable');
           return;
         }
       }
@@ -308,16 +342,16 @@ export class ScanBuffer<Row extends object> {
     let rows = 0;
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
-      let batch: SpilledBatch;
+      let batch: Batch;
       try {
-        batch = JSON.parse(line) as SpilledBatch;
+        batch = this.readSpilled(JSON.parse(line));
       } catch {
         this.opts.log.error({ file }, 'skipping a torn line in a scan spill file');
         continue;
       }
       try {
         await this.insert(batch);
-        rows += batch.rows.length;
+        rows += batch.rows;
       } catch (err) {
         this.opts.log.warn({ err, file }, 'scan spill replay failed; will retry');
         this.healthy = false;
@@ -330,6 +364,15 @@ export class ScanBuffer<Row extends object> {
     return true;
   }
 
+  /** A spill line: `{token, tsv, rows}`, or `{token, rows: [objects]}` as written before TabSeparated. */
+  private readSpilled(v: { token?: unknown; tsv?: unknown; rows?: unknown }): Batch {
+    if (typeof v.token !== 'string') throw new Error('no token');
+    if (typeof v.tsv === 'string' && typeof v.rows === 'number') return { token: v.token, tsv: v.tsv, rows: v.rows };
+    if (!Array.isArray(v.rows)) throw new Error('no rows');
+    const rows = v.rows as object[];
+    return { token: v.token, tsv: rows.map((r) => tsvLine(r, this.opts.columns)).join(''), rows: rows.length };
+  }
+
   /** Drains: sends what is buffered, spills what cannot be sent, closes the spill file. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -338,7 +381,8 @@ export class ScanBuffer<Row extends object> {
     while (this.replaying) await this.replaying;
     await this.flush();
     this.closed = true;
-    while (this.rows.length) await this.send({ token: ulid(), rows: this.rows.splice(0, this.maxRows) });
+    this.seal();
+    while (this.sealed.length) await this.send(this.takeSealed());
     if (this.ownSpills && this.healthy) await this.replaySpills(false);
     await this.rotateSpill();
   }

@@ -4,7 +4,7 @@
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
 import fs from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { ulid } from 'ulid';
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
@@ -38,6 +38,17 @@ for (const slug of ['warm', 'go']) {
     .returning('id');
   ids[slug] = Number(row.id);
 }
+if (process.env.BENCH_EXPERIMENT === 'bare302') {
+  const { RedirectHandler } = await import('../../server/redirect/app.js');
+  RedirectHandler.prototype.handle = function (_req, res) {
+    res.writeHead(302, {
+      Location: 'https://example.com/landing?from=qr',
+      'Cache-Control': 'private, max-age=0',
+      'Content-Length': 0,
+    });
+    res.end();
+  };
+}
 const rd = await startRedirectListener(app, 0, '127.0.0.1');
 // BENCH_PROBE=1: event-loop delay, insert times and CPU per thread name, printed at the end.
 const probe = process.env.BENCH_PROBE === '1';
@@ -45,12 +56,42 @@ const probe = process.env.BENCH_PROBE === '1';
 if (process.env.BENCH_SCANS === 'off') rd.scans.push = () => undefined;
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 let cpuAtStart: Record<string, number> = {};
+const gcMs: Record<string, number> = {};
+let gcOn = false;
+new PerformanceObserver((list) => {
+  if (!gcOn) return;
+  for (const e of list.getEntries()) {
+    const kind =
+      ({ 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak', 16: 'all' } as Record<number, string>)[
+        (e as unknown as { detail: { kind: number } }).detail.kind
+      ] ?? 'other';
+    gcMs[kind] = (gcMs[kind] ?? 0) + e.duration;
+    gcMs[kind + '#'] = (gcMs[kind + '#'] ?? 0) + 1;
+  }
+}).observe({ entryTypes: ['gc'] });
 if (probe) {
   process.on('SIGUSR2', () => {
     // the bench sends it when the measured run starts
     loopDelay.enable();
     cpuAtStart = threadCpu();
+    gcOn = true;
   });
+}
+if (probe) {
+  const dc = await import('node:diagnostics_channel');
+  const v8 = await import('node:v8');
+  const h = v8.getHeapStatistics();
+  const chans = [
+    'http.server.request.start',
+    'http.server.response.finish',
+    'net.server.socket',
+    'http.server.response.created',
+  ];
+  fs.writeFileSync(
+    '/tmp/rprof/probe0.txt',
+    `PROBE0 heap used ${(h.used_heap_size / 2 ** 20).toFixed(0)} MB; subscribers ${chans.filter((c) => dc.hasSubscribers(c)).join(',') || 'none'}; ` +
+      `execArgv ${process.execArgv.join(' ')}\n`,
+  );
 }
 process.stdout.write(`LISTENING ${rd.port}\n`);
 
@@ -63,8 +104,10 @@ function threadCpu(): Record<string, number> {
       const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const label = tid === String(process.pid) ? 'main' : name;
-      out[label] = (out[label] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
+      if (tid === String(process.pid)) {
+        out['main(user)'] = Number(f[11]) / tick;
+        out['main(sys)'] = Number(f[12]) / tick;
+      } else out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
     } catch {
       /* thread ended */
     }
@@ -85,7 +128,11 @@ onShutdown(log, async () => {
       .join(' ');
     process.stdout.write(
       `PROBE loop delay p50 ${ms(loopDelay.percentile(50))} p99 ${ms(loopDelay.percentile(99))} max ${ms(loopDelay.max)} ms; ` +
-        `inserts ${st.batches} (${Math.round(st.inserted / Math.max(1, st.batches))} rows avg, ${(st.insertMs / Math.max(1, st.batches)).toFixed(0)} ms avg, ${st.insertMsMax.toFixed(0)} ms max); cpu ${cpu}\n`,
+        `inserts ${st.batches} (${Math.round(st.inserted / Math.max(1, st.batches))} rows avg, ${(st.insertMs / Math.max(1, st.batches)).toFixed(0)} ms avg, ${st.insertMsMax.toFixed(0)} ms max); cpu ${cpu}; gc ${Object.entries(
+          gcMs,
+        )
+          .map(([k, v]) => `${k}=${Math.round(v)}`)
+          .join(' ')}\n`,
     );
   }
   await rd.close();

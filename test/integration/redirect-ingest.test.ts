@@ -8,7 +8,13 @@ import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
 import type { AppContext } from '../../server/context.js';
 import { createLogger } from '../../server/logger.js';
-import { startRedirectListener, type RedirectListener } from '../../server/redirect/app.js';
+import {
+  ORPHAN_COLUMNS,
+  startRedirectListener,
+  type OrphanRow,
+  type RedirectListener,
+} from '../../server/redirect/app.js';
+import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { testLogLevel } from '../helpers/stores.js';
 import { chRows, fallbackDomainId, hit, insertCode, waitFor } from './redirect-fixtures.js';
@@ -67,22 +73,39 @@ describe('redirect scan ingest and coherence', function () {
 
   it('keeps every redirect served while ClickHouse is unavailable, exactly once, when it is back', async () => {
     const spillDir = path.join(svc.app.config.dataDir, 'spill-outage');
-    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 30, insertAttempts: 2, backoffMs: 10, spillDir });
+    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', {
+      flushMs: 30,
+      insertAttempts: 2,
+      backoffMs: 10,
+      spillDir,
+    });
     try {
       const c = await code();
       let phase = 0;
       const served = stream(rd.port, c.path, 8, () => phase === 3);
-      await waitFor(async () => rd.scans.stats.inserted, (v) => v >= 50);
+      await waitFor(
+        async () => rd.scans.stats.inserted,
+        (v) => v >= 50,
+      );
       await detach();
       phase = 1;
-      await waitFor(async () => rd.scans.stats.spilledRows, (v) => v >= 100);
+      await waitFor(
+        async () => rd.scans.stats.spilledRows,
+        (v) => v >= 100,
+      );
       await attach();
       phase = 2;
-      await waitFor(async () => rd.scans.stats.replayedRows, (v) => v > 0);
+      await waitFor(
+        async () => rd.scans.stats.replayedRows,
+        (v) => v > 0,
+      );
       phase = 3;
       const ok = await served;
       await rd.scans.settled();
-      const got = await waitFor(() => counts(c.id), (v) => v.c >= ok);
+      const got = await waitFor(
+        () => counts(c.id),
+        (v) => v.c >= ok,
+      );
       expect(rd.scans.stats.spilledRows).to.be.at.least(100);
       expect(rd.scans.stats.replayedRows).to.be.above(0); // caught up while still serving
       expect(got).to.deep.equal({ c: ok, u: ok });
@@ -93,13 +116,54 @@ describe('redirect scan ingest and coherence', function () {
     }
   });
 
+  it('stores text with tabs, newlines, backslashes, NUL and non-ASCII exactly as pushed (TabSeparated inserts)', async () => {
+    const buffer = new ScanBuffer<OrphanRow>({
+      client: svc.app.ch.client,
+      table: `${svc.app.ch.database}.orphan_scans`,
+      columns: ORPHAN_COLUMNS,
+      spillDir: path.join(svc.app.config.dataDir, 'spill-text'),
+      log: svc.app.log,
+    });
+    const odd = 'a\tb\nc\\d\re\0f Ünïcödé ✓ \'q\' "dq" \\t';
+    const row: OrphanRow = {
+      scan_id: 'TEXTROUNDTRIP0000000000001',
+      scanned_at: '2024-03-01 12:34:56.789',
+      org_id: 0,
+      domain_id: 0,
+      host: `host-${odd}`,
+      path: `/${odd}`,
+      reason: 'unknown',
+      visitor_hash: '9007199254740991',
+      country: '',
+      device_type: 'other',
+      referrer: odd,
+      is_bot: 1,
+    };
+    buffer.push(row);
+    await buffer.close();
+    const got = await chRows<Record<string, unknown>>(
+      svc.app,
+      `SELECT host, path, referrer, toString(visitor_hash) AS visitor_hash, is_bot FROM ${svc.app.ch.database}.orphan_scans WHERE scan_id = {id:String}`,
+      { id: row.scan_id },
+    );
+    expect(got).to.deep.equal([
+      { host: row.host, path: row.path, referrer: odd, visitor_hash: '9007199254740991', is_bot: 1 },
+    ]);
+  });
+
   it('drains the buffer on close under load: every 302 answered is in scan_events once', async () => {
     // No timed flush: everything still buffered at close must be drained by close().
-    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 600_000, spillDir: path.join(svc.app.config.dataDir, 'spill-drain') });
+    const rd = await startRedirectListener(svc.app, 0, '127.0.0.1', {
+      flushMs: 600_000,
+      spillDir: path.join(svc.app.config.dataDir, 'spill-drain'),
+    });
     const c = await code();
     let stopped = false;
     const served = stream(rd.port, c.path, 16, () => stopped);
-    await waitFor(async () => rd.scans.pending, (v) => v >= 300);
+    await waitFor(
+      async () => rd.scans.pending,
+      (v) => v >= 300,
+    );
     const closing = rd.close();
     stopped = true;
     await closing;
@@ -155,10 +219,24 @@ describe('redirect scan ingest and coherence', function () {
       const dataDir = path.join(svc.app.config.dataDir, 'second-process');
       const config = loadConfig(
         { LOG_LEVEL: testLogLevel() },
-        { dataDir, databaseUrl: svc.app.databaseUrl, clickhouseDatabase: svc.app.ch.database, redirectPort: 0, enableWorker: false },
+        {
+          dataDir,
+          databaseUrl: svc.app.databaseUrl,
+          clickhouseDatabase: svc.app.ch.database,
+          redirectPort: 0,
+          enableWorker: false,
+        },
       );
-      other = await boot(config, createLogger(config.logLevel), { databaseUrl: svc.app.databaseUrl, sharedClickHouse: svc.app.ch, migrate: false });
-      a = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 200, spillDir: path.join(svc.app.config.dataDir, 'spill-a') });
+      other = await boot(config, createLogger(config.logLevel), {
+        databaseUrl: svc.app.databaseUrl,
+        sharedClickHouse: svc.app.ch,
+        migrate: false,
+      });
+      a = await startRedirectListener(svc.app, 0, '127.0.0.1', {
+        flushMs: 50,
+        counterFlushMs: 200,
+        spillDir: path.join(svc.app.config.dataDir, 'spill-a'),
+      });
       b = await startRedirectListener(other, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 200 });
     });
     after(async () => {
@@ -168,7 +246,10 @@ describe('redirect scan ingest and coherence', function () {
     });
 
     /** Milliseconds until the other process answers as expected. */
-    async function servedWithin(p: string, want: (r: { status: number; location?: string }) => boolean): Promise<number> {
+    async function servedWithin(
+      p: string,
+      want: (r: { status: number; location?: string }) => boolean,
+    ): Promise<number> {
       const t0 = Date.now();
       for (;;) {
         const res = await hit(b.port, FALLBACK, p);
@@ -185,7 +266,10 @@ describe('redirect scan ingest and coherence', function () {
       expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v1');
       expect(b.cache.stats.hits).to.be.above(hitsBefore); // served from b's cache
 
-      await svc.app.db('qr_codes').where({ id: c.id }).update({ destination: JSON.stringify('https://example.com/v2'), updated_at: new Date() });
+      await svc.app
+        .db('qr_codes')
+        .where({ id: c.id })
+        .update({ destination: JSON.stringify('https://example.com/v2'), updated_at: new Date() });
       expect(await servedWithin(c.path, (r) => r.location === 'https://example.com/v2')).to.be.below(1000);
 
       await svc.app.db('qr_codes').where({ id: c.id }).update({ status: 'paused' });

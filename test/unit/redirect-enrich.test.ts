@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import {
   clientIp,
@@ -11,9 +12,12 @@ import {
   type Enricher,
 } from '../../server/redirect/enrich.js';
 
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
-const WINDOWS_CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const IPAD =
+  'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
+const WINDOWS_CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 
 describe('redirect enrichment', () => {
   describe('client address', () => {
@@ -59,8 +63,16 @@ describe('redirect enrichment', () => {
     it('classifies phones, tablets, desktops, bots and the unknown', () => {
       expect(parseAgent(IPHONE)).to.deep.equal({ device: 'mobile', os: 'iOS', browser: 'Mobile Safari', isBot: false });
       expect(parseAgent(IPAD)).to.include({ device: 'tablet', os: 'iOS' });
-      expect(parseAgent(WINDOWS_CHROME)).to.deep.equal({ device: 'desktop', os: 'Windows', browser: 'Chrome', isBot: false });
-      expect(parseAgent('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).to.include({ device: 'bot', isBot: true });
+      expect(parseAgent(WINDOWS_CHROME)).to.deep.equal({
+        device: 'desktop',
+        os: 'Windows',
+        browser: 'Chrome',
+        isBot: false,
+      });
+      expect(parseAgent('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).to.include({
+        device: 'bot',
+        isBot: true,
+      });
       expect(parseAgent('')).to.deep.equal({ device: 'other', os: '', browser: '', isBot: false });
     });
   });
@@ -92,6 +104,26 @@ describe('redirect enrichment', () => {
       expect(enricher.visitorHash('203.0.113.9', IPAD)).to.not.equal(h);
       expect(createEnricher({} as never, Buffer.alloc(32, 8)).visitorHash('203.0.113.9', IPHONE)).to.not.equal(h);
     });
+  });
+
+  it('computes the visitor hash as HMAC-SHA-256 (key from the service key) of address, NUL, agent, first 53 bits', () => {
+    const secret = Buffer.alloc(32, 7);
+    const e = createEnricher({} as never, secret);
+    const key = crypto.createHmac('sha256', secret).update('visitor-hash').digest();
+    const expected = (ip: string, ua: string) => {
+      const d = crypto.createHmac('sha256', key).update(ip).update('\0').update(ua).digest();
+      return String(((BigInt(d.readUInt32BE(0)) & 0x1fffffn) << 32n) | BigInt(d.readUInt32BE(4)));
+    };
+    const long = 'Mozilla/5.0 '.repeat(600); // longer than the reused buffer
+    for (const [ip, ua] of [
+      ['203.0.113.9', IPHONE],
+      ['2001:db8::1', 'Ünïcödé agent ✓'],
+      ['203.0.113.9', ''],
+      ['203.0.113.9', long],
+      ['198.51.100.1', IPAD],
+    ]) {
+      expect(e.visitorHash(ip, ua), ua.slice(0, 20)).to.equal(expected(ip, ua));
+    }
   });
 
   it('reads IPv6 addresses with compressed zeros and IPv4 tails', () => {

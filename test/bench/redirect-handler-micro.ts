@@ -1,0 +1,107 @@
+// A micro-benchmark of the redirect's request handler alone (no sockets, no stores): fake request
+// and response objects, a cached domain and code, the real enricher, counters and scan buffer.
+// Measures the handler's own CPU per request, which the full bench (redirect.ts) cannot separate
+// from the HTTP stack and the load generator on a shared machine.
+//   node --import tsx test/bench/redirect-handler-micro.ts
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import {
+  encodeScanRow,
+  RedirectHandler,
+  SCAN_COLUMNS,
+  type OrphanRow,
+  type ScanRow,
+} from '../../server/redirect/app.js';
+import type { RedirectCache } from '../../server/redirect/cache.js';
+import { RedirectCounters } from '../../server/redirect/counters.js';
+import { createEnricher, loadGeoData } from '../../server/redirect/enrich.js';
+import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
+import type { AppContext } from '../../server/context.js';
+import type { ClickHouseClient } from '../../server/stores/clickhouse.js';
+import { createLogger } from '../../server/logger.js';
+
+const log = createLogger('silent');
+const domain = {
+  id: 1,
+  orgId: null,
+  orgSlug: null,
+  type: 'fallback' as const,
+  active: true,
+  rootRedirect: null,
+  notFoundRedirect: null,
+};
+const settings = {
+  id: 7,
+  status: 'active',
+  destination: 'https://example.com/landing?from=qr',
+  routing: null,
+  schedule: null,
+  dateBegin: null,
+  expireAt: null,
+  utmParams: null,
+};
+const code = {
+  id: 7,
+  orgId: 3,
+  brandId: 0,
+  domainId: 1,
+  domainType: 'fallback',
+  settings,
+  parsed: { rules: [], schedule: null },
+  passwordHash: null,
+  redirectCap: null,
+  prelander: null,
+};
+const cache = { peekDomain: () => domain, peekCode: () => code } as unknown as RedirectCache;
+const app = {
+  config: { trustProxy: [] },
+  clock: { now: () => new Date() },
+  log,
+  secretKey: crypto.randomBytes(32),
+} as unknown as AppContext;
+const client = {} as ClickHouseClient;
+const buffer = <R extends object>(columns: readonly (keyof R & string)[], encode?: (row: R) => string) =>
+  new ScanBuffer<R>({ client, table: 'x.y', columns, encode, spillDir: '/tmp', log, maxRows: 1e9 });
+const scans = buffer<ScanRow>(SCAN_COLUMNS, encodeScanRow);
+const orphans = buffer<OrphanRow>(['scan_id']);
+const counters = new RedirectCounters(null as never, log);
+const handler = new RedirectHandler(
+  app,
+  createEnricher(await loadGeoData(), app.secretKey),
+  cache,
+  counters,
+  scans,
+  orphans,
+  {},
+);
+
+const headers = {
+  host: 'localhost:3001',
+  'user-agent':
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  'accept-language': 'en-GB,en;q=0.9',
+};
+let status = 0;
+const res = {
+  writeHead: (s: number) => (status = s),
+  end: () => undefined,
+  headersSent: false,
+} as unknown as http.ServerResponse;
+const n = Number(process.env.N ?? 300_000);
+for (let round = 0; round < 3; round++) {
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    const req = {
+      method: 'GET',
+      url: '/bench/go',
+      headers: { ...headers, 'user-agent': headers['user-agent'] + ' ' },
+      socket: { remoteAddress: '127.0.0.1' },
+    } as unknown as http.IncomingMessage;
+    handler.listener(req, res);
+    if (scans.pending >= 10_000)
+      (((scans as unknown as { openBytes: number; openRows: number }).openBytes = 0),
+        ((scans as unknown as { openRows: number }).openRows = 0));
+  }
+  const t = process.cpuUsage(t0);
+  process.stdout.write(`handler: ${((t.user + t.system) / n).toFixed(2)} µs CPU per request (status ${status})\n`);
+}

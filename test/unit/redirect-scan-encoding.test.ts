@@ -1,0 +1,44 @@
+// The scan ingest's TabSeparated encoding: escapes, and the hand-written scan_events encoder
+// agreeing with the generic one column for column.
+import { expect } from 'chai';
+import { encodeScanRow, SCAN_COLUMNS, type ScanRow } from '../../server/redirect/app.js';
+import { tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
+
+const row: ScanRow = {
+  scan_id: '01HZY3J5X2K7Q9R4T6V8W0YB1C',
+  scanned_at: '2024-03-01 12:34:56.789',
+  org_id: 3,
+  brand_id: 0,
+  domain_id: 12,
+  code_id: 77,
+  visitor_hash: '9007199254740991',
+  country: 'DE',
+  device_type: 'mobile',
+  os: 'iOS',
+  browser: 'Mobile\tSafari\\x',
+  referrer: 'news.example',
+  language: 'de',
+  provider: 'Line\nbreak\r\0 GmbH',
+  asn: 3320,
+  is_bot: 0,
+  matched_rule: -1,
+};
+
+describe('scan TabSeparated encoding', () => {
+  it('escapes backslash, tab, newline, carriage return and NUL, and leaves other text alone', () => {
+    expect(tsvText('a\\b\tc\nd\re\0f')).to.equal('a\\\\b\\tc\\nd\\re\\0f');
+    expect(tsvText('Ünïcödé "quoted" \'x\' ✓')).to.equal('Ünïcödé "quoted" \'x\' ✓');
+    expect(tsvText('')).to.equal('');
+  });
+
+  it('writes a row as one line in column order, numbers as they are', () => {
+    expect(tsvLine({ b: 'x\ty', a: -1, c: 0 }, ['a', 'b', 'c'])).to.equal('-1\tx\\ty\t0\n');
+  });
+
+  it('encodes a scan row field for field like the generic encoder over SCAN_COLUMNS', () => {
+    expect(SCAN_COLUMNS).to.have.length(17);
+    expect(encodeScanRow(row)).to.equal(tsvLine(row, SCAN_COLUMNS));
+    expect(encodeScanRow(row).split('\t')).to.have.length(17);
+    expect(encodeScanRow(row).split('\n')).to.deep.equal([encodeScanRow(row).slice(0, -1), '']);
+  });
+});
