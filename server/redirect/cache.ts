@@ -230,7 +230,9 @@ export class RedirectCache {
         parsed: { rules: parseRules(row.routing), schedule: parseSchedule(row.schedule) },
         passwordHash: row.password_hash ?? null,
         redirectCap: row.redirect_cap === null ? null : Number(row.redirect_cap),
-        prelander: row.prelander_enabled ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null } : null,
+        prelander: row.prelander_enabled
+          ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null }
+          : null,
       };
     }
     this.store(this.codes, key, entry, gen);

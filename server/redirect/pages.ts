@@ -35,11 +35,16 @@ ${body}
 }
 
 export function notFoundPage(): string {
-  return layout('Not found', `<h1>This code is not available</h1>
-<p>The QR code or link you followed does not exist or is no longer active.</p>`);
+  return layout(
+    'Not found',
+    `<h1>This code is not available</h1>
+<p>The QR code or link you followed does not exist or is no longer active.</p>`,
+  );
 }
 
-export function gonePage(reason: 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination'): string {
+export function gonePage(
+  reason: 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination',
+): string {
   const text: Record<typeof reason, string> = {
     not_started: 'This code is not active yet. Please try again later.',
     expired: 'This code has expired.',
@@ -47,24 +52,33 @@ export function gonePage(reason: 'not_started' | 'expired' | 'outside_schedule' 
     cap_reached: 'This code has reached its limit of visits.',
     no_destination: 'This code has no destination.',
   };
-  return layout('No longer available', `<h1>This code is not available</h1>
-<p>${escapeHtml(text[reason])}</p>`);
+  return layout(
+    'No longer available',
+    `<h1>This code is not available</h1>
+<p>${escapeHtml(text[reason])}</p>`,
+  );
 }
 
 export function passwordPage(opts: { action: string; error?: string }): string {
   const error = opts.error ? `<p class="error" id="pw-error" role="alert">${escapeHtml(opts.error)}</p>\n` : '';
-  return layout('Password required', `<h1>This code is protected</h1>
+  return layout(
+    'Password required',
+    `<h1>This code is protected</h1>
 <p>Enter the password to continue.</p>
 ${error}<form method="post" action="${escapeHtml(opts.action)}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required autofocus${opts.error ? ' aria-invalid="true" aria-describedby="pw-error"' : ''}>
 <button type="submit">Continue</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function throttledPage(retryAfterSeconds: number): string {
-  return layout('Too many attempts', `<h1>Too many attempts</h1>
-<p>Too many wrong passwords were entered. Please wait ${retryAfterSeconds} seconds and try again.</p>`);
+  return layout(
+    'Too many attempts',
+    `<h1>Too many attempts</h1>
+<p>Too many wrong passwords were entered. Please wait ${retryAfterSeconds} seconds and try again.</p>`,
+  );
 }
 
 /** The interstitial: the message, a countdown, a link to go on at once; meta refresh does the rest. */

@@ -3,7 +3,12 @@
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(crypto.scrypt) as (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+const scrypt = promisify(crypto.scrypt) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: crypto.ScryptOptions,
+) => Promise<Buffer>;
 const PARAMS = { N: 16384, r: 8, p: 1 };
 
 /** `scrypt$N=16384,r=8,p=1$<salt base64url>$<hash base64url>` */
@@ -19,7 +24,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [N, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (N > 2 ** 20 || r > 32 || p > 16) return false;
   const expected = Buffer.from(m[5], 'base64url');
-  const got = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, { N, r, p, maxmem: 256 * N * r + 1024 * 1024 });
+  const got = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, {
+    N,
+    r,
+    p,
+    maxmem: 256 * N * r + 1024 * 1024,
+  });
   return got.length === expected.length && crypto.timingSafeEqual(got, expected);
 }
 
@@ -42,7 +52,13 @@ export function issueCookie(key: Buffer, codeId: number, passwordHash: string, n
   return `${expires}.${sign(key, codeId, expires, passwordHash)}`;
 }
 
-export function cookieValid(key: Buffer, codeId: number, passwordHash: string, value: string | undefined, now: Date): boolean {
+export function cookieValid(
+  key: Buffer,
+  codeId: number,
+  passwordHash: string,
+  value: string | undefined,
+  now: Date,
+): boolean {
   if (!value) return false;
   const dot = value.indexOf('.');
   const expires = Number(value.slice(0, dot));

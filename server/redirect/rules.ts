@@ -100,7 +100,9 @@ export function parseRules(routing: unknown): Rule[] {
     const c = isObject(rule.conditions) ? rule.conditions : rule;
     const variants = Array.isArray(rule.variants)
       ? rule.variants
-          .map((v) => (isObject(v) ? { destination: destinationUrl(v.destination ?? v.url), weight: Number(v.weight ?? 1) } : null))
+          .map((v) =>
+            isObject(v) ? { destination: destinationUrl(v.destination ?? v.url), weight: Number(v.weight ?? 1) } : null,
+          )
           .filter((v): v is Variant => !!v && !!v.destination && Number.isFinite(v.weight) && v.weight > 0)
       : [];
     return {
@@ -115,8 +117,20 @@ export function parseRules(routing: unknown): Rule[] {
 }
 
 const DAY_NAMES: Record<string, number> = {
-  mon: 1, monday: 1, tue: 2, tuesday: 2, wed: 3, wednesday: 3, thu: 4, thursday: 4,
-  fri: 5, friday: 5, sat: 6, saturday: 6, sun: 7, sunday: 7,
+  mon: 1,
+  monday: 1,
+  tue: 2,
+  tuesday: 2,
+  wed: 3,
+  wednesday: 3,
+  thu: 4,
+  thursday: 4,
+  fri: 5,
+  friday: 5,
+  sat: 6,
+  saturday: 6,
+  sun: 7,
+  sunday: 7,
 };
 
 function parseDay(d: unknown): number | null {
@@ -138,13 +152,16 @@ export function parseSchedule(schedule: unknown): Schedule | null {
   const windows = (Array.isArray(schedule.windows) ? schedule.windows : [])
     .map((w): ScheduleWindow | null => {
       if (!isObject(w)) return null;
-      const days = (Array.isArray(w.days) ? w.days : [1, 2, 3, 4, 5, 6, 7]).map(parseDay).filter((d): d is number => d !== null);
+      const days = (Array.isArray(w.days) ? w.days : [1, 2, 3, 4, 5, 6, 7])
+        .map(parseDay)
+        .filter((d): d is number => d !== null);
       const start = parseTime(w.start ?? w.from);
       const end = parseTime(w.end ?? w.to);
       return start === null || end === null || !days.length ? null : { days, start, end };
     })
     .filter((w): w is ScheduleWindow => w !== null);
-  const timezone = typeof schedule.timezone === 'string' && validTimeZone(schedule.timezone) ? schedule.timezone : 'UTC';
+  const timezone =
+    typeof schedule.timezone === 'string' && validTimeZone(schedule.timezone) ? schedule.timezone : 'UTC';
   const fallback = destinationUrl(schedule.fallback_destination ?? schedule.fallback_url ?? schedule.fallback);
   return { enabled: true, timezone, windows, fallback };
 }
@@ -157,7 +174,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(timeZone, f);
   }
   return f;
@@ -228,11 +251,17 @@ export function pickVariant(variants: Variant[], seed: string): Variant {
 }
 
 /** The routing outcome: the first matching rule's destination (or variant), else the code's. */
-export function route(rules: Rule[], fallback: string | null, v: Visitor, codeId: number): { url: string | null; matchedRule: number } {
+export function route(
+  rules: Rule[],
+  fallback: string | null,
+  v: Visitor,
+  codeId: number,
+): { url: string | null; matchedRule: number } {
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i];
     if (!ruleMatches(rule, v)) continue;
-    if (rule.variants) return { url: pickVariant(rule.variants, `${codeId}:${i}:${v.visitorHash}`).destination, matchedRule: i };
+    if (rule.variants)
+      return { url: pickVariant(rule.variants, `${codeId}:${i}:${v.visitorHash}`).destination, matchedRule: i };
     if (rule.destination) return { url: rule.destination, matchedRule: i };
   }
   return { url: fallback, matchedRule: -1 };
@@ -268,7 +297,12 @@ export function appendUtm(url: string, utm: unknown): string {
  * without one), then the routing rules, then UTM parameters. The redirect cap and the password are
  * checked by the listener, since they need the counters and the request.
  */
-export function decide(code: CodeSettings, v: Visitor, now: Date, parsed?: { rules: Rule[]; schedule: Schedule | null }): Decision {
+export function decide(
+  code: CodeSettings,
+  v: Visitor,
+  now: Date,
+  parsed?: { rules: Rule[]; schedule: Schedule | null },
+): Decision {
   if (code.status !== 'active') return { kind: 'not_found' };
   if (code.dateBegin && now < code.dateBegin) return { kind: 'gone', reason: 'not_started' };
   if (code.expireAt && now >= code.expireAt) return { kind: 'gone', reason: 'expired' };
