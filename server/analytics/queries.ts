@@ -51,34 +51,34 @@ export interface Counted {
   uniques: number;
 }
 
-/** Scans and distinct visitors over the whole filter (uniques merged across days). */
-export async function rollupTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<Counted> {
-  const w = scopeWhere(f);
-  const [r] = await rows<Counted>(
-    ch,
-    `SELECT sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
-       FROM ${ch.database}.scan_daily
-      WHERE dimension = 'total' AND ${w.sql}`,
-    w.params,
-  );
-  return { scans: Number(r?.scans ?? 0), uniques: Number(r?.uniques ?? 0) };
-}
-
-/** Scans per day; days without scans are absent (the service fills them in). */
-export async function rollupDailyScans(
+/**
+ * Scans per day (days without scans are absent; the service fills them in) and, in the same query,
+ * the totals of the whole filter: the empty grouping set merges the visitors of every day, so
+ * uniques are distinct over the range rather than a sum of daily uniques.
+ */
+export async function rollupDaily(
   ch: ClickHouseHandle,
   f: RollupFilter,
-): Promise<{ day: string; scans: number }[]> {
+): Promise<{ totals: Counted; days: { day: string; scans: number }[] }> {
   const w = scopeWhere(f);
-  const out = await rows<{ day: string; scans: number }>(
+  // grouping(day) is 1 on the row of the empty set () with standard SQL semantics (pinned in the
+  // query: older servers defaulted to the inverse), 0 on day rows.
+  // (Not WITH TOTALS: chDB 3.4 garbles the JSON format's totals when there are no rows.)
+  const out = await rows<{ day: string; whole: number; scans: number; uniques: number }>(
     ch,
-    `SELECT day, sum(scans) AS scans
+    `SELECT day, grouping(day) AS whole, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
       WHERE dimension = 'total' AND ${w.sql}
-      GROUP BY day ORDER BY day`,
+      GROUP BY GROUPING SETS ((day), ())
+      ORDER BY whole, day
+      SETTINGS force_grouping_standard_compatibility = 1`,
     w.params,
   );
-  return out.map((r) => ({ day: r.day, scans: Number(r.scans) }));
+  const totals = out.find((r) => Number(r.whole) === 1);
+  return {
+    totals: { scans: Number(totals?.scans ?? 0), uniques: Number(totals?.uniques ?? 0) },
+    days: out.filter((r) => Number(r.whole) === 0).map((r) => ({ day: r.day, scans: Number(r.scans) })),
+  };
 }
 
 /** Scans and uniques per value of one dimension, most scanned first. */

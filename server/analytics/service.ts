@@ -12,8 +12,7 @@ import {
   rollupBreakdown,
   rollupChildren,
   rollupDailyBreakdown,
-  rollupDailyScans,
-  rollupTotals,
+  rollupDaily,
   type RollupDimension,
   type RollupFilter,
 } from './queries.js';
@@ -30,6 +29,22 @@ export interface DayRange {
   /** [fromMs, toMs): midnight UTC of the first day to midnight after the last. */
   fromMs: number;
   toMs: number;
+}
+
+type Results<T extends readonly (() => Promise<unknown>)[]> = { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
+
+/**
+ * Runs independent queries side by side on a ClickHouse server, one after another on embedded
+ * chDB: there they share the process's cores, and concurrent queries measured slower.
+ */
+async function inParallel<T extends readonly (() => Promise<unknown>)[]>(
+  app: AppContext,
+  tasks: T,
+): Promise<Results<T>> {
+  if (!app.ch.embedded) return (await Promise.all(tasks.map((t) => t()))) as Results<T>;
+  const out: unknown[] = [];
+  for (const t of tasks) out.push(await t());
+  return out as Results<T>;
 }
 
 /** The last N UTC days including today. */
@@ -182,15 +197,14 @@ async function rollupSummary(
   range: DayRange,
   dimension: RollupDimension,
 ) {
-  // Independent queries: a ClickHouse server runs them side by side.
-  const [totals, daily, breakdown] = await Promise.all([
-    rollupTotals(app.ch, filter),
-    rollupDailyScans(app.ch, filter),
-    rollupBreakdown(app.ch, filter, dimension),
-  ]);
+  const [daily, breakdown] = await inParallel(app, [
+    () => rollupDaily(app.ch, filter),
+    () => rollupBreakdown(app.ch, filter, dimension),
+  ] as const);
+  const totals = daily.totals;
   return {
     totals: totalsOf(totals.scans, totals.uniques),
-    time_series: fillDays(range, daily),
+    time_series: fillDays(range, daily.days),
     dimension,
     dimension_label: DIMENSION_LABELS[dimension],
     dimension_breakdown: breakdownEntries(breakdown, dimension, org.locale),
@@ -219,11 +233,11 @@ export async function organizationAnalytics(
     delete filter.brandId;
     scope = 'code';
   }
-  const [summary, children, rows] = await Promise.all([
-    rollupSummary(app, org, filter, range, q.dimension),
-    scope === 'code' ? undefined : childBreakdown(app, org, filter),
-    opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined,
-  ]);
+  const [summary, children, rows] = await inParallel(app, [
+    () => rollupSummary(app, org, filter, range, q.dimension),
+    async () => (scope === 'code' ? undefined : childBreakdown(app, org, filter)),
+    async () => (opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined),
+  ] as const);
   const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };
   if (children) payload.child_breakdown = children;
   if (rows) payload.csv_rows = rows;

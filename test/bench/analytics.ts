@@ -1,5 +1,5 @@
 // Analytics benchmark: `make bench-analytics` (tsx test/bench/analytics.ts [--scans N] [--iterations K]
-// [--pg-iterations K] [--no-postgres] [--keep DIR]).
+// [--pg-iterations K] [--no-postgres] [--no-merge] [--keep DIR]).
 //
 // Seeds one demo organization with N synthetic scans (default 10,000,000) into a private embedded
 // chDB and Postgres, then measures through the analytics service (no HTTP, no rate limits):
@@ -35,6 +35,7 @@ const { values: args } = parseArgs({
     iterations: { type: 'string', default: '30' },
     'pg-iterations': { type: 'string', default: '5' },
     'no-postgres': { type: 'boolean', default: false },
+    'no-merge': { type: 'boolean', default: false },
     keep: { type: 'string' },
   },
 });
@@ -141,6 +142,25 @@ async function main(): Promise<void> {
     let t = Date.now();
     const demo = await seedDemo(app, { scans: SCANS, slug: 'bench', onProgress: progressBar('seeding ClickHouse') });
     console.log(`  seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // A long-running server merges parts in the background; a bulk seed leaves dozens behind.
+    // Measure the steady state: merge them now (the unmerged figures are a multiple of these).
+    const parts = async () =>
+      (
+        await (
+          await app.ch.client.query({
+            query: `SELECT toUInt32(count()) AS n FROM system.parts
+                     WHERE database = {db:String} AND table = 'scan_daily' AND active`,
+            query_params: { db: app.ch.database },
+            format: 'JSONEachRow',
+          })
+        ).json<{ n: number }>()
+      )[0].n;
+    const before = await parts();
+    t = Date.now();
+    if (!args['no-merge']) await app.ch.client.command({ query: `OPTIMIZE TABLE ${app.ch.database}.scan_daily FINAL` });
+    console.log(
+      `  scan_daily parts: ${before} after seeding, ${await parts()} after merging (${((Date.now() - t) / 1000).toFixed(1)} s)`,
+    );
     const org = demo.org;
     const overview = await organizationAnalytics(app, org, { range: 90, dimension: 'country' }, { csvRows: false });
     const topBrand = overview.child_breakdown!.find((c) => c.key)!;

@@ -8,7 +8,7 @@ import {
   insertScanEvents,
   type ScanEvent,
 } from '../../server/analytics/demo-seed.js';
-import { rawTotals, rollupTotals } from '../../server/analytics/queries.js';
+import { rawTotals, rollupDaily } from '../../server/analytics/queries.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 // A hand-made dataset. "Today" is 2026-03-15 (the clock is fixed at noon); range 7 is
@@ -469,8 +469,8 @@ describe('Scan analytics API', () => {
 
     it('gives the same organization totals from scan_daily and from scan_events', async () => {
       const f = { orgId: a.org.id, from: '2026-02-14', to: '2026-03-15' };
-      expect(await rollupTotals(svc.app.ch, f)).to.deep.equal(await rawTotals(svc.app.ch, f));
-      expect(await rollupTotals(svc.app.ch, f)).to.deep.equal({ scans: 11, uniques: 7 });
+      expect((await rollupDaily(svc.app.ch, f)).totals).to.deep.equal(await rawTotals(svc.app.ch, f));
+      expect((await rollupDaily(svc.app.ch, f)).totals).to.deep.equal({ scans: 11, uniques: 7 });
     });
   });
 
