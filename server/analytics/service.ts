@@ -37,7 +37,7 @@ type Results<T extends readonly (() => Promise<unknown>)[]> = { -readonly [K in 
  * Runs independent queries side by side on a ClickHouse server, one after another on embedded
  * chDB: there they share the process's cores, and concurrent queries measured slower.
  */
-async function inParallel<T extends readonly (() => Promise<unknown>)[]>(
+async function independently<T extends readonly (() => Promise<unknown>)[]>(
   app: AppContext,
   tasks: T,
 ): Promise<Results<T>> {
@@ -62,8 +62,17 @@ export interface Totals {
   unique_rate: number;
 }
 
+/**
+ * Uniques are estimates (docs/analytics.md); on large sets where nearly every scan is a new visitor
+ * the estimate can overshoot, and distinct visitors can never outnumber scans.
+ */
+export function boundedUniques(scans: number, uniques: number): number {
+  return Math.min(scans, uniques);
+}
+
 export function totalsOf(scans: number, uniques: number): Totals {
-  return { scans, uniques, unique_rate: scans > 0 ? uniques / scans : 0 };
+  const u = boundedUniques(scans, uniques);
+  return { scans, uniques: u, unique_rate: scans > 0 ? u / scans : 0 };
 }
 
 /** Every day of the range, zeros where the rollup has nothing. */
@@ -165,13 +174,14 @@ async function childBreakdown(app: AppContext, org: OrgRecord, filter: RollupFil
   );
   return counted.map((c) => {
     const known = labels.get(c.id);
-    if (known) return { key: known.ulid, label: known.label, scans: c.scans, uniques: c.uniques };
+    const uniques = boundedUniques(c.scans, c.uniques);
+    if (known) return { key: known.ulid, label: known.label, scans: c.scans, uniques };
     // brand_id 0 is "no brand"; an id Postgres no longer knows is shown without a key.
     return {
       key: '',
       label: child === 'brand' && c.id === 0 ? 'No brand' : `Deleted ${child}`,
       scans: c.scans,
-      uniques: c.uniques,
+      uniques,
     };
   });
 }
@@ -185,7 +195,7 @@ function breakdownEntries(
     key: r.value,
     label: dimensionValueLabel(dimension, r.value, locale),
     scans: r.scans,
-    uniques: r.uniques,
+    uniques: boundedUniques(r.scans, r.uniques),
   }));
 }
 
@@ -197,7 +207,7 @@ async function rollupSummary(
   range: DayRange,
   dimension: RollupDimension,
 ) {
-  const [daily, breakdown] = await inParallel(app, [
+  const [daily, breakdown] = await independently(app, [
     () => rollupDaily(app.ch, filter),
     () => rollupBreakdown(app.ch, filter, dimension),
   ] as const);
@@ -233,7 +243,7 @@ export async function organizationAnalytics(
     delete filter.brandId;
     scope = 'code';
   }
-  const [summary, children, rows] = await inParallel(app, [
+  const [summary, children, rows] = await independently(app, [
     () => rollupSummary(app, org, filter, range, q.dimension),
     async () => (scope === 'code' ? undefined : childBreakdown(app, org, filter)),
     async () => (opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined),

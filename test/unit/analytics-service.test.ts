@@ -56,6 +56,10 @@ describe('analytics: ranges, totals and labels', () => {
     expect(totalsOf(0, 0)).to.deep.equal({ scans: 0, uniques: 0, unique_rate: 0 });
   });
 
+  it('never reports more uniques than scans, even when the estimate overshoots', () => {
+    expect(totalsOf(10_000, 10_043)).to.deep.equal({ scans: 10_000, uniques: 10_000, unique_rate: 1 });
+  });
+
   it('labels countries and languages by name, devices by type, and empty values as unknown or direct', () => {
     expect(dimensionValueLabel('country', 'DE')).to.equal('Germany');
     expect(dimensionValueLabel('country', 'gb')).to.equal('United Kingdom');
