@@ -327,7 +327,7 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   return {
     network(ip) {
       if (!ip || !net.isIP(ip)) return { country: '', provider: '', asn: 0 };
-      let country = '';
+      let country: string;
       try {
         country = data.country.get(ip)?.country_code?.toUpperCase() ?? '';
       } catch {

@@ -229,7 +229,7 @@ export class ScanBuffer<Row extends object> {
     const token = batch.token.replace(/[\\']/g, '\\$&');
     const query =
       `INSERT INTO ${this.opts.table} (${this.opts.columns.join(', ')}) ` +
-      `SETTINGS async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = '${token}'${process.env.SCAN_INSERT_EXTRA ?? ''} FORMAT TabSeparated`;
+      `SETTINGS async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = '${token}' FORMAT TabSeparated`;
     const result = await this.opts.client.exec({
       query,
       values: Readable.from([batch.tsv]),

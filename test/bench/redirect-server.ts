@@ -3,6 +3,13 @@
 // (one for warm-up, one measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
+//
+// Diagnostics (not part of the benchmark's figures):
+//   BENCH_PROBE=1        prints a PROBE line: event-loop delay, inserts (count, rows, time), CPU per
+//                        thread (main user/sys, chDB's threads), GC time, all over the measured run
+//   BENCH_TIME_HANDLE=1  adds the wall time per request inside the handler and inside res.end()
+//   BENCH_SCANS=off      the scan row is built but not buffered (no ClickHouse work)
+//   BENCH_EXPERIMENT=bare302  the handler is replaced by the bare 302, inside this process
 import fs from 'node:fs';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { ulid } from 'ulid';
@@ -38,6 +45,7 @@ for (const slug of ['warm', 'go']) {
     .returning('id');
   ids[slug] = Number(row.id);
 }
+// Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/app.js');
   RedirectHandler.prototype.handle = function (_req, res) {
@@ -49,10 +57,28 @@ if (process.env.BENCH_EXPERIMENT === 'bare302') {
     res.end();
   };
 }
+const timing = { handle: 0, end: 0, n: 0 };
+if (process.env.BENCH_TIME_HANDLE === '1') {
+  const { RedirectHandler } = await import('../../server/redirect/app.js');
+  const http = await import('node:http');
+  const handle = RedirectHandler.prototype.handle;
+  RedirectHandler.prototype.handle = function (req, res) {
+    const t0 = performance.now();
+    const r = handle.call(this, req, res);
+    timing.handle += performance.now() - t0;
+    timing.n++;
+    return r;
+  };
+  const end = http.ServerResponse.prototype.end;
+  http.ServerResponse.prototype.end = function (this: never, ...args: never[]) {
+    const t0 = performance.now();
+    const r = (end as (...a: never[]) => unknown).apply(this, args);
+    timing.end += performance.now() - t0;
+    return r;
+  } as never;
+}
 const rd = await startRedirectListener(app, 0, '127.0.0.1');
-// BENCH_PROBE=1: event-loop delay, insert times and CPU per thread name, printed at the end.
 const probe = process.env.BENCH_PROBE === '1';
-// BENCH_SCANS=off (an experiment, not the benchmark): the scan is built but not buffered.
 if (process.env.BENCH_SCANS === 'off') rd.scans.push = () => undefined;
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 let cpuAtStart: Record<string, number> = {};
@@ -76,22 +102,6 @@ if (probe) {
     cpuAtStart = threadCpu();
     gcOn = true;
   });
-}
-if (probe) {
-  const dc = await import('node:diagnostics_channel');
-  const v8 = await import('node:v8');
-  const h = v8.getHeapStatistics();
-  const chans = [
-    'http.server.request.start',
-    'http.server.response.finish',
-    'net.server.socket',
-    'http.server.response.created',
-  ];
-  fs.writeFileSync(
-    '/tmp/rprof/probe0.txt',
-    `PROBE0 heap used ${(h.used_heap_size / 2 ** 20).toFixed(0)} MB; subscribers ${chans.filter((c) => dc.hasSubscribers(c)).join(',') || 'none'}; ` +
-      `execArgv ${process.execArgv.join(' ')}\n`,
-  );
 }
 process.stdout.write(`LISTENING ${rd.port}\n`);
 
@@ -128,7 +138,7 @@ onShutdown(log, async () => {
       .join(' ');
     process.stdout.write(
       `PROBE loop delay p50 ${ms(loopDelay.percentile(50))} p99 ${ms(loopDelay.percentile(99))} max ${ms(loopDelay.max)} ms; ` +
-        `inserts ${st.batches} (${Math.round(st.inserted / Math.max(1, st.batches))} rows avg, ${(st.insertMs / Math.max(1, st.batches)).toFixed(0)} ms avg, ${st.insertMsMax.toFixed(0)} ms max); cpu ${cpu}; gc ${Object.entries(
+        `inserts ${st.batches} (${Math.round(st.inserted / Math.max(1, st.batches))} rows avg, ${(st.insertMs / Math.max(1, st.batches)).toFixed(0)} ms avg, ${st.insertMsMax.toFixed(0)} ms max); ${timing.n ? `handle ${((timing.handle * 1000) / timing.n).toFixed(1)} µs (of which res.end ${((timing.end * 1000) / timing.n).toFixed(1)} µs) wall per request; ` : ''}cpu ${cpu}; gc ${Object.entries(
           gcMs,
         )
           .map(([k, v]) => `${k}=${Math.round(v)}`)

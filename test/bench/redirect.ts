@@ -13,7 +13,6 @@ import { machine, startChild, stopChild, table, type Figures } from './lib.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const tsx = path.resolve('node_modules/.bin/tsx');
 const headers = {
   Host: 'localhost:3001',
   'User-Agent':

@@ -127,7 +127,7 @@ describe('redirect scan ingest and coherence', function () {
     const odd = 'a\tb\nc\\d\re\0f Ünïcödé ✓ \'q\' "dq" \\t';
     const row: OrphanRow = {
       scan_id: 'TEXTROUNDTRIP0000000000001',
-      scanned_at: '2024-03-01 12:34:56.789',
+      scanned_at: new Date().toISOString().slice(0, 23).replace('T', ' '), // within the retention TTL
       org_id: 0,
       domain_id: 0,
       host: `host-${odd}`,
