@@ -312,6 +312,12 @@ const AGENT_CACHE_MAX = 20_000;
 /** SHA-256's block size: the HMAC key (32 bytes here) is padded to it. */
 const IPAD_LENGTH = 64;
 
+/** One-shot SHA-256 (crypto.hash, Node 20.12+; a Hash object before that: engines says >=20). */
+const sha256: (data: Buffer) => Buffer =
+  typeof crypto.hash === 'function'
+    ? (data) => crypto.hash('sha256', data, 'buffer')
+    : (data) => crypto.createHash('sha256').update(data).digest();
+
 export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   // User agents repeat heavily, and parsing one costs tens of microseconds: keep recent results.
   const agents = new Map<string, AgentInfo>();
@@ -363,12 +369,12 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
       let innerHash: Buffer;
       if (n + ua.length * 3 <= inner.length) {
         n += inner.write(ua, n, 'utf8');
-        innerHash = crypto.hash('sha256', inner.subarray(0, n), 'buffer');
+        innerHash = sha256(inner.subarray(0, n));
       } else {
-        innerHash = crypto.hash('sha256', Buffer.concat([inner.subarray(0, n), Buffer.from(ua, 'utf8')]), 'buffer');
+        innerHash = sha256(Buffer.concat([inner.subarray(0, n), Buffer.from(ua, 'utf8')]));
       }
       innerHash.copy(outer, IPAD_LENGTH);
-      const d = crypto.hash('sha256', outer, 'buffer');
+      const d = sha256(outer);
       // The first 53 bits: a UInt64 value that stays exact as a JS number, and avoids BigInt
       // formatting on the hot path (a 53-bit space makes collisions between visitors negligible).
       return String((d.readUInt32BE(0) & 0x1fffff) * 4294967296 + d.readUInt32BE(4));
