@@ -4,13 +4,12 @@
 // codes get most scans, traffic grows over the period with weekly and daily rhythms, visitors
 // come back (a visitor keeps their country, device, language and network), and ~2% are bots.
 // Deterministic for a given seed, so benchmark runs are comparable.
-import { Readable } from 'node:stream';
 import { ulid } from 'ulid';
 import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { syncFallbackDomains } from '../domains/fallback.js';
 import { createOrganization } from '../organizations/service.js';
-import type { ClickHouseHandle } from '../stores/clickhouse.js';
+import { insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
 
 const DAY_MS = 86_400_000;
 
@@ -36,44 +35,19 @@ export interface ScanEvent {
   matched_rule: number;
 }
 
-/**
- * One insert with its own insert_deduplication_token (a retry with the same token is a no-op).
- * chDB's connection keeps per-query settings in its session (seen with chdb 3.4), so the token is
- * cleared afterwards; otherwise later inserts of anyone in the process would pass for retries of
- * this one and be dropped.
- */
-export async function insertWithToken(
-  ch: ClickHouseHandle,
-  params: Parameters<ClickHouseHandle['client']['insert']>[0],
-  token: string,
-): Promise<void> {
-  try {
-    await ch.client.insert({
-      ...params,
-      clickhouse_settings: { ...params.clickhouse_settings, insert_deduplication_token: token },
-    });
-  } finally {
-    if (ch.embedded) {
-      await ch.client.command({ query: 'SELECT 1', clickhouse_settings: { insert_deduplication_token: '' } });
-    }
-  }
-}
-
 /** Writes events as one insert (JSONEachRow); for tests and small batches. */
 export async function insertScanEvents(ch: ClickHouseHandle, events: ScanEvent[]): Promise<void> {
   if (!events.length) return;
-  await insertWithToken(
-    ch,
-    {
-      table: `${ch.database}.scan_events`,
-      values: events.map((e) => ({
-        ...e,
-        scanned_at: new Date(e.scanned_at).toISOString().slice(0, 23).replace('T', ' '),
-      })),
-      format: 'JSONEachRow',
-    },
-    ulid(),
-  );
+  await insertText(ch.client, {
+    table: `${ch.database}.scan_events`,
+    body: events
+      .map((e) =>
+        JSON.stringify({ ...e, scanned_at: new Date(e.scanned_at).toISOString().slice(0, 23).replace('T', ' ') }),
+      )
+      .join('\n'),
+    format: 'JSONEachRow',
+    dedupToken: ulid(),
+  });
 }
 
 // --- Postgres fixtures: brands and codes by plain inserts ---------------------------------------
@@ -642,11 +616,12 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
     }
     const tsv = lines.join('\n') + '\n';
     // A deterministic token per batch: re-running a failed seed with the same seed does not double it.
-    await insertWithToken(
-      ch,
-      { table, values: Readable.from([tsv], { objectMode: false }), format: 'TabSeparated' },
-      `demo-${o.orgId}-${o.seed}-${o.total}-${done}`,
-    );
+    await insertText(ch.client, {
+      table,
+      body: tsv,
+      format: 'TabSeparated',
+      dedupToken: `demo-${o.orgId}-${o.seed}-${o.total}-${done}`,
+    });
     if (o.onBatch) await o.onBatch(tsv);
     done += n;
     o.onProgress?.(done, o.total);

@@ -2,6 +2,7 @@
 // Both go through @clickhouse/client, so there is one client API and one SQL dialect.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 
 export type { ClickHouseClient };
@@ -72,4 +73,39 @@ export async function openClickHouse(cfg: {
       await unlock();
     },
   };
+}
+
+export interface TextInsert {
+  /** Qualified table name, e.g. `qr.scan_events`. */
+  table: string;
+  columns?: readonly string[];
+  format: 'TabSeparated' | 'JSONEachRow';
+  /** The rows, already in `format`. */
+  body: string;
+  /** Deduplicates a retried batch: a second insert with the same token is a no-op. */
+  dedupToken?: string;
+}
+
+function settingValue(v: string): string {
+  return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * The one way rows are inserted. Settings ride in the INSERT statement, never in
+ * `clickhouse_settings`: chDB's connection turns those into session-wide SET statements that stay
+ * in force for every later query of the process, so a deduplication token would make the next
+ * unrelated insert pass for a retry and be dropped. test/unit/clickhouse-settings.test.ts keeps
+ * `clickhouse_settings` out of the code base.
+ */
+export async function insertText(client: ClickHouseClient, ins: TextInsert): Promise<void> {
+  const columns = ins.columns ? ` (${ins.columns.join(', ')})` : '';
+  // An explicit empty token when none is given, so an insert never inherits one.
+  const settings = `async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = ${settingValue(ins.dedupToken ?? '')}`;
+  const result = await client.exec({
+    query: `INSERT INTO ${ins.table}${columns} SETTINGS ${settings} FORMAT ${ins.format}`,
+    values: Readable.from([ins.body]),
+  });
+  await new Promise<void>((resolve, reject) => {
+    result.stream.on('end', resolve).on('error', reject).resume();
+  });
 }

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
-import { insertWithToken } from '../../server/analytics/demo-seed.js';
+import { insertText } from '../../server/stores/clickhouse.js';
 import { freshDatabases } from '../helpers/stores.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
@@ -165,11 +165,12 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
         matched_rule: -1,
       };
       for (let i = 0; i < 2; i++) {
-        await insertWithToken(
-          ch,
-          { table: `${ch.database}.scan_events`, values: [row], format: 'JSONEachRow' },
-          'batch-1',
-        );
+        await insertText(ch.client, {
+          table: `${ch.database}.scan_events`,
+          body: JSON.stringify(row),
+          format: 'JSONEachRow',
+          dedupToken: 'batch-1',
+        });
       }
       const q = async (sql: string) =>
         // 64-bit integers come as numbers or strings depending on the server version's defaults.
