@@ -21,12 +21,12 @@ try {
     await load('warmup', `http://127.0.0.1:${service.port}${p}`, { connections, duration: 3, headers });
   }
   const bare = await load('bare Koa route', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration });
-  const status = await load('GET /v1/status', `http://127.0.0.1:${service.port}/v1/status`, {
+  const orgRead = await load('GET /v1/organization', `http://127.0.0.1:${service.port}/v1/organization`, {
     connections,
     duration,
     headers,
   });
-  const orgRead = await load('GET /v1/organization', `http://127.0.0.1:${service.port}/v1/organization`, {
+  const status = await load('GET /v1/status', `http://127.0.0.1:${service.port}/v1/status`, {
     connections,
     duration,
     headers,
@@ -34,8 +34,8 @@ try {
   process.stdout.write(
     `\nbench-api  machine: ${machine()}  connections: ${connections}  duration: ${duration}s each\n\n`,
   );
-  process.stdout.write(table([bare, status, orgRead]) + '\n\n');
-  for (const r of [status, orgRead]) {
+  process.stdout.write(table([bare, orgRead, status]) + '\n\n');
+  for (const r of [orgRead, status]) {
     process.stdout.write(
       `${r.label}: adds ${(r.p50 - bare.p50).toFixed(2)} ms at p50 and ${(r.p99 - bare.p99).toFixed(2)} ms at p99 over the bare route; ` +
         `${((r.rps / bare.rps) * 100).toFixed(1)}% of its throughput\n`,
