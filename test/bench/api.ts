@@ -41,6 +41,24 @@ try {
         `${((r.rps / bare.rps) * 100).toFixed(1)}% of its throughput\n`,
     );
   }
+  // One connection: the latency each request pays, without two cores saturated by the load
+  // generator, Node and Postgres at once.
+  const single = [
+    await load('bare Koa route, 1 connection', `http://127.0.0.1:${baseline.port}/v1/status`, {
+      connections: 1,
+      duration: Math.max(3, Math.round(duration / 2)),
+    }),
+    await load('GET /v1/organization, 1 connection', `http://127.0.0.1:${service.port}/v1/organization`, {
+      connections: 1,
+      duration: Math.max(3, Math.round(duration / 2)),
+      headers,
+    }),
+  ];
+  process.stdout.write('\n' + table(single) + '\n');
+  process.stdout.write(
+    `at 1 connection our pipeline adds ${(single[1].p50 - single[0].p50).toFixed(2)} ms at p50 ` +
+      `(mean ${(1000 / single[1].rps - 1000 / single[0].rps).toFixed(2)} ms per request)\n\n`,
+  );
   const metrics = await (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text();
   const pick = (re: RegExp) => Number(re.exec(metrics)?.[1] ?? NaN);
   const batches = pick(/^api_admission_batch_size_count (\d+)/m);
