@@ -18,7 +18,14 @@ export function hit(
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers: { Host: host, ...opts.headers }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: opts.method ?? 'GET',
+        headers: { Host: host, ...opts.headers },
+        agent: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -111,7 +118,12 @@ export async function chRows<T>(app: AppContext, query: string, params: Record<s
   return rs.json<T>();
 }
 
-export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000, stepMs = 20): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 5000,
+  stepMs = 20,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

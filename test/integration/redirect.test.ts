@@ -4,9 +4,12 @@ import { startRedirectListener, type RedirectListener } from '../../server/redir
 import { hashPassword } from '../../server/redirect/password.js';
 import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain, type CodeInput } from './redirect-fixtures.js';
 
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
-const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const ANDROID =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
+const DESKTOP =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const FALLBACK = 'localhost:3001';
 
 describe('public redirect', function () {
@@ -20,7 +23,11 @@ describe('public redirect', function () {
   before(async () => {
     // 127.0.0.1 is a trusted proxy here, so tests can pose as visitors from anywhere.
     svc = await startTestService({ api: false, config: { trustProxy: ['127.0.0.1'] } });
-    rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 50, throttle: { maxFailures: 3, windowMs: 60_000 } });
+    rd = await startRedirectListener(svc.app, 0, '127.0.0.1', {
+      flushMs: 50,
+      counterFlushMs: 50,
+      throttle: { maxFailures: 3, windowMs: 60_000 },
+    });
     const created = await svc.createOrg({ slug: 'acme' });
     org = { id: created.org.id, slug: created.org.slug };
     fallbackId = await fallbackDomainId(svc.app);
@@ -36,7 +43,8 @@ describe('public redirect', function () {
     const id = await insertCode(svc.app, { orgId: org.id, orgSlug: org.slug, domainId: fallbackId, slug, ...over });
     return { id, path: `/${org.slug}/${slug}` };
   };
-  const get = (path: string, headers: Record<string, string> = {}, host = FALLBACK) => hit(rd.port, host, path, { headers });
+  const get = (path: string, headers: Record<string, string> = {}, host = FALLBACK) =>
+    hit(rd.port, host, path, { headers });
 
   async function scansOf(codeId: number) {
     await rd.scans.flush();
@@ -186,20 +194,37 @@ describe('public redirect', function () {
     it('routes by device and os, in rule order', async () => {
       const c = await code({ routing });
       // The iPhone visitor comes from the US too: the first rule wins.
-      expect((await get(c.path, { 'User-Agent': IPHONE, 'X-Forwarded-For': '8.8.8.8' })).headers.location).to.equal('https://apps.apple.com/app/x');
-      expect((await get(c.path, { 'User-Agent': ANDROID })).headers.location).to.equal('https://play.google.com/store/x');
+      expect((await get(c.path, { 'User-Agent': IPHONE, 'X-Forwarded-For': '8.8.8.8' })).headers.location).to.equal(
+        'https://apps.apple.com/app/x',
+      );
+      expect((await get(c.path, { 'User-Agent': ANDROID })).headers.location).to.equal(
+        'https://play.google.com/store/x',
+      );
     });
 
     it('routes by country from the GeoIP database and by language', async () => {
       const c = await code({ routing });
-      expect((await get(c.path, { 'User-Agent': DESKTOP, 'X-Forwarded-For': '8.8.8.8' })).headers.location).to.equal('https://example.com/us');
-      expect((await get(c.path, { 'User-Agent': DESKTOP, 'Accept-Language': 'de-AT,de;q=0.9' })).headers.location).to.equal('https://example.de/');
+      expect((await get(c.path, { 'User-Agent': DESKTOP, 'X-Forwarded-For': '8.8.8.8' })).headers.location).to.equal(
+        'https://example.com/us',
+      );
+      expect(
+        (await get(c.path, { 'User-Agent': DESKTOP, 'Accept-Language': 'de-AT,de;q=0.9' })).headers.location,
+      ).to.equal('https://example.de/');
       expect((await get(c.path, { 'User-Agent': DESKTOP })).headers.location).to.equal('https://example.com/landing');
     });
 
     it('keeps an A/B visitor on one variant and splits visitors roughly by weight', async () => {
       const c = await code({
-        routing: { rules: [{ variants: [{ destination: 'https://a.example/', weight: 1 }, { destination: 'https://b.example/', weight: 1 }] }] },
+        routing: {
+          rules: [
+            {
+              variants: [
+                { destination: 'https://a.example/', weight: 1 },
+                { destination: 'https://b.example/', weight: 1 },
+              ],
+            },
+          ],
+        },
       });
       const seen: Record<string, number> = {};
       for (let i = 0; i < 200; i++) {
@@ -230,8 +255,13 @@ describe('public redirect', function () {
     });
 
     it('appends utm parameters without overriding the destination’s own', async () => {
-      const c = await code({ destination: 'https://example.com/p?utm_source=own#frag', utm_params: { utm_source: 'qr', utm_medium: 'print' } });
-      expect((await get(c.path)).headers.location).to.equal('https://example.com/p?utm_source=own&utm_medium=print#frag');
+      const c = await code({
+        destination: 'https://example.com/p?utm_source=own#frag',
+        utm_params: { utm_source: 'qr', utm_medium: 'print' },
+      });
+      expect((await get(c.path)).headers.location).to.equal(
+        'https://example.com/p?utm_source=own&utm_medium=print#frag',
+      );
     });
 
     it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
@@ -271,7 +301,10 @@ describe('public redirect', function () {
     it('shows an accessible form instead of redirecting', async () => {
       const res = await get(c.path);
       expect(res.status).to.equal(200);
-      expect(res.body).to.include('<form method="post"').and.include('<label for="password">').and.include('type="password"');
+      expect(res.body)
+        .to.include('<form method="post"')
+        .and.include('<label for="password">')
+        .and.include('type="password"');
       expect(res.headers.location).to.equal(undefined);
     });
 
@@ -287,7 +320,9 @@ describe('public redirect', function () {
       expect(res.status).to.equal(303);
       expect(res.headers.location).to.equal('https://example.com/secret');
       const cookie = res.headers['set-cookie']![0];
-      expect(cookie).to.match(new RegExp(`^qr_pw_${c.id}=\\d+\\.[A-Za-z0-9_-]+; Max-Age=900; Path=/; HttpOnly; SameSite=Lax$`));
+      expect(cookie).to.match(
+        new RegExp(`^qr_pw_${c.id}=\\d+\\.[A-Za-z0-9_-]+; Max-Age=900; Path=/; HttpOnly; SameSite=Lax$`),
+      );
       const pair = cookie.split(';')[0];
       const again = await get(c.path, { Cookie: pair });
       expect([again.status, again.headers.location]).to.deep.equal([302, 'https://example.com/secret']);
@@ -319,7 +354,12 @@ describe('public redirect', function () {
 
   describe('prelander and escaping', () => {
     it('shows the interstitial with the message, a countdown and the way on, and records the scan', async () => {
-      const c = await code({ destination: 'https://example.com/next?a=1&b=2', prelander_enabled: true, prelander_seconds: 4, prelander_message: 'Welcome!' });
+      const c = await code({
+        destination: 'https://example.com/next?a=1&b=2',
+        prelander_enabled: true,
+        prelander_seconds: 4,
+        prelander_message: 'Welcome!',
+      });
       const res = await get(c.path);
       expect(res.status).to.equal(200);
       expect(res.body).to.include('<p>Welcome!</p>');
@@ -347,14 +387,31 @@ describe('public redirect', function () {
   describe('the scan event', () => {
     it('records one event per served redirect with the visitor’s facts and no raw address', async () => {
       const domainId = await insertCustomDomain(svc.app, org.id, 'scan.acme.test');
-      const [brand] = await svc.app.db('brands').insert({ ulid: 'BRAND' + Date.now(), org_id: org.id, name: 'B', slug: 'b' }).returning('id');
+      const [brand] = await svc.app
+        .db('brands')
+        .insert({ ulid: 'BRAND' + Date.now(), org_id: org.id, name: 'B', slug: 'b' })
+        .returning('id');
       const c = await code({
         slug: 'ev',
         domainId,
         brandId: Number(brand.id),
-        routing: { rules: [{ conditions: { country: ['FR'] }, destination: 'https://fr.example/' }, { conditions: { os: ['iOS'] }, destination: 'https://ios.example/' }] },
+        routing: {
+          rules: [
+            { conditions: { country: ['FR'] }, destination: 'https://fr.example/' },
+            { conditions: { os: ['iOS'] }, destination: 'https://ios.example/' },
+          ],
+        },
       });
-      const res = await get('/ev', { 'User-Agent': IPHONE, 'X-Forwarded-For': '8.8.8.8', 'Accept-Language': 'pt-BR,pt;q=0.9', Referer: 'https://news.example.org/story?id=3' }, 'scan.acme.test');
+      const res = await get(
+        '/ev',
+        {
+          'User-Agent': IPHONE,
+          'X-Forwarded-For': '8.8.8.8',
+          'Accept-Language': 'pt-BR,pt;q=0.9',
+          Referer: 'https://news.example.org/story?id=3',
+        },
+        'scan.acme.test',
+      );
       expect(res.headers.location).to.equal('https://ios.example/');
       const rows = await scansOf(c.id);
       expect(rows).to.have.length(1);
@@ -387,7 +444,15 @@ describe('public redirect', function () {
       const c = await code();
       await get(c.path, { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' });
       const [row] = await scansOf(c.id);
-      expect(row).to.include({ domain_id: 0, brand_id: 0, matched_rule: -1, is_bot: 1, device_type: 'bot', country: '', asn: 0 });
+      expect(row).to.include({
+        domain_id: 0,
+        brand_id: 0,
+        matched_rule: -1,
+        is_bot: 1,
+        device_type: 'bot',
+        country: '',
+        asn: 0,
+      });
     });
   });
 });
