@@ -12,9 +12,8 @@
 // spills what cannot be sent.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { ulid } from 'ulid';
-import type { ClickHouseClient } from '../stores/clickhouse.js';
+import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import type { Logger } from '../logger.js';
 
 export interface ScanBufferOptions<Row extends object> {
@@ -219,23 +218,18 @@ export class ScanBuffer<Row extends object> {
   }
 
   /**
-   * One INSERT per batch, as TabSeparated built here (cheaper to make than JSON, and cheaper for
-   * ClickHouse to parse). The settings ride in the statement itself rather than in the session
-   * (chDB keeps a session's SET values for later queries). async_insert = 0: the batch is already
-   * one insert a second, so ClickHouse's own insert queue would only add latency, and the token
-   * deduplicates a plain insert the same way on chDB and on a server.
+   * One INSERT per batch, TabSeparated (cheaper to make than JSON, and cheaper for ClickHouse to
+   * parse), through insertText: the token and async_insert = 0 ride in the statement (chDB keeps
+   * session SETs for later queries), and the batch is already one insert a second, so ClickHouse's
+   * own insert queue would only add latency.
    */
   private async insert(batch: Batch): Promise<void> {
-    const token = batch.token.replace(/[\\']/g, '\\$&');
-    const query =
-      `INSERT INTO ${this.opts.table} (${this.opts.columns.join(', ')}) ` +
-      `SETTINGS async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = '${token}' FORMAT TabSeparated`;
-    const result = await this.opts.client.exec({
-      query,
-      values: Readable.from([batch.tsv]),
-    });
-    await new Promise<void>((resolve, reject) => {
-      result.stream.on('end', resolve).on('error', reject).resume();
+    await insertText(this.opts.client, {
+      table: this.opts.table,
+      columns: this.opts.columns,
+      format: 'TabSeparated',
+      body: batch.tsv,
+      dedupToken: batch.token,
     });
   }
 
