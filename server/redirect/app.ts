@@ -542,7 +542,7 @@ export async function startRedirectListener(
 ): Promise<RedirectListener> {
   const spillDir = opts.spillDir ?? path.join(app.config.dataDir, 'spill');
   const enricher = createEnricher(await loadGeoData(), app.secretKey);
-  const cache = new RedirectCache(app.db, app.databaseUrl, app.log);
+  const cache = new RedirectCache(app.db, app.notify);
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
   counters.start();

@@ -1,10 +1,10 @@
 // Code and domain lookups for the redirect, cached in memory (misses too) and invalidated through
 // Postgres LISTEN/NOTIFY (sql/0003_redirect_notify.sql), so a change made through any process is
-// served by every process within a second. Until the LISTEN connection is up, and after it drops
-// until it is back, nothing is cached: every lookup reads Postgres.
-import pg from 'pg';
+// served by every process within a second. The process's one LISTEN connection is the shared
+// NotifyListener; until it is up, and after it drops until it is back, nothing is cached: every
+// lookup reads Postgres.
 import type { Knex } from 'knex';
-import type { Logger } from '../logger.js';
+import type { NotifyListener } from '../stores/notify.js';
 import { parseRules, parseSchedule, type CodeSettings, type Rule, type Schedule } from './rules.js';
 
 export interface DomainEntry {
@@ -52,18 +52,14 @@ export class RedirectCache {
   private domains = new Map<string, Slot<DomainEntry>>();
   private codes = new Map<string, Slot<CodeEntry>>();
   private generation = 0;
-  private listener: pg.Client | null = null;
-  private listening = false;
   private closed = false;
-  private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   readonly stats = { hits: 0, misses: 0, notifications: 0 };
 
   constructor(
     private readonly db: Knex,
-    private readonly databaseUrl: string,
-    private readonly log: Logger,
+    private readonly listener: NotifyListener,
     opts: CacheOptions = {},
   ) {
     this.ttlMs = opts.ttlMs ?? 5 * 60_000;
@@ -71,43 +67,15 @@ export class RedirectCache {
   }
 
   async start(): Promise<void> {
-    await this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    client.on('notification', (msg) => this.onNotification(msg.payload));
-    client.on('error', (err) => this.onListenerLost(client, err));
-    client.on('end', () => this.onListenerLost(client, null));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-    } catch (err) {
-      this.onListenerLost(client, err as Error);
-      return;
-    }
-    this.listener = client;
-    this.clear();
-    this.listening = true;
-  }
-
-  private onListenerLost(client: pg.Client, err: Error | null): void {
-    if (this.listener !== client && this.listener !== null) return;
-    this.listening = false;
-    this.listener = null;
-    this.clear();
-    client.removeAllListeners('end');
-    client.end().catch(() => undefined);
-    if (this.closed || this.reconnectTimer) return;
-    this.log.warn({ err }, 'redirect cache lost its LISTEN connection; reading Postgres until it is back');
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      if (!this.closed) void this.connect();
-    }, 1000);
-    this.reconnectTimer.unref();
+    await this.listener.subscribe(
+      CHANNEL,
+      (payload) => this.onNotification(payload),
+      () => this.clear(),
+    );
   }
 
   private onNotification(payload: string | undefined): void {
+    if (this.closed) return;
     this.stats.notifications++;
     this.generation++;
     try {
@@ -134,7 +102,7 @@ export class RedirectCache {
   }
 
   private store<T>(map: Map<string, Slot<T>>, key: string, value: T | null, generation: number): void {
-    if (!this.listening || generation !== this.generation) return; // a change arrived meanwhile
+    if (this.closed || !this.listener.live || generation !== this.generation) return; // a change arrived meanwhile
     if (map.size >= this.maxEntries) map.clear();
     map.set(key, { value, at: Date.now() });
   }
@@ -240,15 +208,8 @@ export class RedirectCache {
   }
 
   async close(): Promise<void> {
+    // The LISTEN connection is the process's and closes with the application context.
     this.closed = true;
-    this.listening = false;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    const client = this.listener;
-    this.listener = null;
-    if (client) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-    }
     this.clear();
   }
 }
