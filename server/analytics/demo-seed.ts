@@ -10,30 +10,12 @@ import type { AppContext } from '../context.js';
 import { syncFallbackDomains } from '../domains/fallback.js';
 import { createOrganization } from '../organizations/service.js';
 import { insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
+import type { ScanEvent as ScanEventRow } from './scan-event.js';
 
 const DAY_MS = 86_400_000;
 
-/** One row of scan_events (docs/scan-event-contract.md); scanned_at in epoch milliseconds. */
-export interface ScanEvent {
-  scan_id: string;
-  scanned_at: number;
-  org_id: number;
-  brand_id: number;
-  domain_id: number;
-  code_id: number;
-  /** UInt64 as a decimal string (JSON numbers lose precision above 2^53). */
-  visitor_hash: string;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  asn: number;
-  is_bot: number;
-  matched_rule: number;
-}
+/** A generated scan, scanned_at in epoch milliseconds. */
+export type ScanEvent = ScanEventRow<number>;
 
 /** Writes events as one insert (JSONEachRow); for tests and small batches. */
 export async function insertScanEvents(ch: ClickHouseHandle, events: ScanEvent[]): Promise<void> {

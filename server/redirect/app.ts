@@ -36,27 +36,10 @@ import {
 import { decide, type Visitor } from './rules.js';
 import { ScanBuffer, tsvText } from './scan-buffer.js';
 import { fastUlid } from '../ids.js';
+import type { ScanEvent } from '../analytics/scan-event.js';
 
-/** One row of scan_events (docs/scan-event-contract.md). */
-export interface ScanRow {
-  scan_id: string;
-  scanned_at: string;
-  org_id: number;
-  brand_id: number;
-  domain_id: number;
-  code_id: number;
-  visitor_hash: string;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  asn: number;
-  is_bot: 0 | 1;
-  matched_rule: number;
-}
+/** One row of scan_events as the redirect writes it. */
+export type ScanRow = ScanEvent;
 
 /** One row of orphan_scans (clickhouse/0003_orphan_scans.ts). */
 export interface OrphanRow {
