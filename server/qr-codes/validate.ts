@@ -118,7 +118,6 @@ export function checkDateValue(errors: FieldErrors, field: string, value: string
   }
 }
 
-
 export function checkDates(errors: FieldErrors, begin: Date | null, expire: Date | null): void {
   if (begin && expire && begin.getTime() >= expire.getTime()) {
     addError(errors, 'expire_at', 'Must be after date_begin.');
