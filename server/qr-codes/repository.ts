@@ -2,6 +2,7 @@
 // or style of another organization is simply not found. Shared fallback domains (org_id null) are
 // visible to every organization.
 import type { Knex } from 'knex';
+import { preparedQuery } from '../stores/postgres.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -59,11 +60,10 @@ const CODE_SELECT = `
     left join brands b on b.id = c.brand_id
     left join qr_styles s on s.id = c.style_id and s.deleted_at is null`;
 
+const FIND_CODE = `${CODE_SELECT} where c.org_id = $1 and c.ulid = $2 and c.deleted_at is null`;
+
 export async function findCode(db: Db, orgId: number, ulid: string): Promise<CodeRow | null> {
-  const { rows } = await db.raw<{ rows: CodeRow[] }>(
-    `${CODE_SELECT} where c.org_id = ? and c.ulid = ? and c.deleted_at is null`,
-    [orgId, ulid.toUpperCase()],
-  );
+  const rows = await preparedQuery<CodeRow>(db, 'qr_codes_find', FIND_CODE, [orgId, ulid.toUpperCase()]);
   return rows[0] ?? null;
 }
 
