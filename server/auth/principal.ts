@@ -153,10 +153,6 @@ export function hasApiAccess(p: Principal): boolean {
   return !!p.plan?.apiAccess;
 }
 
-export function requireAbility(p: Principal, ability: Ability | null): void {
-  if (ability && !p.abilities.has(ability)) throw ApiError.forbidden(ability);
-}
-
 /** Plan-gated features (redirect_cap, routing, schedule, password): 403 feature_not_in_plan. */
 export function requireFeature(p: Principal, feature: string): void {
   if (!p.plan?.features.includes(feature)) throw ApiError.featureNotInPlan(feature);

@@ -1,9 +1,5 @@
 import type { AppContext } from '../context.js';
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
 /** The help page linked from 429 responses (Link: rel=help, type text/html). */
 export function rateLimitPage(app: AppContext): string {
   const c = app.config;
