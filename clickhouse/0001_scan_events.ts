@@ -47,27 +47,44 @@ export function dedupSetting(ctx: ClickHouseMigrationContext): string {
     : `non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
 }
 
-export function statements(ctx: ClickHouseMigrationContext): string[] {
+/**
+ * A raw event table kept for ctx.retentionDays and partitioned by month: a MergeTree `name`, or
+ * with a cluster a replicated `<name>_local` per node and a Distributed `name` over it sharded by
+ * `shardKey`, so readers and writers use the same name either way.
+ */
+export function eventTableStatements(
+  ctx: ClickHouseMigrationContext,
+  t: { name: string; columns: string; orderBy: string; shardKey: string },
+): string[] {
   const db = ctx.database;
   const days = Math.trunc(ctx.retentionDays);
   if (!(days >= 1)) throw new Error(`retentionDays must be a positive integer, got ${ctx.retentionDays}`);
-  const table = ctx.cluster ? 'scan_events_local' : 'scan_events';
+  const table = ctx.cluster ? `${t.name}_local` : t.name;
   const out = [
-    `CREATE TABLE IF NOT EXISTS ${db}.${table}${onCluster(ctx)} (${SCAN_EVENT_COLUMNS}
+    `CREATE TABLE IF NOT EXISTS ${db}.${table}${onCluster(ctx)} (${t.columns}
 )
 ENGINE = ${localEngine(ctx, 'MergeTree', table)}
 PARTITION BY toYYYYMM(scanned_at)
-ORDER BY (org_id, code_id, scanned_at, scan_id)
+ORDER BY (${t.orderBy})
 TTL toDateTime(scanned_at) + INTERVAL ${days} DAY
 SETTINGS ${dedupSetting(ctx)}`,
   ];
   if (ctx.cluster) {
-    // Sharded by code: one code's events stay on one shard (raw export pages read one node),
-    // while a large organization still spreads over the cluster.
     out.push(
-      `CREATE TABLE IF NOT EXISTS ${db}.scan_events${onCluster(ctx)} AS ${db}.scan_events_local
-ENGINE = Distributed(${ctx.cluster}, ${db}, scan_events_local, cityHash64(org_id, code_id))`,
+      `CREATE TABLE IF NOT EXISTS ${db}.${t.name}${onCluster(ctx)} AS ${db}.${table}
+ENGINE = Distributed(${ctx.cluster}, ${db}, ${table}, ${t.shardKey})`,
     );
   }
   return out;
+}
+
+export function statements(ctx: ClickHouseMigrationContext): string[] {
+  // Sharded by code: one code's events stay on one shard (raw export pages read one node), while
+  // a large organization still spreads over the cluster.
+  return eventTableStatements(ctx, {
+    name: 'scan_events',
+    columns: SCAN_EVENT_COLUMNS,
+    orderBy: 'org_id, code_id, scanned_at, scan_id',
+    shardKey: 'cityHash64(org_id, code_id)',
+  });
 }

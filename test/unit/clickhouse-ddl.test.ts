@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
+import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { freshDatabases } from '../helpers/stores.js';
@@ -193,5 +194,33 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
       }
       expect(await q(`SELECT count() AS n FROM ${ch.database}.scan_daily`)).to.equal(18);
     });
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0003_orphan_scans)', () => {
+  const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 30 });
+  const flat = (sql: string) => sql.replace(/\s+/g, ' ').trim();
+
+  it('keeps orphan scans in a MergeTree by month, ordered by host and path, with the TTL and dedup window', () => {
+    const [table, ...rest] = orphanScans(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(table).to.match(/^CREATE TABLE IF NOT EXISTS qr\.orphan_scans \(/);
+    expect(table).to.include(
+      ') ENGINE = MergeTree PARTITION BY toYYYYMM(scanned_at) ORDER BY (host, path, scanned_at, scan_id) ' +
+        'TTL toDateTime(scanned_at) + INTERVAL 30 DAY SETTINGS non_replicated_deduplication_window = 10000',
+    );
+  });
+
+  it('replicates them per shard and reads them through a Distributed table sharded by host', () => {
+    const [local, distributed] = orphanScans(ctx('c1')).map(flat);
+    expect(local).to.match(/^CREATE TABLE IF NOT EXISTS qr\.orphan_scans_local ON CLUSTER c1 \(/);
+    expect(local).to.include(
+      "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/qr/orphan_scans_local', '{replica}')",
+    );
+    expect(local).to.include('SETTINGS replicated_deduplication_window = 10000');
+    expect(distributed).to.equal(
+      'CREATE TABLE IF NOT EXISTS qr.orphan_scans ON CLUSTER c1 AS qr.orphan_scans_local ' +
+        'ENGINE = Distributed(c1, qr, orphan_scans_local, cityHash64(host))',
+    );
   });
 });
