@@ -1,6 +1,7 @@
 // One function per ClickHouse query. Values travel only as typed query_params ({org:UInt64});
 // the only text put into SQL is the database name (a checked identifier) and fixed clauses.
 // Table names are the same on a single server and on a cluster (there they are Distributed).
+import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 
 export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
@@ -148,19 +149,20 @@ export async function rollupChildren(
   return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
 }
 
-export interface RawScan {
-  scan_id: string;
-  scanned_at_ms: number;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  visitor_hash: string;
-  matched_rule: number;
-}
+/** A raw scan as the export reads it: the contract's columns, the time in epoch milliseconds. */
+export type RawScan = Pick<
+  ScanEvent,
+  | 'scan_id'
+  | 'country'
+  | 'device_type'
+  | 'os'
+  | 'browser'
+  | 'referrer'
+  | 'language'
+  | 'provider'
+  | 'visitor_hash'
+  | 'matched_rule'
+> & { scanned_at_ms: number };
 
 export interface RawPageQuery {
   orgId: number;

@@ -129,18 +129,23 @@ const dimensionBreakdown: JsonSchema = {
   },
 };
 
+/** What the organization-level and the per-code payloads share. */
+const rollupProperties = {
+  range_days: { type: 'integer', enum: [...RANGES] },
+  totals: Totals,
+  time_series: timeSeries,
+  dimension: { type: 'string' },
+  dimension_label: { type: 'string' },
+  dimension_breakdown: dimensionBreakdown,
+};
+
 export const AnalyticsPayload: JsonSchema = {
   $id: 'Analytics',
   type: 'object',
   required: ['scope_level', 'range_days', 'totals'],
   properties: {
     scope_level: { type: 'string', enum: ['organization', 'brand', 'code'] },
-    range_days: { type: 'integer', enum: [...RANGES] },
-    totals: Totals,
-    time_series: timeSeries,
-    dimension: { type: 'string' },
-    dimension_label: { type: 'string' },
-    dimension_breakdown: dimensionBreakdown,
+    ...rollupProperties,
     child_breakdown: {
       type: 'array',
       description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
@@ -168,12 +173,7 @@ export const CodeAnalyticsPayload: JsonSchema = {
       required: ['ulid', 'name', 'slug'],
       properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: { type: 'string' } },
     },
-    range_days: { type: 'integer', enum: [...RANGES] },
-    totals: Totals,
-    time_series: timeSeries,
-    dimension: { type: 'string' },
-    dimension_label: { type: 'string' },
-    dimension_breakdown: dimensionBreakdown,
+    ...rollupProperties,
   },
 };
 
