@@ -33,10 +33,11 @@ test-unit: install
 test-integration: install
 	$(MOCHA) 'test/integration/**/*.test.ts'
 
-## lint: eslint + prettier, and the OpenAPI document linted by redocly
+## lint: eslint + prettier, the import rules (dependency-cruiser), and the OpenAPI document linted by redocly
 lint: install openapi
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
+	node_modules/.bin/depcruise server workers clickhouse test bin --config .dependency-cruiser.cjs
 	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
 
 ## openapi: write the OpenAPI 3.1 document to var/openapi.json

@@ -2,9 +2,13 @@
 // Single server / chDB: a MergeTree. With a cluster: a ReplicatedMergeTree `scan_events_local` on
 // every node and a Distributed `scan_events` over it, so readers and the redirect's writer use the
 // same name either way.
+//
+// Frozen text: a released migration never changes (test/unit/clickhouse-ddl pins the DDL it
+// produces). The live definition of the columns is server/analytics/scan-event.ts, checked against
+// this one by the same test.
 import type { ClickHouseMigrationContext } from '../server/stores/migrate.js';
 
-export const SCAN_EVENT_COLUMNS = `
+const COLUMNS = `
   scan_id String,
   scanned_at DateTime64(3, 'UTC'),
   org_id UInt64,
@@ -24,14 +28,14 @@ export const SCAN_EVENT_COLUMNS = `
   matched_rule Int16`;
 
 /** How many recent insert blocks are remembered, so a retried batch with the same insert_deduplication_token is a no-op. */
-export const DEDUPLICATION_WINDOW = 10000;
+const DEDUPLICATION_WINDOW = 10000;
 
-export function onCluster(ctx: ClickHouseMigrationContext): string {
+function onCluster(ctx: ClickHouseMigrationContext): string {
   return ctx.cluster ? ` ON CLUSTER ${ctx.cluster}` : '';
 }
 
 /** The engine clause of a table that is local to one node (replicated when there is a cluster). */
-export function localEngine(
+function localEngine(
   ctx: ClickHouseMigrationContext,
   kind: 'MergeTree' | 'AggregatingMergeTree',
   table: string,
@@ -41,7 +45,7 @@ export function localEngine(
 }
 
 /** Deduplication of retried inserts: replicated tables do it by default; plain MergeTree needs the window set. */
-export function dedupSetting(ctx: ClickHouseMigrationContext): string {
+function dedupSetting(ctx: ClickHouseMigrationContext): string {
   return ctx.cluster
     ? `replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`
     : `non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
@@ -52,7 +56,7 @@ export function dedupSetting(ctx: ClickHouseMigrationContext): string {
  * with a cluster a replicated `<name>_local` per node and a Distributed `name` over it sharded by
  * `shardKey`, so readers and writers use the same name either way.
  */
-export function eventTableStatements(
+function eventTableStatements(
   ctx: ClickHouseMigrationContext,
   t: { name: string; columns: string; orderBy: string; shardKey: string },
 ): string[] {
@@ -83,7 +87,7 @@ export function statements(ctx: ClickHouseMigrationContext): string[] {
   // a large organization still spreads over the cluster.
   return eventTableStatements(ctx, {
     name: 'scan_events',
-    columns: SCAN_EVENT_COLUMNS,
+    columns: COLUMNS,
     orderBy: 'org_id, code_id, scanned_at, scan_id',
     shardKey: 'cityHash64(org_id, code_id)',
   });

@@ -16,8 +16,27 @@
 // Bots are kept with is_bot = 1 so analytics can leave them out (and could show them).
 // Small granules: a query reads one scope's and dimension's rows, and aggregate states are costly
 // to deserialize.
+//
+// Frozen text: a released migration never changes, so this file imports nothing but the type of its
+// argument; the helpers below are copies of 0001's as they were when this was released.
 import type { ClickHouseMigrationContext } from '../server/stores/migrate.js';
-import { dedupSetting, localEngine, onCluster } from './0001_scan_events.js';
+
+const DEDUPLICATION_WINDOW = 10000;
+
+function onCluster(ctx: ClickHouseMigrationContext): string {
+  return ctx.cluster ? ` ON CLUSTER ${ctx.cluster}` : '';
+}
+
+function localEngine(ctx: ClickHouseMigrationContext, kind: 'AggregatingMergeTree', table: string): string {
+  if (!ctx.cluster) return kind;
+  return `Replicated${kind}('/clickhouse/tables/{shard}/${ctx.database}/${table}', '{replica}')`;
+}
+
+function dedupSetting(ctx: ClickHouseMigrationContext): string {
+  return ctx.cluster
+    ? `replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`
+    : `non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
+}
 
 /** Dimension name in scan_daily -> scan_events column. 'total' is the undivided row. */
 export const ROLLUP_DIMENSIONS = {

@@ -8,6 +8,7 @@ import { openClickHouse, type ClickHouseHandle } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from './stores/migrate.js';
 import { createKnex, startPostgres } from './stores/postgres.js';
 import { ApiError } from './errors.js';
+import type { GeoDatabase } from './geo/database.js';
 
 export interface BootOptions {
   /** Open ClickHouse (default true). The CLI skips it for commands that do not need it. */
@@ -20,6 +21,8 @@ export interface BootOptions {
   clock?: Clock;
   poolMax?: number;
   collectDefaultMetrics?: boolean;
+  /** IP databases shared between contexts (tests); default: the context loads its own. */
+  geo?: GeoDatabase;
 }
 
 /** A ClickHouse handle for processes that did not open ClickHouse: any use is a clear 503. */
@@ -66,6 +69,7 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
       clock: opts.clock,
       secretKey: await loadSecretKey(config),
       collectDefaultMetrics: opts.collectDefaultMetrics,
+      geo: opts.geo,
     });
     // Closed last-registered-first: the stores go after everything that uses them.
     app.onClose(() => pg.stop());

@@ -4,13 +4,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import type { Config } from './config.js';
-import type { Logger } from './logger.js';
-import type { ClickHouseHandle } from './stores/clickhouse.js';
-import { createMetrics, type Metrics } from './http/metrics.js';
-import { Validators } from './schemas/validation.js';
-import { Admitter } from './metering/admission.js';
 import { PrincipalCache } from './auth/principal-cache.js';
+import { apiBaseUrl, type Config } from './config.js';
+import { GeoDatabase } from './geo/database.js';
+import type { Logger } from './logger.js';
+import { Admitter } from './metering/admission.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { Validators } from './schemas/validation.js';
+import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { NotifyListener } from './stores/notify.js';
 
 export interface Clock {
@@ -35,6 +36,8 @@ export interface AppContext {
   notify: NotifyListener;
   /** Bearer-token authentication with an invalidated in-memory cache. */
   principals: PrincipalCache;
+  /** The IP databases scans are enriched with, loaded on first use. */
+  geo: GeoDatabase;
   /** Key for signed cookies and salted visitor hashes. */
   secretKey: Buffer;
   /** The API listener's bound port (for links); the configured port until it listens. */
@@ -54,6 +57,8 @@ export interface ContextParts {
   clock?: Clock;
   secretKey?: Buffer;
   collectDefaultMetrics?: boolean;
+  /** Shared IP databases (tests run many contexts in one process and load them once). */
+  geo?: GeoDatabase;
 }
 
 export async function loadSecretKey(config: Config): Promise<Buffer> {
@@ -74,20 +79,29 @@ export function createAppContext(parts: ContextParts): AppContext {
   let port = parts.config.apiPort;
   const notify = new NotifyListener(parts.databaseUrl, parts.log);
   const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
+  const clock = parts.clock ?? systemClock;
+  const apiPort = () => port;
   const app: AppContext = {
     config: parts.config,
     log: parts.log,
     db: parts.db,
     databaseUrl: parts.databaseUrl,
     ch: parts.ch,
-    clock: parts.clock ?? systemClock,
+    clock,
     metrics,
     validators: new Validators(),
-    admitter: undefined as unknown as Admitter, // set right below; it needs the context itself
+    admitter: new Admitter({
+      db: parts.db,
+      config: parts.config,
+      clock,
+      batchSizes: metrics.admissionBatch,
+      helpUrl: () => parts.config.rateLimitHelpUrl || `${apiBaseUrl(parts.config, apiPort())}/docs/rate-limits`,
+    }),
     notify,
     principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
+    geo: parts.geo ?? new GeoDatabase(),
     secretKey: parts.secretKey ?? crypto.randomBytes(32),
-    apiPort: () => port,
+    apiPort,
     setApiPort: (p) => {
       port = p;
     },
@@ -105,6 +119,5 @@ export function createAppContext(parts: ContextParts): AppContext {
       }
     },
   };
-  app.admitter = new Admitter(app);
   return app;
 }

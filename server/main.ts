@@ -8,7 +8,7 @@ import { createApiApp, listen } from './http/api-app.js';
 import { onShutdown } from './process.js';
 import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
-import { startRedirectListener } from './redirect/app.js';
+import { startRedirectListener } from './redirect/listener.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);

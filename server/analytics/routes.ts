@@ -1,4 +1,4 @@
-import { defineOperation, type OperationResult } from '../http/operation.js';
+import { defineOperation, type OperationResult } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   AnalyticsPayload,

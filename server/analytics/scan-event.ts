@@ -1,23 +1,76 @@
-// One row of scan_events, the contract between the redirect (writer) and analytics (reader):
-// docs/scan-event-contract.md. The redirect carries `scanned_at` as the text DateTime64(3) reads
-// ('2026-11-22 07:15:00.123'); generators of test and demo data carry epoch milliseconds.
-export interface ScanEvent<Time = string> {
-  scan_id: string;
-  scanned_at: Time;
-  org_id: number;
-  brand_id: number;
-  domain_id: number;
-  code_id: number;
-  /** UInt64 as a decimal string (JSON numbers lose precision above 2^53). */
-  visitor_hash: string;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  asn: number;
-  is_bot: 0 | 1;
-  matched_rule: number;
+// The one definition of the scan event: the columns of ClickHouse's scan_events, in insert order,
+// with their ClickHouse types. It is the contract between the redirect (writer) and analytics
+// (reader), docs/scan-event-contract.md. Everything else is derived from it: the ScanEvent row type,
+// the column order of the redirect's inserts, the raw export's row type; clickhouse/0001 (frozen
+// migration text) and the contract document are checked against it by test/unit/clickhouse-ddl.
+export const SCAN_EVENT_SCHEMA = {
+  scan_id: 'String',
+  scanned_at: "DateTime64(3, 'UTC')",
+  org_id: 'UInt64',
+  brand_id: 'UInt64',
+  domain_id: 'UInt64',
+  code_id: 'UInt64',
+  visitor_hash: 'UInt64',
+  country: 'LowCardinality(String)',
+  device_type: 'LowCardinality(String)',
+  os: 'LowCardinality(String)',
+  browser: 'LowCardinality(String)',
+  referrer: 'String',
+  language: 'LowCardinality(String)',
+  provider: 'LowCardinality(String)',
+  asn: 'UInt32',
+  is_bot: 'UInt8',
+  matched_rule: 'Int16',
+} as const;
+
+/** Requests for an unknown or inactive slug on a host we serve (orphan_scans, clickhouse/0003). */
+export const ORPHAN_SCAN_SCHEMA = {
+  scan_id: 'String',
+  scanned_at: "DateTime64(3, 'UTC')",
+  org_id: 'UInt64',
+  domain_id: 'UInt64',
+  host: 'String',
+  path: 'String',
+  reason: 'LowCardinality(String)',
+  visitor_hash: 'UInt64',
+  country: 'LowCardinality(String)',
+  device_type: 'LowCardinality(String)',
+  referrer: 'String',
+  is_bot: 'UInt8',
+} as const;
+
+type Schema = Record<string, string>;
+
+/**
+ * The JavaScript value of a column: text for String types; `Time` for scanned_at (the redirect
+ * carries the text DateTime64(3) reads, '2026-11-22 07:15:00.123'; generators of test and demo data
+ * carry epoch milliseconds); visitor_hash as a decimal string (JSON numbers lose precision above
+ * 2^53); is_bot 0 or 1; other integers as numbers.
+ */
+type ColumnValue<Name, Type, Time> = Name extends 'scanned_at'
+  ? Time
+  : Name extends 'visitor_hash'
+    ? string
+    : Name extends 'is_bot'
+      ? 0 | 1
+      : Type extends 'String' | 'LowCardinality(String)'
+        ? string
+        : number;
+
+export type RowOf<S extends Schema, Time = string> = {
+  -readonly [C in keyof S]: ColumnValue<C, S[C], Time>;
+};
+
+/** One row of scan_events. */
+export type ScanEvent<Time = string> = RowOf<typeof SCAN_EVENT_SCHEMA, Time>;
+/** One row of orphan_scans; `reason` is one of two words. */
+export type OrphanScan = Omit<RowOf<typeof ORPHAN_SCAN_SCHEMA>, 'reason'> & { reason: 'unknown' | 'inactive' };
+
+/** Column names in insert order. */
+export const SCAN_EVENT_COLUMNS = Object.keys(SCAN_EVENT_SCHEMA) as readonly (keyof ScanEvent)[];
+export const ORPHAN_SCAN_COLUMNS = Object.keys(ORPHAN_SCAN_SCHEMA) as readonly (keyof OrphanScan)[];
+
+/** The text DateTime64(3) reads: '2024-01-02 03:04:05.678' (UTC). */
+export function clickHouseTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
 }

@@ -4,8 +4,11 @@
 // another organization's ULID is simply not found.
 import { stringify } from 'csv-stringify/sync';
 import type { OrgRecord } from '../auth/principal.js';
+import { brandNames, getBrand } from '../brands/service.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { codeNames, getCodeRow } from '../qr-codes/service.js';
+import { publicSlug } from '../qr-codes/slug.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   rawScanPage,
@@ -16,6 +19,7 @@ import {
   type RollupDimension,
   type RollupFilter,
 } from './queries.js';
+import type { ScanEvent } from './scan-event.js';
 import type { AnalyticsQuery, CodeAnalyticsQuery, RangeDays, RawExportQuery } from './schema.js';
 
 const DAY_MS = 86_400_000;
@@ -104,38 +108,19 @@ export interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;
+  /** The code's own part of its slug. */
   slug: string;
   brandId: number | null;
 }
 
-/** The slug as the API shows it: stored as '<org-slug>/<slug>'. */
-function publicSlug(org: OrgRecord, stored: string): string {
-  const prefix = `${org.slug}/`;
-  return stored.toLowerCase().startsWith(prefix.toLowerCase()) ? stored.slice(prefix.length) : stored;
-}
-
-export async function findBrand(
-  app: AppContext,
-  org: OrgRecord,
-  brandUlid: string,
-): Promise<{ id: number; ulid: string; name: string }> {
-  const row = await app.db('brands').where({ org_id: org.id, ulid: brandUlid }).first('id', 'ulid', 'name');
-  if (!row) throw ApiError.notFound('brand');
-  return { id: Number(row.id), ulid: row.ulid, name: row.name };
-}
-
-export async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<CodeRef> {
-  const row = await app
-    .db('qr_codes')
-    .where({ org_id: org.id, ulid: codeUlid })
-    .whereNull('deleted_at')
-    .first('id', 'ulid', 'name', 'slug', 'brand_id');
-  if (!row) throw ApiError.notFound('QR code');
+/** A live code of the organization (QR-code service), or 404. */
+async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<CodeRef> {
+  const row = await getCodeRow(app.db, org, codeUlid);
   return {
     id: Number(row.id),
     ulid: row.ulid,
     name: row.name,
-    slug: publicSlug(org, row.slug),
+    slug: publicSlug(row.slug),
     brandId: row.brand_id === null ? null : Number(row.brand_id),
   };
 }
@@ -150,15 +135,9 @@ async function childLabels(
   const out = new Map<number, { ulid: string; label: string }>();
   if (!ids.length) return out;
   if (child === 'brand') {
-    const rows = await app.db('brands').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name');
-    for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name });
+    for (const b of await brandNames(app.db, org, ids)) out.set(b.id, { ulid: b.ulid, label: b.name });
   } else {
-    const rows = await app
-      .db('qr_codes')
-      .where('org_id', org.id)
-      .whereIn('id', ids)
-      .select('id', 'ulid', 'name', 'slug');
-    for (const r of rows) out.set(Number(r.id), { ulid: r.ulid, label: r.name || publicSlug(org, r.slug) });
+    for (const c of await codeNames(app.db, org, ids)) out.set(c.id, { ulid: c.ulid, label: c.name || c.slug });
   }
   return out;
 }
@@ -232,7 +211,7 @@ export async function organizationAnalytics(
   const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to };
   let scope: AnalyticsPayload['scope_level'] = 'organization';
   if (q.brand_ulid) {
-    filter.brandId = (await findBrand(app, org, q.brand_ulid)).id;
+    filter.brandId = Number((await getBrand(app.db, org, q.brand_ulid)).id);
     scope = 'brand';
   }
   if (q.code_ulid) {
@@ -296,19 +275,11 @@ export async function codeAnalytics(
   };
 }
 
-export interface RawExportRow {
-  scan_id: string;
-  scanned_at: string;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  visitor_id: string;
-  matched_rule: number | null;
-}
+/** A raw scan as the export shows it: the scan event's columns, ISO time, visitor id, null for no rule. */
+export type RawExportRow = Pick<
+  ScanEvent,
+  'scan_id' | 'country' | 'device_type' | 'os' | 'browser' | 'referrer' | 'language' | 'provider'
+> & { scanned_at: string; visitor_id: string; matched_rule: number | null };
 
 export const RAW_EXPORT_COLUMNS: (keyof RawExportRow)[] = [
   'scan_id',

@@ -16,6 +16,11 @@ export interface PlanRecord {
   features: string[];
 }
 
+/**
+ * The organization as every service and data-access function receives it (first, after the
+ * context or connection): its id scopes every query, its slug builds public paths, its plan gates
+ * features.
+ */
 export interface OrgRecord {
   id: number;
   ulid: string;
@@ -25,11 +30,12 @@ export interface OrgRecord {
   currency: string;
   createdAt: Date;
   updatedAt: Date;
+  plan: PlanRecord | null;
 }
 
+/** Who calls: the organization, the token and what it may do. */
 export interface Principal {
   org: OrgRecord;
-  plan: PlanRecord | null;
   token: { id: number; name: string; abilities: string[]; userId: number; role: Role };
   /** The token's abilities narrowed by the holder's role. */
   abilities: ReadonlySet<Ability>;
@@ -130,30 +136,30 @@ export async function authenticate(
       currency: row.currency,
       createdAt: row.org_created_at,
       updatedAt: row.org_updated_at,
+      plan:
+        row.plan_id === null
+          ? null
+          : {
+              id: row.plan_id,
+              code: row.plan_code!,
+              name: row.plan_name!,
+              apiAccess: row.api_access!,
+              rateLimitPerMin: row.api_rate_limit_per_min!,
+              callsIncludedMonth: row.calls_included_month,
+              features: row.features ?? [],
+            },
     },
-    plan:
-      row.plan_id === null
-        ? null
-        : {
-            id: row.plan_id,
-            code: row.plan_code!,
-            name: row.plan_name!,
-            apiAccess: row.api_access!,
-            rateLimitPerMin: row.api_rate_limit_per_min!,
-            callsIncludedMonth: row.calls_included_month,
-            features: row.features ?? [],
-          },
     token: { id: row.token_id, name: row.token_name, abilities: row.abilities, userId: row.user_id, role: row.role },
     abilities: effectiveAbilities(row.abilities, row.role),
   };
   return { principal, expiresAt: row.expires_at };
 }
 
-export function hasApiAccess(p: Principal): boolean {
-  return !!p.plan?.apiAccess;
+export function hasApiAccess(org: OrgRecord): boolean {
+  return !!org.plan?.apiAccess;
 }
 
 /** Plan-gated features (redirect_cap, routing, schedule, password): 403 feature_not_in_plan. */
-export function requireFeature(p: Principal, feature: string): void {
-  if (!p.plan?.features.includes(feature)) throw ApiError.featureNotInPlan(feature);
+export function requireFeature(org: OrgRecord, feature: string): void {
+  if (!org.plan?.features.includes(feature)) throw ApiError.featureNotInPlan(feature);
 }

@@ -1,5 +1,6 @@
-import { defineOperation } from '../http/operation.js';
-import { listResult, pagedEnvelope } from '../http/paged-list.js';
+import { defineOperation } from '../operations/operation.js';
+import { listResult } from '../operations/list-result.js';
+import { pagedEnvelope } from '../schemas/paging.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   Brand,
@@ -28,7 +29,7 @@ export const brandsList = defineOperation<Record<string, never>, ListBrandsQuery
   response: { status: 200, description: 'The brands.', schema: pagedEnvelope(Brand) },
   handler: async (call, { query }) =>
     listResult(call, query, {
-      fetch: (after, n) => listBrandsPage(call.app.db, call.principal.org.id, after, n),
+      fetch: (after, n) => listBrandsPage(call.app.db, call.principal.org, after, n),
       id: (row) => row.id,
       render: renderBrand,
     }),
@@ -48,7 +49,7 @@ export const brandsRead = defineOperation<BrandParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: renderBrand(await getBrand(app.db, principal.org.id, params.brand_ulid)) },
+    body: { data: renderBrand(await getBrand(app.db, principal.org, params.brand_ulid)) },
   }),
 });
 
@@ -67,7 +68,7 @@ export const brandsCreate = defineOperation<Record<string, never>, Record<string
   response: { status: 201, description: 'The new brand.', schema: dataEnvelope(Brand) },
   handler: async ({ app, principal }, { body }) => ({
     status: 201,
-    body: { data: renderBrand(await createBrand(app, principal.org.id, body)) },
+    body: { data: renderBrand(await createBrand(app, principal.org, body)) },
   }),
 });
 
@@ -86,7 +87,7 @@ export const brandsUpdate = defineOperation<BrandParams, Record<string, never>, 
   errors: [404],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 200,
-    body: { data: renderBrand(await updateBrand(app, principal.org.id, params.brand_ulid, body)) },
+    body: { data: renderBrand(await updateBrand(app, principal.org, params.brand_ulid, body)) },
   }),
 });
 

@@ -1,4 +1,4 @@
-import { pageQueryProperties, type PageQuery } from '../http/paged-list.js';
+import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 

@@ -1,6 +1,7 @@
-// Brands of an organization. Every data-access function takes the organization id first.
+// Brands of an organization. Every service and data-access function takes the organization first.
 import type { Knex } from 'knex';
 import { ulid as newUlid } from 'ulid';
+import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { findVisibleDomain } from '../domains/service.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
@@ -48,29 +49,40 @@ export function renderBrand(row: BrandRow): BrandOut {
   };
 }
 
-function brands(db: Knex | Knex.Transaction, orgId: number): Knex.QueryBuilder {
+function brands(db: Knex | Knex.Transaction, org: OrgRecord): Knex.QueryBuilder {
   return db('brands as b')
     .leftJoin('domains as d', 'd.id', 'b.primary_domain_id')
-    .where('b.org_id', orgId)
+    .where('b.org_id', org.id)
     .select('b.*', 'd.ulid as primary_domain_ulid', 'd.host as primary_domain_host');
 }
 
-export async function listBrandsPage(db: Knex, orgId: number, afterId: number, n: number): Promise<BrandRow[]> {
-  return brands(db, orgId).where('b.id', '>', afterId).orderBy('b.id').limit(n);
+export async function listBrandsPage(db: Knex, org: OrgRecord, afterId: number, n: number): Promise<BrandRow[]> {
+  return brands(db, org).where('b.id', '>', afterId).orderBy('b.id').limit(n);
 }
 
 export async function findBrand(
   db: Knex | Knex.Transaction,
-  orgId: number,
+  org: OrgRecord,
   brandUlid: string,
 ): Promise<BrandRow | undefined> {
-  return brands(db, orgId).where('b.ulid', brandUlid.toUpperCase()).first();
+  return brands(db, org).where('b.ulid', brandUlid.toUpperCase()).first();
 }
 
-export async function getBrand(db: Knex, orgId: number, brandUlid: string): Promise<BrandRow> {
-  const row = await findBrand(db, orgId, brandUlid);
+export async function getBrand(db: Knex, org: OrgRecord, brandUlid: string): Promise<BrandRow> {
+  const row = await findBrand(db, org, brandUlid);
   if (!row) throw ApiError.notFound('brand');
   return row;
+}
+
+/** Id, ULID and name of brands by id (analytics labels). */
+export async function brandNames(
+  db: Knex,
+  org: OrgRecord,
+  ids: number[],
+): Promise<{ id: number; ulid: string; name: string }[]> {
+  if (!ids.length) return [];
+  const rows = await db('brands').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name');
+  return rows.map((r) => ({ id: Number(r.id), ulid: r.ulid, name: r.name }));
 }
 
 /** A slug from a display name: ASCII letters and digits joined by hyphens, lowercase, at most 64. */
@@ -87,12 +99,12 @@ export function slugFromName(name: string): string {
 }
 
 /** `base` (a slugFromName result: [a-z0-9-] only, so safe in LIKE), else `base-2`, `base-3`, ... whichever is free in the organization (case-insensitively). */
-async function freeSlug(db: Knex, orgId: number, base: string): Promise<string> {
+async function freeSlug(db: Knex, org: OrgRecord, base: string): Promise<string> {
   const stem = base.slice(0, 56);
   const taken = new Set(
     (
       await db('brands')
-        .where({ org_id: orgId })
+        .where({ org_id: org.id })
         .where((q) =>
           q.whereRaw('lower(slug) = ?', [base.toLowerCase()]).orWhereRaw('lower(slug) like ?', [`${stem}-%`]),
         )
@@ -108,12 +120,12 @@ async function freeSlug(db: Knex, orgId: number, base: string): Promise<string> 
 
 async function domainIdFor(
   db: Knex,
-  orgId: number,
+  org: OrgRecord,
   domainUlid: string | null | undefined,
 ): Promise<number | null | undefined> {
   if (domainUlid === undefined) return undefined;
   if (domainUlid === null) return null;
-  const domain = await findVisibleDomain(db, orgId, domainUlid);
+  const domain = await findVisibleDomain(db, org, domainUlid);
   if (!domain) throw ApiError.field('primary_domain_ulid', 'No such domain in this organization.');
   return domain.id;
 }
@@ -122,17 +134,17 @@ function slugTaken(): ApiError {
   return ApiError.field('slug', 'The slug has already been taken.');
 }
 
-export async function createBrand(app: AppContext, orgId: number, input: CreateBrandBody): Promise<BrandRow> {
-  const primaryDomainId = await domainIdFor(app.db, orgId, input.primary_domain_ulid);
+export async function createBrand(app: AppContext, org: OrgRecord, input: CreateBrandBody): Promise<BrandRow> {
+  const primaryDomainId = await domainIdFor(app.db, org, input.primary_domain_ulid);
   const now = app.clock.now();
   // A generated slug that loses a race to a concurrent insert is picked again; a given one is 422.
   for (let attempt = 0; ; attempt++) {
-    const slug = input.slug ?? (await freeSlug(app.db, orgId, slugFromName(input.name)));
+    const slug = input.slug ?? (await freeSlug(app.db, org, slugFromName(input.name)));
     const id = newUlid(now.getTime());
     try {
       await app.db('brands').insert({
         ulid: id,
-        org_id: orgId,
+        org_id: org.id,
         name: input.name,
         slug,
         brand_kit: JSON.stringify(input.brand_kit ?? {}),
@@ -141,7 +153,7 @@ export async function createBrand(app: AppContext, orgId: number, input: CreateB
         created_at: now,
         updated_at: now,
       });
-      return getBrand(app.db, orgId, id);
+      return getBrand(app.db, org, id);
     } catch (err) {
       if (sqlState(err) !== UNIQUE_VIOLATION) throw err;
       if (input.slug !== undefined || attempt >= 4) throw slugTaken();
@@ -151,25 +163,25 @@ export async function createBrand(app: AppContext, orgId: number, input: CreateB
 
 export async function updateBrand(
   app: AppContext,
-  orgId: number,
+  org: OrgRecord,
   brandUlid: string,
   patch: BrandInput,
 ): Promise<BrandRow> {
-  const row = await getBrand(app.db, orgId, brandUlid);
+  const row = await getBrand(app.db, org, brandUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.slug !== undefined) changes.slug = patch.slug;
   if (patch.brand_kit !== undefined) changes.brand_kit = JSON.stringify(patch.brand_kit);
   if (patch.settings !== undefined) changes.settings = JSON.stringify(patch.settings);
-  const primaryDomainId = await domainIdFor(app.db, orgId, patch.primary_domain_ulid);
+  const primaryDomainId = await domainIdFor(app.db, org, patch.primary_domain_ulid);
   if (primaryDomainId !== undefined) changes.primary_domain_id = primaryDomainId;
   if (!Object.keys(changes).length) return row;
   changes.updated_at = app.clock.now();
   try {
-    await app.db('brands').where({ id: row.id, org_id: orgId }).update(changes);
+    await app.db('brands').where({ id: row.id, org_id: org.id }).update(changes);
   } catch (err) {
     if (sqlState(err) === UNIQUE_VIOLATION) throw slugTaken();
     throw err;
   }
-  return getBrand(app.db, orgId, row.ulid);
+  return getBrand(app.db, org, row.ulid);
 }

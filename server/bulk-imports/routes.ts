@@ -1,4 +1,4 @@
-import { defineOperation } from '../http/operation.js';
+import { defineOperation } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   BulkImport,
@@ -28,7 +28,10 @@ export const bulkCreate = defineOperation<Record<string, never>, Record<string, 
   body: stageImportBody,
   response: { status: 201, description: 'The staged import and its confirm token.', schema: StagedImport },
   handler: async ({ app, principal, via }, { body }) => {
-    const staged = await stageImport(app, principal, body, { source: via === 'mcp' ? 'mcp' : 'api' });
+    const staged = await stageImport(app, principal.org, body, {
+      tokenId: principal.token.id,
+      source: via.name === 'mcp' ? 'mcp' : 'api',
+    });
     return { status: 201, body: { data: staged.data, meta: { confirm_token: staged.confirmToken } } };
   },
 });
@@ -47,7 +50,7 @@ export const bulkRead = defineOperation<ImportParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: await readImport(app, principal, params.import_ulid) },
+    body: { data: await readImport(app, principal.org, params.import_ulid) },
   }),
 });
 
@@ -67,7 +70,7 @@ export const bulkConfirm = defineOperation<ImportParams, Record<string, never>, 
   errors: [404, 409],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 202,
-    body: { data: await confirmImport(app, principal, params.import_ulid, body.confirm_token) },
+    body: { data: await confirmImport(app, principal.org, params.import_ulid, body.confirm_token) },
   }),
 });
 
@@ -85,7 +88,7 @@ export const bulkErrors = defineOperation<ImportParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: await importErrors(app, principal, params.import_ulid) },
+    body: { data: await importErrors(app, principal.org, params.import_ulid) },
   }),
 });
 

@@ -5,13 +5,14 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ulid as newUlid } from 'ulid';
-import type { Principal } from '../auth/principal.js';
+import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, type FieldErrors } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
-import { insertCodes, resolveRefs, type NewCodeRow } from '../qr-codes/repository.js';
+import { getOrganizationById } from '../organizations/service.js';
+import type { NewCodeRow } from '../qr-codes/repository.js';
 import type { CodeWrite } from '../qr-codes/schema.js';
-import { prepareNewCodes, type OrgRef } from '../qr-codes/service.js';
+import { checkReferences, insertPreparedCodes, prepareNewCodes, resolveReferences } from '../qr-codes/service.js';
 import type { StageImportInput } from './schema.js';
 
 export const EXECUTE_TASK = 'bulk-import-execute';
@@ -51,7 +52,7 @@ interface ImportRow {
   updated_at: Date;
 }
 
-export interface BulkImportPayload {
+export interface BulkImportOut {
   ulid: string;
   type: string;
   status: string;
@@ -73,7 +74,7 @@ export interface BulkImportPayload {
   updated_at: string;
 }
 
-export function importPayload(r: ImportRow): BulkImportPayload {
+export function renderImport(r: ImportRow): BulkImportOut {
   return {
     ulid: r.ulid,
     type: r.type,
@@ -114,27 +115,20 @@ export function withDefaults(row: Record<string, unknown>, defaults: StageImport
   return out as CodeWrite;
 }
 
+/** Stages rows for the organization; `tokenId` is the token that staged them, `source` its adapter. */
 export async function stageImport(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   input: StageImportInput,
-  opts: { source?: 'api' | 'mcp' } = {},
-): Promise<{ data: BulkImportPayload; confirmToken: string }> {
+  opts: { tokenId: number; source?: 'api' | 'mcp' },
+): Promise<{ data: BulkImportOut; confirmToken: string }> {
   const max = app.config.bulkImportMaxRows;
   if (input.rows.length > max)
     throw ApiError.field('rows', `At most ${max} rows per import; got ${input.rows.length}.`);
-  const org: OrgRef = { id: principal.org.id, slug: principal.org.slug };
   const defaults = input.defaults ?? {};
-  const refs = await resolveRefs(app.db, org.id, {
-    domains: defaults.domain_ulid ? [defaults.domain_ulid] : [],
-    brands: defaults.brand_ulid ? [defaults.brand_ulid] : [],
-    styles: [],
-  });
+  const refs = await resolveReferences(app.db, org, [defaults]);
   const defaultErrors: FieldErrors = {};
-  if (defaults.domain_ulid && !refs.domains.has(defaults.domain_ulid))
-    defaultErrors['defaults.domain_ulid'] = ['No such domain in this organization.'];
-  if (defaults.brand_ulid && !refs.brands.has(defaults.brand_ulid))
-    defaultErrors['defaults.brand_ulid'] = ['No such brand in this organization.'];
+  checkReferences(defaultErrors, refs, defaults, 'defaults.');
   if (Object.keys(defaultErrors).length) throw ApiError.validation(defaultErrors);
 
   const rows = input.rows.map((r) => withDefaults(r, defaults));
@@ -148,7 +142,7 @@ export async function stageImport(
       .insert({
         ulid: newUlid(),
         org_id: org.id,
-        token_id: principal.token.id,
+        token_id: opts.tokenId,
         type: 'qr_codes',
         status: 'staged',
         source: opts.source ?? 'api',
@@ -175,14 +169,14 @@ export async function stageImport(
     );
     return created as ImportRow;
   });
-  return { data: importPayload(row), confirmToken: token };
+  return { data: renderImport(row), confirmToken: token };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reading and confirming.
 
-async function findImport(db: Db, orgId: number, ulid: string, forUpdate = false): Promise<ImportRow | null> {
-  const q = db('bulk_imports').where({ org_id: orgId, ulid: ulid.toUpperCase() }).first();
+async function findImport(db: Db, org: OrgRecord, ulid: string, forUpdate = false): Promise<ImportRow | null> {
+  const q = db('bulk_imports').where({ org_id: org.id, ulid: ulid.toUpperCase() }).first();
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
 }
 
@@ -197,14 +191,10 @@ async function expireIfStale(app: AppContext, db: Db, row: ImportRow): Promise<I
   return (updated as ImportRow | undefined) ?? row;
 }
 
-export async function readImport(
-  app: AppContext,
-  principal: Principal,
-  importUlid: string,
-): Promise<BulkImportPayload> {
-  const row = await findImport(app.db, principal.org.id, importUlid);
+export async function readImport(app: AppContext, org: OrgRecord, importUlid: string): Promise<BulkImportOut> {
+  const row = await findImport(app.db, org, importUlid);
   if (!row) throw ApiError.notFound('bulk import');
-  return importPayload(await expireIfStale(app, app.db, row));
+  return renderImport(await expireIfStale(app, app.db, row));
 }
 
 /**
@@ -213,13 +203,13 @@ export async function readImport(
  */
 export async function confirmImport(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   importUlid: string,
   token: string,
-): Promise<BulkImportPayload> {
+): Promise<BulkImportOut> {
   const expired = () => ApiError.field('confirm_token', 'The confirm token has expired; stage the rows again.');
   const outcome = await app.db.transaction(async (trx) => {
-    const found = await findImport(trx, principal.org.id, importUlid, true);
+    const found = await findImport(trx, org, importUlid, true);
     if (!found) throw ApiError.notFound('bulk import');
     const row = await expireIfStale(app, trx, found);
     if (row.status === 'expired') return { expired: true as const };
@@ -239,12 +229,12 @@ export async function confirmImport(
   });
   // The expiry is committed before answering 422, so the import reads as expired afterwards.
   if ('expired' in outcome) throw expired();
-  return importPayload(outcome.row);
+  return renderImport(outcome.row);
 }
 
 /** Every row error, staging and execution, in row order. */
-export async function importErrors(app: AppContext, principal: Principal, importUlid: string): Promise<RowError[]> {
-  const row = await findImport(app.db, principal.org.id, importUlid);
+export async function importErrors(app: AppContext, org: OrgRecord, importUlid: string): Promise<RowError[]> {
+  const row = await findImport(app.db, org, importUlid);
   if (!row) throw ApiError.notFound('bulk import');
   const rows = await app
     .db('bulk_import_rows')
@@ -279,7 +269,7 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
       .limit(batchSize)
       .select('row_index', 'status', 'data')) as { row_index: number; status: string; data: CodeWrite }[];
     if (!rows.length) return 0;
-    const org = (await trx('organizations').where({ id: imp.org_id }).first('id', 'slug')) as OrgRef;
+    const org = await getOrganizationById(trx, imp.org_id);
     const pending = rows.filter((r) => r.status === 'pending');
     const prepared = await prepareNewCodes(
       app,
@@ -288,7 +278,7 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
       pending.map((r) => r.data),
     );
     const toInsert = prepared.rows.filter((r): r is NewCodeRow => r !== null);
-    const ids = await insertCodes(trx, toInsert);
+    const ids = await insertPreparedCodes(trx, toInsert);
     const updates: { row: number; status: string; codeId: number | null; error: FieldErrors | null }[] = [];
     for (const r of rows)
       if (r.status === 'invalid') updates.push({ row: r.row_index, status: 'skipped', codeId: null, error: null });

@@ -60,7 +60,7 @@ export const COMMANDS: Record<string, CliCommand> = {
           slug: created.org.slug,
           currency: created.org.currency,
         },
-        plan: created.plan?.code ?? null,
+        plan: created.org.plan?.code ?? null,
         owner: { ulid: created.owner.ulid, email: created.owner.email },
         token: created.token.secret,
         token_id: created.token.token.id,
@@ -76,7 +76,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
-      const plan = await setPlan(app, org.id, a.plan === 'none' ? null : String(a.plan));
+      const plan = await setPlan(app, org, a.plan === 'none' ? null : String(a.plan));
       return { organization: org.ulid, plan: plan?.code ?? null };
     },
   },
@@ -91,7 +91,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
       if (!ROLES.includes(a.role as Role)) throw new UsageError(`--role must be one of: ${ROLES.join(', ')}`);
-      const user = await addMember(app, org.id, String(a.email), a.role as Role);
+      const user = await addMember(app, org, String(a.email), a.role as Role);
       return { organization: org.ulid, user: user.ulid, email: user.email, role: a.role };
     },
   },
@@ -108,7 +108,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
-      const member = await findMember(app.db, org.id, String(a.email));
+      const member = await findMember(app.db, org, String(a.email));
       if (!member) throw new UsageError(`${String(a.email)} is not a member of ${org.slug}`);
       const abilities = String(a.abilities ?? '*')
         .split(',')
@@ -121,8 +121,7 @@ export const COMMANDS: Record<string, CliCommand> = {
         expiresAt = new Date(String(a['expires-at']));
         if (Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date-time');
       }
-      const created = await createToken(app, app.db, {
-        orgId: org.id,
+      const created = await createToken(app, app.db, org, {
         userId: member.userId,
         name: String(a.name),
         abilities,
@@ -144,7 +143,7 @@ export const COMMANDS: Record<string, CliCommand> = {
       if (minor === null || minor <= 0) {
         throw new UsageError(`--amount must be a positive decimal with at most the decimals of ${org.currency}`);
       }
-      const { balanceMinor } = await topUp(app, org.id, minor, 'qrctl');
+      const { balanceMinor } = await topUp(app, org, minor, 'qrctl');
       return {
         organization: org.ulid,
         credited: formatMinor(minor, org.currency),

@@ -19,3 +19,16 @@ export async function syncFallbackDomains(db: Knex, origins: string[]): Promise<
       .update({ origin });
   }
 }
+
+/** The first shared fallback domain (created from FALLBACK_ORIGINS when missing): demo data uses it. */
+export async function firstFallbackDomain(db: Knex, origins: string[]): Promise<{ id: number; ulid: string }> {
+  const find = () =>
+    db('domains').where({ type: 'fallback' }).whereNull('deleted_at').orderBy('id').first('id', 'ulid');
+  let row = await find();
+  if (!row) {
+    await syncFallbackDomains(db, origins);
+    row = await find();
+  }
+  if (!row) throw new Error('no fallback domain: set FALLBACK_ORIGINS');
+  return { id: Number(row.id), ulid: row.ulid };
+}

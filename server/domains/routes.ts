@@ -1,5 +1,6 @@
-import { defineOperation } from '../http/operation.js';
-import { listResult, pagedEnvelope } from '../http/paged-list.js';
+import { defineOperation } from '../operations/operation.js';
+import { listResult } from '../operations/list-result.js';
+import { pagedEnvelope } from '../schemas/paging.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   createDomainBody,
@@ -28,7 +29,7 @@ export const domainsList = defineOperation<Record<string, never>, ListDomainsQue
   response: { status: 200, description: 'The domains.', schema: pagedEnvelope(Domain) },
   handler: async (call, { query }) =>
     listResult(call, query, {
-      fetch: (after, n) => listDomainsPage(call.app.db, call.principal.org.id, after, n),
+      fetch: (after, n) => listDomainsPage(call.app.db, call.principal.org, after, n),
       id: (row) => row.id,
       render: renderDomain,
     }),
@@ -48,7 +49,7 @@ export const domainsRead = defineOperation<DomainParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: renderDomain(await getDomain(app.db, principal.org.id, params.domain_ulid)) },
+    body: { data: renderDomain(await getDomain(app.db, principal.org, params.domain_ulid)) },
   }),
 });
 
@@ -69,7 +70,7 @@ export const domainsCreate = defineOperation<Record<string, never>, Record<strin
   response: { status: 201, description: 'The new domain.', schema: dataEnvelope(Domain) },
   handler: async ({ app, principal }, { body }) => ({
     status: 201,
-    body: { data: renderDomain(await createDomain(app, principal.org.id, body)) },
+    body: { data: renderDomain(await createDomain(app, principal.org, body)) },
   }),
 });
 
@@ -88,7 +89,7 @@ export const domainsUpdate = defineOperation<DomainParams, Record<string, never>
   errors: [404, 409],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 200,
-    body: { data: renderDomain(await updateDomain(app, principal.org.id, params.domain_ulid, body)) },
+    body: { data: renderDomain(await updateDomain(app, principal.org, params.domain_ulid, body)) },
   }),
 });
 

@@ -1,9 +1,10 @@
 // Domains: the shared fallback hosts (no organization, readable by all) and each organization's
 // custom domains, with DNS ownership verification, certificate jobs and the primary flag.
-// Every data-access function takes the organization id first.
+// Every service and data-access function takes the organization first.
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ulid as newUlid } from 'ulid';
+import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
@@ -75,26 +76,26 @@ export function renderDomain(row: DomainRow): DomainOut {
 }
 
 /** Domains an organization may see and use: its own custom domains and the shared fallbacks. */
-function visible(db: Knex | Knex.Transaction, orgId: number): Knex.QueryBuilder {
+function visible(db: Knex | Knex.Transaction, org: OrgRecord): Knex.QueryBuilder {
   return db('domains')
     .whereNull('deleted_at')
-    .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').where('type', 'fallback')));
+    .where((q) => q.where('org_id', org.id).orWhere((f) => f.whereNull('org_id').where('type', 'fallback')));
 }
 
-export async function listDomainsPage(db: Knex, orgId: number, afterId: number, n: number): Promise<DomainRow[]> {
-  return visible(db, orgId).where('id', '>', afterId).orderBy('id').limit(n).select<DomainRow[]>('*');
+export async function listDomainsPage(db: Knex, org: OrgRecord, afterId: number, n: number): Promise<DomainRow[]> {
+  return visible(db, org).where('id', '>', afterId).orderBy('id').limit(n).select<DomainRow[]>('*');
 }
 
 export async function findVisibleDomain(
   db: Knex | Knex.Transaction,
-  orgId: number,
+  org: OrgRecord,
   domainUlid: string,
 ): Promise<DomainRow | undefined> {
-  return visible(db, orgId).where('ulid', domainUlid.toUpperCase()).first<DomainRow | undefined>('*');
+  return visible(db, org).where('ulid', domainUlid.toUpperCase()).first<DomainRow | undefined>('*');
 }
 
-export async function getDomain(db: Knex, orgId: number, domainUlid: string): Promise<DomainRow> {
-  const row = await findVisibleDomain(db, orgId, domainUlid);
+export async function getDomain(db: Knex, org: OrgRecord, domainUlid: string): Promise<DomainRow> {
+  const row = await findVisibleDomain(db, org, domainUlid);
   if (!row) throw ApiError.notFound('domain');
   return row;
 }
@@ -104,8 +105,8 @@ export async function getDomain(db: Knex, orgId: number, domainUlid: string): Pr
  * domain whose record is already published verifies at once (POST verify=true), while another
  * organization claiming the same host gets a different value.
  */
-export function verificationToken(app: AppContext, orgId: number, host: string): string {
-  const mac = crypto.createHmac('sha256', app.secretKey).update(`domain-verification:${orgId}:${host}`).digest();
+export function verificationToken(app: AppContext, org: OrgRecord, host: string): string {
+  const mac = crypto.createHmac('sha256', app.secretKey).update(`domain-verification:${org.id}:${host}`).digest();
   return `qr-verify=${mac.subarray(0, 24).toString('base64url')}`;
 }
 
@@ -127,7 +128,7 @@ async function fallbackHostnames(app: AppContext): Promise<Set<string>> {
 
 export async function createDomain(
   app: AppContext,
-  orgId: number,
+  org: OrgRecord,
   input: { host: string; verify: boolean },
 ): Promise<DomainRow> {
   const normalized = normalizeHost(input.host);
@@ -143,14 +144,14 @@ export async function createDomain(
       .db('domains')
       .insert({
         ulid: newUlid(now.getTime()),
-        org_id: orgId,
+        org_id: org.id,
         host,
         type: 'custom',
         status: 'pending',
         ssl_status: 'pending',
         verification: JSON.stringify({
           txt_record_name: TXT_PREFIX + host,
-          txt_record_value: verificationToken(app, orgId, host),
+          txt_record_value: verificationToken(app, org, host),
           cname_target: cnameTarget(app),
         }),
         created_at: now,
@@ -162,13 +163,13 @@ export async function createDomain(
     throw err;
   }
   if (!input.verify) return row;
-  return updateDomain(app, orgId, row.ulid, { verify: true });
+  return updateDomain(app, org, row.ulid, { verify: true });
 }
 
 /** Re-reads the row under a lock; the organization binds it. */
-async function lockDomain(trx: Knex.Transaction, orgId: number, id: number): Promise<DomainRow> {
+async function lockDomain(trx: Knex.Transaction, org: OrgRecord, id: number): Promise<DomainRow> {
   const row = await trx('domains')
-    .where({ id, org_id: orgId })
+    .where({ id, org_id: org.id })
     .whereNull('deleted_at')
     .forUpdate()
     .first<DomainRow | undefined>('*');
@@ -176,23 +177,28 @@ async function lockDomain(trx: Knex.Transaction, orgId: number, id: number): Pro
   return row;
 }
 
-async function queueCertificate(trx: Knex.Transaction, orgId: number, domainId: number, reason: string): Promise<void> {
+async function queueCertificate(
+  trx: Knex.Transaction,
+  org: OrgRecord,
+  domainId: number,
+  reason: string,
+): Promise<void> {
   // One pending job per domain: a second request before it runs replaces the first.
   await enqueueJob(
     trx,
     CERTIFICATE_TASK,
-    { org_id: orgId, domain_id: domainId, reason },
+    { org_id: org.id, domain_id: domainId, reason },
     { jobKey: `${CERTIFICATE_TASK}:${domainId}` },
   );
 }
 
 export async function updateDomain(
   app: AppContext,
-  orgId: number,
+  org: OrgRecord,
   domainUlid: string,
   patch: UpdateDomainBody,
 ): Promise<DomainRow> {
-  const found = await findVisibleDomain(app.db, orgId, domainUlid);
+  const found = await findVisibleDomain(app.db, org, domainUlid);
   if (!found) throw ApiError.notFound('domain');
   if (found.type === 'fallback') {
     if (patch.is_primary) throw ApiError.field('is_primary', 'A shared fallback domain cannot be primary.');
@@ -214,9 +220,9 @@ export async function updateDomain(
   return app.db.transaction(async (trx) => {
     if (patch.is_primary) {
       // Serializes primary changes of one organization, so two concurrent requests cannot both win.
-      await trx('organizations').where({ id: orgId }).forUpdate().first('id');
+      await trx('organizations').where({ id: org.id }).forUpdate().first('id');
     }
-    const row = await lockDomain(trx, orgId, found.id);
+    const row = await lockDomain(trx, org, found.id);
     const changes: Partial<Record<keyof DomainRow, unknown>> = {};
     let status = row.status;
     if (check) {
@@ -227,7 +233,7 @@ export async function updateDomain(
         changes.status = 'active';
         changes.verified_at = now;
         changes.ssl_status = 'pending';
-        await queueCertificate(trx, orgId, row.id, 'verified');
+        await queueCertificate(trx, org, row.id, 'verified');
       }
     }
     if (patch.refresh_ssl) {
@@ -235,11 +241,11 @@ export async function updateDomain(
         throw ApiError.conflict('Only a verified (active) custom domain can refresh its certificate; verify it first.');
       }
       changes.ssl_status = 'pending';
-      await queueCertificate(trx, orgId, row.id, 'refresh');
+      await queueCertificate(trx, org, row.id, 'refresh');
     }
     if (patch.is_primary === true && !row.is_primary) {
       await trx('domains')
-        .where({ org_id: orgId, is_primary: true })
+        .where({ org_id: org.id, is_primary: true })
         .whereNot({ id: row.id })
         .update({ is_primary: false, updated_at: now });
       changes.is_primary = true;
@@ -257,7 +263,7 @@ export async function updateDomain(
     if (!Object.keys(changes).length) return row;
     changes.updated_at = now;
     const [updated] = await trx('domains')
-      .where({ id: row.id, org_id: orgId })
+      .where({ id: row.id, org_id: org.id })
       .update(changes)
       .returning<DomainRow[]>('*');
     return updated;

@@ -6,11 +6,11 @@ import Koa from 'koa';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { operations as allOperations } from '../operations.js';
-import { compileOperationSchemas } from './execute.js';
+import { operations as allOperations } from '../all-operations.js';
+import { compileOperationSchemas } from '../operations/execute.js';
+import { buildOpenApi } from '../operations/openapi.js';
+import type { Operation } from '../operations/operation.js';
 import { accessLog, errorHandler, requestId, type RequestState } from './middleware.js';
-import { buildOpenApi } from './openapi.js';
-import type { Operation } from './operation.js';
 import { mountOperations } from './rest.js';
 import { rateLimitPage } from './pages.js';
 

@@ -1,13 +1,19 @@
 // REST adapter: mounts every operation on the router. It authenticates, reads the body only
-// after admission, and renders the operation's result; the rules live in executeOperation.
+// after admission, and renders the operation's result; the rules live in executeOperation
+// (server/operations/execute.ts).
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { rateHeaders } from '../metering/admission.js';
+import { executeOperation } from '../operations/execute.js';
+import { VIA_REST, type Operation, type OperationResult } from '../operations/operation.js';
 import { readJsonBody } from './body.js';
-import { executeOperation } from './execute.js';
 import type { RequestState } from './middleware.js';
-import { routerPath, type Operation, type OperationResult } from './operation.js';
+
+/** Koa-router path from an OpenAPI template: /v1/tokens/{token_id} -> /v1/tokens/:token_id */
+export function routerPath(path: string): string {
+  return path.replace(/\{([a-z_]+)\}/g, ':$1');
+}
 
 export function respond(ctx: Koa.Context, result: OperationResult): void {
   ctx.status = result.status;
@@ -43,7 +49,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
           requestId: state.requestId,
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
-          via: 'rest',
+          via: VIA_REST,
           onRate: (info) => ctx.set(rateHeaders(info)),
         },
       );

@@ -1,9 +1,9 @@
 // MCP-only operations behind codes_bulk_create and codes_bulk_update_status. They are not REST
-// endpoints (so not in server/operations.ts), but they run through executeOperation like every
+// endpoints (so not in server/all-operations.ts), but they run through executeOperation like every
 // tool: codes.create / codes.update ability, one admitted and metered call each. The rules are the
 // QR-code service's (server/qr-codes/service.ts): rows are validated like POST /v1/qr-codes and
 // written in one transaction, all or nothing.
-import { defineOperation, type Operation } from '../http/operation.js';
+import { defineOperation, type Operation } from '../operations/operation.js';
 import { createCodes, updateCodesStatus } from '../qr-codes/service.js';
 import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from '../qr-codes/schema.js';
 import { listEnvelope, ulid } from '../schemas/common.js';
@@ -65,7 +65,7 @@ export const codesBulkCreateNow = defineOperation<Record<string, never>, Record<
   response: { status: 201, description: 'The created codes, in row order.', schema: listEnvelope(QrCode) },
   handler: async ({ app, principal }, { body }) => ({
     status: 201,
-    body: { data: await createCodes(app, principal, body.rows, { fieldPrefix: 'rows' }) },
+    body: { data: await createCodes(app, principal.org, body.rows, { fieldPrefix: 'rows' }) },
   }),
 });
 
@@ -104,7 +104,7 @@ export const codesBulkUpdateStatus = defineOperation<Record<string, never>, Reco
   response: { status: 200, description: 'The updated codes.', schema: listEnvelope(QrCode) },
   handler: async ({ app, principal }, { body }) => ({
     status: 200,
-    body: { data: await updateCodesStatus(app, principal, body.code_ulids, body.status) },
+    body: { data: await updateCodesStatus(app, principal.org, body.code_ulids, body.status) },
   }),
 });
 

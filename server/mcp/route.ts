@@ -9,12 +9,12 @@ import type { Principal } from '../auth/principal.js';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { operations } from '../all-operations.js';
 import { readJsonBody } from '../http/body.js';
-import { assertApiAccess } from '../http/execute.js';
 import type { RequestState } from '../http/middleware.js';
 import { rateHeaders } from '../metering/admission.js';
-import { operations } from '../operations.js';
-import { API_VERSION } from '../status/routes.js';
+import { assertApiAccess } from '../operations/execute.js';
+import { API_VERSION } from '../operations/operation.js';
 import { mcpOnlyOperations } from './bulk-codes.js';
 import {
   DEFAULT_HEADER_PROTOCOL_VERSION,
@@ -28,7 +28,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type MethodHandler,
 } from './protocol.js';
-import { buildTools, callTool, describeTool, type Tool } from './tools.js';
+import type { Tool } from './catalog.js';
+import { buildTools, callTool, describeTool } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 export const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };

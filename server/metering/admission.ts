@@ -1,11 +1,12 @@
 // Admission of one API call (REST or MCP): the organization's fixed one-minute window shared by
 // every process, the optional raw-export bucket, monthly usage and the overage debit, in one
 // round trip to Postgres (the api_admit function of sql/0001_foundation.sql).
-import { fastUlid } from '../ids.js';
-import type { Principal } from '../auth/principal.js';
-import { apiBaseUrl } from '../config.js';
-import type { AppContext } from '../context.js';
+import type { Knex } from 'knex';
+import type { Histogram } from 'prom-client';
+import type { OrgRecord, Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
+import { fastUlid } from '../ids.js';
 
 export interface RateInfo {
   limit: number;
@@ -23,12 +24,19 @@ export interface AdmitOptions {
   bucket?: 'raw_export';
 }
 
-export function effectiveRateLimit(app: AppContext, p: Principal): number {
-  return Math.max(app.config.platformRateLimitPerMin, p.plan?.rateLimitPerMin ?? 0);
+export function effectiveRateLimit(config: Config, org: OrgRecord): number {
+  return Math.max(config.platformRateLimitPerMin, org.plan?.rateLimitPerMin ?? 0);
 }
 
-export function rateLimitHelpUrl(app: AppContext): string {
-  return app.config.rateLimitHelpUrl || `${apiBaseUrl(app.config, app.apiPort())}/docs/rate-limits`;
+/** What the admitter needs, and nothing more. */
+export interface AdmitterDeps {
+  db: Knex;
+  config: Config;
+  clock: { now(): Date };
+  /** Batch sizes of the group commit. */
+  batchSizes: Histogram<never>;
+  /** The rate-limit help page linked from 429 answers (it names the API's bound port). */
+  helpUrl(): string;
 }
 
 export function rateHeaders(info: RateInfo): Record<string, string> {
@@ -69,14 +77,15 @@ export class Admitter {
   private readonly queues = new Map<string, Pending[]>();
   private readonly busy = new Set<string>();
 
-  constructor(private readonly app: AppContext) {}
+  constructor(private readonly deps: AdmitterDeps) {}
 
+  /** Admits a call or throws 429 / 402; either way the rate-limit headers travel with the answer. */
   admit(p: Principal, opts: AdmitOptions): Promise<Admission> {
     const key = `${p.org.id}:${opts.billable ? 1 : 0}:${opts.bucket ?? ''}`;
     return new Promise<Admission>((resolve, reject) => {
       let queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = []));
-      queue.push({ principal: p, now: this.app.clock.now(), resolve, reject });
+      queue.push({ principal: p, now: this.deps.clock.now(), resolve, reject });
       if (!this.busy.has(key)) void this.drain(key, opts);
     });
   }
@@ -91,7 +100,7 @@ export class Admitter {
           return;
         }
         const batch = queue.splice(0, MAX_BATCH);
-        this.app.metrics.admissionBatch.observe(batch.length);
+        this.deps.batchSizes.observe(batch.length);
         try {
           this.settle(batch, opts, await this.roundTrip(batch, opts));
         } catch (err) {
@@ -108,18 +117,18 @@ export class Admitter {
     // The batch is judged at the time of its newest call.
     const now = batch[batch.length - 1].now;
     const tokens = [...new Set(batch.map((b) => b.principal.token.id))];
-    const { rows } = await this.app.db.raw<{ rows: BatchRow[] }>(
+    const { rows } = await this.deps.db.raw<{ rows: BatchRow[] }>(
       'select * from api_admit_batch(?, ?::bigint[], ?, ?, ?, ?, ?, ?, ?, ?)',
       [
         p.org.id,
         tokens,
         now,
         batch.length,
-        effectiveRateLimit(this.app, p),
+        effectiveRateLimit(this.deps.config, p.org),
         opts.bucket ?? null,
-        opts.bucket ? this.app.config.rawExportRateLimitPerMin : null,
+        opts.bucket ? this.deps.config.rawExportRateLimitPerMin : null,
         opts.billable,
-        p.plan?.callsIncludedMonth ?? null,
+        p.org.plan?.callsIncludedMonth ?? null,
         fastUlid(now.getTime()),
       ],
     );
@@ -127,7 +136,7 @@ export class Admitter {
   }
 
   private settle(batch: Pending[], opts: AdmitOptions, row: BatchRow): void {
-    const limit = effectiveRateLimit(this.app, batch[0].principal);
+    const limit = effectiveRateLimit(this.deps.config, batch[0].principal.org);
     batch.forEach((item, i) => {
       const info: RateInfo = {
         limit,
@@ -136,10 +145,10 @@ export class Admitter {
       };
       const retryAfter = Math.max(1, Math.ceil((row.reset_at.getTime() - item.now.getTime()) / 1000));
       if (i >= row.window_admitted) {
-        item.reject(withHeaders(ApiError.rateLimited(retryAfter, rateLimitHelpUrl(this.app)), info));
+        item.reject(withHeaders(ApiError.rateLimited(retryAfter, this.deps.helpUrl()), info));
       } else if (i >= row.bucket_admitted) {
-        const bucketInfo = { limit: this.app.config.rawExportRateLimitPerMin, remaining: 0, resetAt: row.reset_at };
-        item.reject(withHeaders(ApiError.rateLimited(retryAfter, rateLimitHelpUrl(this.app)), bucketInfo));
+        const bucketInfo = { limit: this.deps.config.rawExportRateLimitPerMin, remaining: 0, resetAt: row.reset_at };
+        item.reject(withHeaders(ApiError.rateLimited(retryAfter, this.deps.helpUrl()), bucketInfo));
       } else if (opts.billable && i >= row.funded) {
         item.reject(withHeaders(ApiError.insufficientFunds(), info));
       } else {
@@ -152,9 +161,4 @@ export class Admitter {
 function withHeaders(err: ApiError, info: RateInfo): ApiError {
   Object.assign(err.headers, rateHeaders(info));
   return err;
-}
-
-/** Admits a call or throws 429 / 402; either way the rate-limit headers travel with the answer. */
-export function admit(app: AppContext, p: Principal, opts: AdmitOptions): Promise<Admission> {
-  return app.admitter.admit(p, opts);
 }

@@ -5,7 +5,7 @@ import { ROLES, type Role } from '../auth/abilities.js';
 import type { OrgRecord, PlanRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
-import { findPlanByCode, planSummary } from '../plans/plans.js';
+import { findPlanByCode, findPlanById, planSummary } from '../plans/plans.js';
 import { createToken, type CreatedToken } from '../tokens/service.js';
 import { isCurrency } from '../wallet/money.js';
 import { ORG_SLUG_PATTERN } from './schema.js';
@@ -22,7 +22,6 @@ export interface CreateOrganizationInput {
 
 export interface CreatedOrganization {
   org: OrgRecord;
-  plan: PlanRecord | null;
   owner: { id: number; ulid: string; email: string };
   token: CreatedToken;
 }
@@ -39,7 +38,7 @@ interface OrgRow {
   updated_at: Date;
 }
 
-export function toOrgRecord(r: OrgRow): OrgRecord {
+export function toOrgRecord(r: OrgRow, plan: PlanRecord | null): OrgRecord {
   return {
     id: r.id,
     ulid: r.ulid,
@@ -49,7 +48,12 @@ export function toOrgRecord(r: OrgRow): OrgRecord {
     currency: r.currency,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    plan,
   };
+}
+
+async function withPlan(db: Knex | Knex.Transaction, row: OrgRow): Promise<OrgRecord> {
+  return toOrgRecord(row, row.plan_id === null ? null : await findPlanById(db, row.plan_id));
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -98,18 +102,17 @@ export async function createOrganization(
           updated_at: now,
         })
         .returning('*');
-      const org = toOrgRecord(orgRow as OrgRow);
+      const org = toOrgRecord(orgRow as OrgRow, plan);
       const owner = await findOrCreateUser(trx, input.ownerEmail, input.ownerName);
       await trx('memberships').insert({ org_id: org.id, user_id: owner.id, role: 'owner' });
       await trx('wallets').insert({ org_id: org.id, balance_minor: 0, updated_at: now });
-      const token = await createToken(app, trx, {
-        orgId: org.id,
+      const token = await createToken(app, trx, org, {
         userId: owner.id,
         name: 'Initial token',
         abilities: ['*'],
         expiresAt: null,
       });
-      return { org, plan, owner, token };
+      return { org, owner, token };
     });
   } catch (err) {
     if (sqlState(err) === UNIQUE_VIOLATION) throw ApiError.field('slug', `The slug "${input.slug}" is already taken.`);
@@ -123,7 +126,14 @@ export async function findOrganization(db: Knex, ulidOrSlug: string): Promise<Or
     .where('ulid', ulidOrSlug)
     .orWhereRaw('lower(slug) = lower(?)', [ulidOrSlug])
     .first();
-  return row ? toOrgRecord(row) : null;
+  return row ? withPlan(db, row) : null;
+}
+
+/** An organization by its id (jobs carry ids), or 404. */
+export async function getOrganizationById(db: Knex | Knex.Transaction, id: number): Promise<OrgRecord> {
+  const row = await db<OrgRow>('organizations').where({ id }).first();
+  if (!row) throw ApiError.notFound('organization');
+  return withPlan(db, row);
 }
 
 export async function requireOrganization(db: Knex, ulidOrSlug: string): Promise<OrgRecord> {
@@ -132,52 +142,52 @@ export async function requireOrganization(db: Knex, ulidOrSlug: string): Promise
   return org;
 }
 
-export async function setPlan(app: AppContext, orgId: number, planCode: string | null): Promise<PlanRecord | null> {
+export async function setPlan(app: AppContext, org: OrgRecord, planCode: string | null): Promise<PlanRecord | null> {
   const plan = planCode ? await findPlanByCode(app.db, planCode) : null;
   if (planCode && !plan) throw ApiError.field('plan', `Unknown plan "${planCode}".`);
   await app
     .db('organizations')
-    .where({ id: orgId })
+    .where({ id: org.id })
     .update({ plan_id: plan?.id ?? null, updated_at: app.clock.now() });
-  app.principals.forgetOrg(orgId);
+  app.principals.forgetOrg(org.id);
   return plan;
 }
 
-export async function addMember(app: AppContext, orgId: number, email: string, role: Role) {
+export async function addMember(app: AppContext, org: OrgRecord, email: string, role: Role) {
   if (!ROLES.includes(role)) throw ApiError.field('role', `Must be one of: ${ROLES.join(', ')}.`);
   return app.db
     .transaction(async (trx) => {
       const user = await findOrCreateUser(trx, email);
       await trx('memberships')
-        .insert({ org_id: orgId, user_id: user.id, role })
+        .insert({ org_id: org.id, user_id: user.id, role })
         .onConflict(['org_id', 'user_id'])
         .merge({ role });
       return user;
     })
-    .finally(() => app.principals.forgetOrg(orgId));
+    .finally(() => app.principals.forgetOrg(org.id));
 }
 
 export async function findMember(
   db: Knex,
-  orgId: number,
+  org: OrgRecord,
   email: string,
 ): Promise<{ userId: number; role: Role } | null> {
   const row = await db('memberships as m')
     .join('users as u', 'u.id', 'm.user_id')
-    .where('m.org_id', orgId)
+    .where('m.org_id', org.id)
     .whereRaw('lower(u.email) = lower(?)', [email])
     .first('m.user_id', 'm.role');
   return row ? { userId: row.user_id, role: row.role } : null;
 }
 
-export function organizationResource(org: OrgRecord, plan: PlanRecord | null) {
+export function renderOrganization(org: OrgRecord) {
   return {
     ulid: org.ulid,
     name: org.name,
     slug: org.slug,
     locale: org.locale,
     currency: org.currency,
-    plan: planSummary(plan),
+    plan: planSummary(org.plan),
     created_at: org.createdAt.toISOString(),
     updated_at: org.updatedAt.toISOString(),
   };

@@ -24,6 +24,11 @@ export function toPlanRecord(r: PlanRow): PlanRecord {
   };
 }
 
+export async function findPlanById(db: Knex | Knex.Transaction, id: number): Promise<PlanRecord | null> {
+  const row = await db<PlanRow>('plans').where({ id }).first();
+  return row ? toPlanRecord(row) : null;
+}
+
 export async function findPlanByCode(db: Knex, code: string): Promise<PlanRecord | null> {
   const row = await db<PlanRow>('plans').where({ code }).first();
   return row ? toPlanRecord(row) : null;

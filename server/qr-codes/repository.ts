@@ -1,7 +1,8 @@
-// Data access for QR codes. Every function takes the organization id first: a code, domain, brand
-// or style of another organization is simply not found. Shared fallback domains (org_id null) are
+// Data access for QR codes. Every function takes the organization first: a code, domain, brand or
+// style of another organization is simply not found. Shared fallback domains (org_id null) are
 // visible to every organization.
 import type { Knex } from 'knex';
+import type { OrgRecord } from '../auth/principal.js';
 import { preparedQuery } from '../stores/postgres.js';
 
 type Db = Knex | Knex.Transaction;
@@ -62,34 +63,37 @@ const CODE_SELECT = `
 
 const FIND_CODE = `${CODE_SELECT} where c.org_id = $1 and c.ulid = $2 and c.deleted_at is null`;
 
-export async function findCode(db: Db, orgId: number, ulid: string): Promise<CodeRow | null> {
-  const rows = await preparedQuery<CodeRow>(db, 'qr_codes_find', FIND_CODE, [orgId, ulid.toUpperCase()]);
-  return rows[0] ?? null;
-}
-
-export async function findCodeById(db: Db, orgId: number, id: number): Promise<CodeRow | null> {
-  const { rows } = await db.raw<{ rows: CodeRow[] }>(
-    `${CODE_SELECT} where c.org_id = ? and c.id = ? and c.deleted_at is null`,
-    [orgId, id],
-  );
+export async function findCode(db: Db, org: OrgRecord, ulid: string): Promise<CodeRow | null> {
+  const rows = await preparedQuery<CodeRow>(db, 'qr_codes_find', FIND_CODE, [org.id, ulid.toUpperCase()]);
   return rows[0] ?? null;
 }
 
 /** Codes by ULID, in any order; missing and foreign ULIDs are absent. */
-export async function findCodes(db: Db, orgId: number, ulids: string[]): Promise<CodeRow[]> {
+export async function findCodes(db: Db, org: OrgRecord, ulids: string[]): Promise<CodeRow[]> {
   if (!ulids.length) return [];
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
     `${CODE_SELECT} where c.org_id = ? and c.ulid = any(?) and c.deleted_at is null order by c.id`,
-    [orgId, upper(ulids)],
+    [org.id, upper(ulids)],
   );
   return rows;
 }
 
+/** Id, ULID, name and stored slug of codes by id, deleted ones included (their scans remain). */
+export async function codeNamesById(
+  db: Db,
+  org: OrgRecord,
+  ids: number[],
+): Promise<{ id: number; ulid: string; name: string | null; slug: string }[]> {
+  if (!ids.length) return [];
+  const rows = await db('qr_codes').where('org_id', org.id).whereIn('id', ids).select('id', 'ulid', 'name', 'slug');
+  return rows.map((r) => ({ id: Number(r.id), ulid: r.ulid, name: r.name, slug: r.slug }));
+}
+
 /** Up to `limit` codes with id > afterId, in id (creation) order. */
-export async function pageCodes(db: Db, orgId: number, afterId: number, limit: number): Promise<CodeRow[]> {
+export async function pageCodes(db: Db, org: OrgRecord, afterId: number, limit: number): Promise<CodeRow[]> {
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
     `${CODE_SELECT} where c.org_id = ? and c.id > ? and c.deleted_at is null order by c.id limit ?`,
-    [orgId, afterId, limit],
+    [org.id, afterId, limit],
   );
   return rows;
 }
@@ -136,7 +140,7 @@ export interface Refs {
  */
 export async function resolveRefs(
   db: Db,
-  orgId: number,
+  org: OrgRecord,
   want: { domains: Iterable<string>; brands: Iterable<string>; styles: Iterable<string> },
 ): Promise<Refs> {
   const domains = upper(want.domains);
@@ -148,16 +152,16 @@ export async function resolveRefs(
         .select('id', 'ulid', 'host', 'type', 'origin', 'status')
         .whereIn('ulid', domains)
         .whereNull('deleted_at')
-        .where((q) => q.where('org_id', orgId).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
+        .where((q) => q.where('org_id', org.id).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
     : [];
   const b = brands.length
-    ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', orgId)
+    ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', org.id)
     : [];
   const s = styles.length
     ? await db('qr_styles')
         .select('id', 'ulid', 'name')
         .whereIn('ulid', styles)
-        .where('org_id', orgId)
+        .where('org_id', org.id)
         .whereNull('deleted_at')
     : [];
   return {
@@ -168,12 +172,12 @@ export async function resolveRefs(
 }
 
 /** Which of the given lower-cased stored slugs are held by live codes (except `exceptId`). */
-export async function takenSlugs(db: Db, orgId: number, keys: string[], exceptId?: number): Promise<Set<string>> {
+export async function takenSlugs(db: Db, org: OrgRecord, keys: string[], exceptId?: number): Promise<Set<string>> {
   if (!keys.length) return new Set();
   const { rows } = await db.raw<{ rows: { key: string }[] }>(
     `select lower(slug) as key from qr_codes
       where org_id = ? and deleted_at is null and lower(slug) = any(?) and id <> ?`,
-    [orgId, keys, exceptId ?? 0],
+    [org.id, keys, exceptId ?? 0],
   );
   return new Set(rows.map((r) => r.key));
 }
@@ -230,23 +234,29 @@ export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<strin
 export type CodeUpdate = Partial<Omit<NewCodeRow, 'ulid' | 'org_id' | 'created_at'>>;
 
 /** Updates a live code of the organization; false when there is none. */
-export async function updateCodeRow(db: Db, orgId: number, id: number, patch: CodeUpdate): Promise<boolean> {
-  const n = await db('qr_codes').where({ org_id: orgId, id }).whereNull('deleted_at').update(patch);
+export async function updateCodeRow(db: Db, org: OrgRecord, id: number, patch: CodeUpdate): Promise<boolean> {
+  const n = await db('qr_codes').where({ org_id: org.id, id }).whereNull('deleted_at').update(patch);
   return n > 0;
 }
 
-export async function updateStatuses(db: Db, orgId: number, ids: number[], status: string, now: Date): Promise<number> {
+export async function updateStatuses(
+  db: Db,
+  org: OrgRecord,
+  ids: number[],
+  status: string,
+  now: Date,
+): Promise<number> {
   if (!ids.length) return 0;
   return db('qr_codes')
-    .where('org_id', orgId)
+    .where('org_id', org.id)
     .whereIn('id', ids)
     .whereNull('deleted_at')
     .update({ status, updated_at: now });
 }
 
-export async function softDeleteCode(db: Db, orgId: number, id: number, now: Date): Promise<boolean> {
+export async function softDeleteCode(db: Db, org: OrgRecord, id: number, now: Date): Promise<boolean> {
   const n = await db('qr_codes')
-    .where({ org_id: orgId, id })
+    .where({ org_id: org.id, id })
     .whereNull('deleted_at')
     .update({ deleted_at: now, updated_at: now });
   return n > 0;

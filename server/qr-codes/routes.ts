@@ -1,5 +1,6 @@
-import { defineOperation } from '../http/operation.js';
-import { listResult, type PageQuery } from '../http/paged-list.js';
+import { defineOperation } from '../operations/operation.js';
+import { listResult } from '../operations/list-result.js';
+import type { PageQuery } from '../schemas/paging.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   CodeList,
@@ -11,7 +12,7 @@ import {
   type CodeParams,
   type CodeWrite,
 } from './schema.js';
-import { codePayload, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
+import { renderCode, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
 
 // GET /v1/qr-codes
 export const codesList = defineOperation<Record<string, never>, PageQuery>({
@@ -29,9 +30,9 @@ export const codesList = defineOperation<Record<string, never>, PageQuery>({
   response: { status: 200, description: 'The codes.', schema: CodeList },
   handler: async (call, { query }) =>
     listResult(call, query, {
-      fetch: (after, n) => listCodeRows(call.app, call.principal, after, n),
+      fetch: (after, n) => listCodeRows(call.app, call.principal.org, after, n),
       id: (row) => row.id,
-      render: codePayload,
+      render: renderCode,
     }),
 });
 
@@ -49,7 +50,7 @@ export const codesRead = defineOperation<CodeParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: await readCode(app, principal, params.code_ulid) },
+    body: { data: await readCode(app, principal.org, params.code_ulid) },
   }),
 });
 
@@ -69,7 +70,7 @@ export const codesCreate = defineOperation<Record<string, never>, Record<string,
   body: createCodeBody,
   response: { status: 201, description: 'The created code.', schema: dataEnvelope(QrCode) },
   handler: async ({ app, principal }, { body }) => {
-    const [code] = await createCodes(app, principal, [body]);
+    const [code] = await createCodes(app, principal.org, [body]);
     return { status: 201, body: { data: code } };
   },
 });
@@ -90,7 +91,7 @@ export const codesUpdate = defineOperation<CodeParams, Record<string, never>, Co
   errors: [404],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 200,
-    body: { data: await updateCode(app, principal, params.code_ulid, body) },
+    body: { data: await updateCode(app, principal.org, params.code_ulid, body) },
   }),
 });
 
@@ -107,7 +108,7 @@ export const codesDelete = defineOperation<CodeParams>({
   response: { status: 204, description: 'Deleted.' },
   errors: [404],
   handler: async ({ app, principal }, { params }) => {
-    await deleteCode(app, principal, params.code_ulid);
+    await deleteCode(app, principal.org, params.code_ulid);
     return { status: 204 };
   },
 });

@@ -3,7 +3,7 @@
 // Rules the schemas cannot say (URL parsing, IANA time zones, date order, ownership of the
 // referenced domain, brand and style) are checked by validate.ts and the service.
 import { dateTime, nullableDateTime, objectSchema, ulid, ULID_PATTERN } from '../schemas/common.js';
-import { pagedEnvelope, pageQueryProperties } from '../http/paged-list.js';
+import { pagedEnvelope, pageQueryProperties } from '../schemas/paging.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';

@@ -3,12 +3,13 @@
 // slug uniqueness, and the payload. Writes that span several codes are all-or-nothing.
 import type { Knex } from 'knex';
 import { ulid as newUlid } from 'ulid';
-import { requireFeature, type Principal } from '../auth/principal.js';
+import { requireFeature, type OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION, type FieldErrors } from '../errors.js';
-import { hashPassword } from '../redirect/password.js';
 import { toFieldErrors } from '../schemas/validation.js';
+import { hashPassword } from './password.js';
 import {
+  codeNamesById,
   findCode,
   findCodes,
   insertCodes,
@@ -31,21 +32,16 @@ import {
   checkDestination,
   checkRouting,
   checkSchedule,
-  slugKey,
   slugProblem,
 } from './validate.js';
+import { publicSlug, slugKey, storedSlug } from './slug.js';
 
 type Db = Knex | Knex.Transaction;
 
-export interface OrgRef {
-  id: number;
-  slug: string;
-}
-
 // ---------------------------------------------------------------------------------------------
-// The payload.
+// The response.
 
-export interface QrCodePayload {
+export interface QrCodeOut {
   ulid: string;
   name: string | null;
   slug: string;
@@ -80,12 +76,12 @@ export interface QrCodePayload {
 export function publicUrl(domain: { type: string; host: string; origin: string | null }, storedSlug: string): string {
   if (domain.type === 'fallback')
     return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${storedSlug}`;
-  return `https://${domain.host}/${storedSlug.slice(storedSlug.indexOf('/') + 1)}`;
+  return `https://${domain.host}/${publicSlug(storedSlug)}`;
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-export function codePayload(r: CodeRow): QrCodePayload {
+export function renderCode(r: CodeRow): QrCodeOut {
   return {
     ulid: r.ulid,
     name: r.name,
@@ -130,8 +126,37 @@ export function gatedFeatures(input: CodeWrite): string[] {
   return out;
 }
 
-export function requireCodeFeatures(principal: Principal, input: CodeWrite): void {
-  for (const f of gatedFeatures(input)) requireFeature(principal, f);
+export function requireCodeFeatures(org: OrgRecord, input: CodeWrite): void {
+  for (const f of gatedFeatures(input)) requireFeature(org, f);
+}
+
+/** The references a code (or a bulk import's defaults) may name. */
+export interface CodeReferences {
+  domain_ulid?: string | null;
+  brand_ulid?: string | null;
+  style_ulid?: string | null;
+}
+
+/**
+ * The "does this domain, brand or style belong to the organization" rule: adds an error for each
+ * given reference that is not among the resolved ones (resolveRefs binds them to the organization).
+ */
+export function checkReferences(errors: FieldErrors, refs: Refs, given: CodeReferences, fieldPrefix = ''): void {
+  if (given.domain_ulid && !refs.domains.has(given.domain_ulid))
+    addError(errors, `${fieldPrefix}domain_ulid`, 'No such domain in this organization.');
+  if (given.brand_ulid && !refs.brands.has(given.brand_ulid))
+    addError(errors, `${fieldPrefix}brand_ulid`, 'No such brand in this organization.');
+  if (given.style_ulid && !refs.styles.has(given.style_ulid))
+    addError(errors, `${fieldPrefix}style_ulid`, 'No such style in this organization.');
+}
+
+/** Looks up, in one query per kind, which of the references of several inputs the organization may use. */
+export async function resolveReferences(db: Db, org: OrgRecord, given: CodeReferences[]): Promise<Refs> {
+  return resolveRefs(db, org, {
+    domains: given.map((g) => g.domain_ulid).filter((u): u is string => !!u),
+    brands: given.map((g) => g.brand_ulid).filter((u): u is string => !!u),
+    styles: given.map((g) => g.style_ulid).filter((u): u is string => !!u),
+  });
 }
 
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -169,13 +194,13 @@ export interface PreparedCodes {
 /**
  * Validates new codes like POST /v1/qr-codes does (schema, URLs, routing, schedule, dates,
  * references owned by the organization, slugs free and not repeated in the batch) and builds
- * their rows. Plan gating is the caller's (it needs the principal). Later duplicates of a slug in
+ * their rows. Plan gating is the caller's (requireCodeFeatures). Later duplicates of a slug in
  * the same batch are the invalid ones.
  */
 export async function prepareNewCodes(
   app: AppContext,
   db: Db,
-  org: OrgRef,
+  org: OrgRecord,
   inputs: CodeWrite[],
 ): Promise<PreparedCodes> {
   const now = app.clock.now();
@@ -193,26 +218,21 @@ export async function prepareNewCodes(
   });
   const ok = (i: number) => !Object.keys(errors[i]).length;
   const idx = inputs.map((_, i) => i).filter(ok);
-  const refs = await resolveRefs(db, org.id, {
-    domains: idx.map((i) => inputs[i].domain_ulid!),
-    brands: idx.map((i) => inputs[i].brand_ulid).filter((u): u is string => !!u),
-    styles: idx.map((i) => inputs[i].style_ulid).filter((u): u is string => !!u),
-  });
+  const refs = await resolveReferences(
+    db,
+    org,
+    idx.map((i) => inputs[i]),
+  );
   const firstOf = new Map<string, number>();
   for (const i of idx) {
     const input = inputs[i];
-    if (!refs.domains.has(input.domain_ulid!))
-      addError(errors[i], 'domain_ulid', 'No such domain in this organization.');
-    if (input.brand_ulid && !refs.brands.has(input.brand_ulid))
-      addError(errors[i], 'brand_ulid', 'No such brand in this organization.');
-    if (input.style_ulid && !refs.styles.has(input.style_ulid))
-      addError(errors[i], 'style_ulid', 'No such style in this organization.');
+    checkReferences(errors[i], refs, input);
     const key = slugKey(org.slug, input.slug!);
     const first = firstOf.get(key);
     if (first !== undefined) addError(errors[i], 'slug', `Repeats the slug of entry ${first}.`);
     else firstOf.set(key, i);
   }
-  const taken = await takenSlugs(db, org.id, [...firstOf.keys()]);
+  const taken = await takenSlugs(db, org, [...firstOf.keys()]);
   for (const i of idx) {
     if (taken.has(slugKey(org.slug, inputs[i].slug!))) addError(errors[i], 'slug', 'The slug has already been taken.');
   }
@@ -230,7 +250,7 @@ export async function prepareNewCodes(
       domain_id: refs.domains.get(input.domain_ulid!)!.id,
       style_id: input.style_ulid ? refs.styles.get(input.style_ulid)!.id : null,
       name: input.name ?? null,
-      slug: `${org.slug}/${input.slug!}`,
+      slug: storedSlug(org.slug, input.slug!),
       type: 'url',
       status: input.status ?? 'active',
       destination: JSON.stringify(input.destination),
@@ -253,15 +273,6 @@ export async function prepareNewCodes(
 
 // ---------------------------------------------------------------------------------------------
 // Services for REST and MCP.
-
-export interface CreateOptions {
-  /** Run inside the caller's transaction (MCP tools that do more in the same unit). */
-  trx?: Knex.Transaction;
-  /** Validate and preview without writing. */
-  dryRun?: boolean;
-  /** Field prefix of errors when several codes are created, e.g. `rows` → `rows.3.slug`. */
-  fieldPrefix?: string;
-}
 
 export interface CodePreview {
   slug: string;
@@ -295,52 +306,59 @@ async function inTransaction<T>(
  */
 export async function createCodes(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   inputs: CodeWrite[],
   opts: { trx?: Knex.Transaction; fieldPrefix?: string } = {},
-): Promise<QrCodePayload[]> {
-  const result = await createOrPreview(app, principal, inputs, { ...opts, dryRun: false });
-  return result as QrCodePayload[];
+): Promise<QrCodeOut[]> {
+  return (await createCodeRows(app, org, inputs, opts)).map(renderCode);
 }
 
 /** What createCodes would create; throws exactly the errors createCodes would. Writes nothing. */
 export async function previewCreateCodes(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   inputs: CodeWrite[],
   opts: { fieldPrefix?: string } = {},
 ): Promise<CodePreview[]> {
-  const result = await createOrPreview(app, principal, inputs, { ...opts, dryRun: true });
-  return result as CodePreview[];
+  const { prepared, rows } = await prepareOrFail(app, app.db, org, inputs, opts.fieldPrefix);
+  return rows.map((r, i): CodePreview => {
+    const d = prepared.refs.domains.get(inputs[i].domain_ulid!)!;
+    return {
+      slug: r.slug,
+      public_url: publicUrl(d, r.slug),
+      destination: inputs[i].destination,
+      status: r.status,
+      name: r.name,
+      domain: { ulid: d.ulid, host: d.host },
+    };
+  });
 }
 
-async function createOrPreview(
+/** Validates like createCodes; 403 for a plan-gated field, 422 with every field error. */
+async function prepareOrFail(
   app: AppContext,
-  principal: Principal,
+  db: Db,
+  org: OrgRecord,
   inputs: CodeWrite[],
-  opts: CreateOptions,
-): Promise<QrCodePayload[] | CodePreview[]> {
-  for (const input of inputs) requireCodeFeatures(principal, input);
-  const org = { id: principal.org.id, slug: principal.org.slug };
-  const prefix = inputs.length === 1 && opts.fieldPrefix === undefined ? null : (opts.fieldPrefix ?? 'codes');
-  return inTransaction(app, opts.dryRun ? undefined : opts.trx, async (trx) => {
-    const prepared = await prepareNewCodes(app, opts.dryRun ? app.db : trx, org, inputs);
-    const errors = prefixed(prepared.errors, prefix);
-    if (Object.keys(errors).length) throw ApiError.validation(errors);
-    const rows = prepared.rows as NewCodeRow[];
-    if (opts.dryRun) {
-      return rows.map((r, i): CodePreview => {
-        const d = prepared.refs.domains.get(inputs[i].domain_ulid!)!;
-        return {
-          slug: r.slug,
-          public_url: publicUrl(d, r.slug),
-          destination: inputs[i].destination,
-          status: r.status,
-          name: r.name,
-          domain: { ulid: d.ulid, host: d.host },
-        };
-      });
-    }
+  fieldPrefix: string | undefined,
+): Promise<{ prepared: PreparedCodes; rows: NewCodeRow[]; prefix: string | null }> {
+  for (const input of inputs) requireCodeFeatures(org, input);
+  const prefix = inputs.length === 1 && fieldPrefix === undefined ? null : (fieldPrefix ?? 'codes');
+  const prepared = await prepareNewCodes(app, db, org, inputs);
+  const errors = prefixed(prepared.errors, prefix);
+  if (Object.keys(errors).length) throw ApiError.validation(errors);
+  return { prepared, rows: prepared.rows as NewCodeRow[], prefix };
+}
+
+/** createCodes returning the stored rows (with their ids), for callers that need them (demo data). */
+export async function createCodeRows(
+  app: AppContext,
+  org: OrgRecord,
+  inputs: CodeWrite[],
+  opts: { trx?: Knex.Transaction; fieldPrefix?: string } = {},
+): Promise<CodeRow[]> {
+  return inTransaction(app, opts.trx, async (trx) => {
+    const { rows, prefix } = await prepareOrFail(app, trx, org, inputs, opts.fieldPrefix);
     const ids = await insertCodes(trx, rows);
     const lost = rows.findIndex((r) => !ids.has(r.slug.toLowerCase()));
     // Taken between the check and the insert by a concurrent request: the same 422.
@@ -353,38 +371,58 @@ async function createOrPreview(
       );
     const created = await findCodes(
       trx,
-      org.id,
+      org,
       rows.map((r) => r.ulid),
     );
     const byUlid = new Map(created.map((c) => [c.ulid, c]));
-    return rows.map((r) => codePayload(byUlid.get(r.ulid)!));
+    return rows.map((r) => byUlid.get(r.ulid)!);
   });
 }
 
-export async function readCode(app: AppContext, principal: Principal, codeUlid: string): Promise<QrCodePayload> {
-  const row = await findCode(app.db, principal.org.id, codeUlid);
+/**
+ * Inserts rows prepared by prepareNewCodes; a slug taken meanwhile is skipped, not an error.
+ * Returns the new ids by lower-cased stored slug (the bulk import's per-row outcome).
+ */
+export function insertPreparedCodes(trx: Knex.Transaction, rows: NewCodeRow[]): Promise<Map<string, number>> {
+  return insertCodes(trx, rows);
+}
+
+/** A live code of the organization, or 404. */
+export async function getCodeRow(db: Db, org: OrgRecord, codeUlid: string): Promise<CodeRow> {
+  const row = await findCode(db, org, codeUlid);
   if (!row) throw ApiError.notFound('QR code');
-  return codePayload(row);
+  return row;
+}
+
+/** Names and slugs (the code's own part) of codes by id, deleted ones included (for labels). */
+export async function codeNames(
+  db: Db,
+  org: OrgRecord,
+  ids: number[],
+): Promise<{ id: number; ulid: string; name: string | null; slug: string }[]> {
+  return (await codeNamesById(db, org, ids)).map((c) => ({ ...c, slug: publicSlug(c.slug) }));
+}
+
+export async function readCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<QrCodeOut> {
+  return renderCode(await getCodeRow(app.db, org, codeUlid));
 }
 
 /** Rows for the list endpoint: up to n codes after the keyset position. */
-export function listCodeRows(app: AppContext, principal: Principal, afterId: number, n: number): Promise<CodeRow[]> {
-  return pageCodes(app.db, principal.org.id, afterId, n);
+export function listCodeRows(app: AppContext, org: OrgRecord, afterId: number, n: number): Promise<CodeRow[]> {
+  return pageCodes(app.db, org, afterId, n);
 }
 
 /** PATCH: only the keys given change; null clears a nullable key. */
 export async function updateCode(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   codeUlid: string,
   patch: CodeWrite,
   opts: { trx?: Knex.Transaction } = {},
-): Promise<QrCodePayload> {
-  requireCodeFeatures(principal, patch);
-  const orgId = principal.org.id;
+): Promise<QrCodeOut> {
+  requireCodeFeatures(org, patch);
   return inTransaction(app, opts.trx, async (trx) => {
-    const current = await findCode(trx, orgId, codeUlid);
-    if (!current) throw ApiError.notFound('QR code');
+    const current = await getCodeRow(trx, org, codeUlid);
     const errors: FieldErrors = {};
     if (patch.destination !== undefined) checkDestination(errors, patch.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);
@@ -395,22 +433,12 @@ export async function updateCode(
     const begin = patch.date_begin !== undefined ? date(patch.date_begin) : current.date_begin;
     const expire = patch.expire_at !== undefined ? date(patch.expire_at) : current.expire_at;
     checkDates(errors, begin, expire);
-    const refs = await resolveRefs(trx, orgId, {
-      domains: patch.domain_ulid ? [patch.domain_ulid] : [],
-      brands: patch.brand_ulid ? [patch.brand_ulid] : [],
-      styles: patch.style_ulid ? [patch.style_ulid] : [],
-    });
-    if (patch.domain_ulid && !refs.domains.has(patch.domain_ulid))
-      addError(errors, 'domain_ulid', 'No such domain in this organization.');
-    if (patch.brand_ulid && !refs.brands.has(patch.brand_ulid))
-      addError(errors, 'brand_ulid', 'No such brand in this organization.');
-    if (patch.style_ulid && !refs.styles.has(patch.style_ulid))
-      addError(errors, 'style_ulid', 'No such style in this organization.');
-    const slug = patch.slug !== undefined ? `${principal.org.slug}/${patch.slug}` : undefined;
-    if (slug && (await takenSlugs(trx, orgId, [slug.toLowerCase()], current.id)).size)
+    const refs = await resolveReferences(trx, org, [patch]);
+    checkReferences(errors, refs, patch);
+    const slug = patch.slug !== undefined ? storedSlug(org.slug, patch.slug) : undefined;
+    if (slug && (await takenSlugs(trx, org, [slug.toLowerCase()], current.id)).size)
       addError(errors, 'slug', 'The slug has already been taken.');
     if (Object.keys(errors).length) throw ApiError.validation(errors);
-
     const set: CodeUpdate = { updated_at: app.clock.now() };
     if (patch.name !== undefined) set.name = patch.name;
     if (slug !== undefined) set.slug = slug;
@@ -432,13 +460,13 @@ export async function updateCode(
     if (patch.prelander_message !== undefined) set.prelander_message = patch.prelander_message;
     try {
       await trx.transaction(async (sp) => {
-        await updateCodeRow(sp, orgId, current.id, set);
+        await updateCodeRow(sp, org, current.id, set);
       });
     } catch (err) {
       if (sqlState(err) === UNIQUE_VIOLATION) throw ApiError.field('slug', 'The slug has already been taken.');
       throw err;
     }
-    return codePayload((await findCode(trx, orgId, codeUlid))!);
+    return renderCode((await findCode(trx, org, codeUlid))!);
   });
 }
 
@@ -449,9 +477,9 @@ export interface StatusChangePreview {
   codes: { ulid: string; slug: string; status_before: string; status_after: CodeStatus }[];
 }
 
-async function codesOrNotFound(db: Db, orgId: number, ulids: string[]): Promise<CodeRow[]> {
+async function codesOrNotFound(db: Db, org: OrgRecord, ulids: string[]): Promise<CodeRow[]> {
   const unique = [...new Set(ulids.map((u) => u.toUpperCase()))];
-  const rows = await findCodes(db, orgId, unique);
+  const rows = await findCodes(db, org, unique);
   if (rows.length !== unique.length) {
     const found = new Set(rows.map((r) => r.ulid));
     const missing = unique.filter((u) => !found.has(u));
@@ -466,11 +494,11 @@ async function codesOrNotFound(db: Db, orgId: number, ulids: string[]): Promise<
 /** What updateCodesStatus would do; 404 when any ULID is not a live code of the organization. */
 export async function previewCodesStatus(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   codeUlids: string[],
   status: CodeStatus,
 ): Promise<StatusChangePreview> {
-  const rows = await codesOrNotFound(app.db, principal.org.id, codeUlids);
+  const rows = await codesOrNotFound(app.db, org, codeUlids);
   return {
     status,
     changing: rows.filter((r) => r.status !== status).length,
@@ -481,17 +509,16 @@ export async function previewCodesStatus(
 /** Sets one status on many codes, all-or-nothing; returns the updated payloads. */
 export async function updateCodesStatus(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   codeUlids: string[],
   status: CodeStatus,
   opts: { trx?: Knex.Transaction } = {},
-): Promise<QrCodePayload[]> {
-  const orgId = principal.org.id;
+): Promise<QrCodeOut[]> {
   return inTransaction(app, opts.trx, async (trx) => {
-    const rows = await codesOrNotFound(trx, orgId, codeUlids);
+    const rows = await codesOrNotFound(trx, org, codeUlids);
     await updateStatuses(
       trx,
-      orgId,
+      org,
       rows.map((r) => r.id),
       status,
       app.clock.now(),
@@ -499,32 +526,27 @@ export async function updateCodesStatus(
     return (
       await findCodes(
         trx,
-        orgId,
+        org,
         rows.map((r) => r.ulid),
       )
-    ).map(codePayload);
+    ).map(renderCode);
   });
 }
 
 /** The code a delete would remove (404 as deleteCode would). */
-export async function previewDeleteCode(
-  app: AppContext,
-  principal: Principal,
-  codeUlid: string,
-): Promise<QrCodePayload> {
-  return readCode(app, principal, codeUlid);
+export async function previewDeleteCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<QrCodeOut> {
+  return readCode(app, org, codeUlid);
 }
 
 /** Soft delete: the code stops redirecting and its slug becomes free again. */
 export async function deleteCode(
   app: AppContext,
-  principal: Principal,
+  org: OrgRecord,
   codeUlid: string,
   opts: { trx?: Knex.Transaction } = {},
 ): Promise<void> {
-  const orgId = principal.org.id;
   await inTransaction(app, opts.trx, async (trx) => {
-    const row = await findCode(trx, orgId, codeUlid);
-    if (!row || !(await softDeleteCode(trx, orgId, row.id, app.clock.now()))) throw ApiError.notFound('QR code');
+    const row = await findCode(trx, org, codeUlid);
+    if (!row || !(await softDeleteCode(trx, org, row.id, app.clock.now()))) throw ApiError.notFound('QR code');
   });
 }

@@ -1,9 +1,9 @@
 // Checks on QR code input that JSON Schema cannot express: URLs that really parse, IANA time zones,
-// schedule windows and routing rules that the redirect evaluator (server/redirect/rules.ts) reads
+// schedule windows and routing rules that the redirect's evaluator (./routing.ts) reads
 // exactly as stored, and the order of date_begin and expire_at. Pure functions: they return field
 // errors and never touch the database.
 import type { FieldErrors } from '../errors.js';
-import { validTimeZone } from '../redirect/rules.js';
+import { validTimeZone } from './routing.js';
 import { MAX_URL_LENGTH, SLUG_PATTERN } from './schema.js';
 
 const SLUG_RE = new RegExp(SLUG_PATTERN);
@@ -122,9 +122,4 @@ export function checkDates(errors: FieldErrors, begin: Date | null, expire: Date
   if (begin && expire && begin.getTime() >= expire.getTime()) {
     addError(errors, 'expire_at', 'Must be after date_begin.');
   }
-}
-
-/** Lower-cased for case-insensitive comparisons; what the unique index compares too. */
-export function slugKey(orgSlug: string, slug: string): string {
-  return `${orgSlug}/${slug}`.toLowerCase();
 }

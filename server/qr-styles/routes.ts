@@ -1,5 +1,6 @@
-import { defineOperation } from '../http/operation.js';
-import { listResult, pagedEnvelope } from '../http/paged-list.js';
+import { defineOperation } from '../operations/operation.js';
+import { listResult } from '../operations/list-result.js';
+import { pagedEnvelope } from '../schemas/paging.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   createStyleBody,
@@ -28,9 +29,9 @@ export const stylesList = defineOperation<Record<string, never>, ListStylesQuery
   response: { status: 200, description: 'The styles.', schema: pagedEnvelope(QrStyle) },
   handler: async (call, { query }) => {
     const { app, principal } = call;
-    const brandId = query.brand_ulid ? await brandIdFor(app.db, principal.org.id, query.brand_ulid) : undefined;
+    const brandId = query.brand_ulid ? await brandIdFor(app.db, principal.org, query.brand_ulid) : undefined;
     return listResult(call, query, {
-      fetch: (after, n) => listStylesPage(app.db, principal.org.id, { brandId }, after, n),
+      fetch: (after, n) => listStylesPage(app.db, principal.org, { brandId }, after, n),
       id: (row) => row.id,
       render: renderStyle,
     });
@@ -51,7 +52,7 @@ export const stylesRead = defineOperation<StyleParams>({
   errors: [404],
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
-    body: { data: renderStyle(await getStyle(app.db, principal.org.id, params.style_ulid)) },
+    body: { data: renderStyle(await getStyle(app.db, principal.org, params.style_ulid)) },
   }),
 });
 
@@ -68,7 +69,7 @@ export const stylesCreate = defineOperation<Record<string, never>, Record<string
   response: { status: 201, description: 'The new style.', schema: dataEnvelope(QrStyle) },
   handler: async ({ app, principal }, { body }) => ({
     status: 201,
-    body: { data: renderStyle(await createStyle(app, principal.org.id, body)) },
+    body: { data: renderStyle(await createStyle(app, principal.org, body)) },
   }),
 });
 
@@ -87,7 +88,7 @@ export const stylesUpdate = defineOperation<StyleParams, Record<string, never>, 
   errors: [404],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 200,
-    body: { data: renderStyle(await updateStyle(app, principal.org.id, params.style_ulid, body)) },
+    body: { data: renderStyle(await updateStyle(app, principal.org, params.style_ulid, body)) },
   }),
 });
 
@@ -104,7 +105,7 @@ export const stylesDelete = defineOperation<StyleParams>({
   response: { status: 204, description: 'Deleted.' },
   errors: [404],
   handler: async ({ app, principal }, { params }) => {
-    await deleteStyle(app, principal.org.id, params.style_ulid);
+    await deleteStyle(app, principal.org, params.style_ulid);
     return { status: 204 };
   },
 });

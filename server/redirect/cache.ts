@@ -5,7 +5,7 @@
 // lookup reads Postgres.
 import type { Knex } from 'knex';
 import type { NotifyListener } from '../stores/notify.js';
-import { parseRules, parseSchedule, type CodeSettings, type Rule, type Schedule } from './rules.js';
+import { parseRules, parseSchedule, type CodeSettings, type Rule, type Schedule } from '../qr-codes/routing.js';
 
 export interface DomainEntry {
   id: number;

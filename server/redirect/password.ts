@@ -1,37 +1,9 @@
-// Code passwords: stored as scrypt hashes, checked by the redirect's form, remembered by a
-// short-lived signed cookie, and wrong answers throttled per visitor address and code.
+// The password flow of a protected code: the form's answer checked against the code's hash
+// (server/qr-codes/password.ts), remembered by a short-lived signed cookie, and wrong answers
+// throttled per visitor address and code.
 import crypto from 'node:crypto';
-import { promisify } from 'node:util';
-
-const scrypt = promisify(crypto.scrypt) as (
-  pw: string,
-  salt: Buffer,
-  len: number,
-  opts: crypto.ScryptOptions,
-) => Promise<Buffer>;
-const PARAMS = { N: 16384, r: 8, p: 1 };
-
-/** `scrypt$N=16384,r=8,p=1$<salt base64url>$<hash base64url>` */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = crypto.randomBytes(16);
-  const hash = await scrypt(password, salt, 32, { ...PARAMS, maxmem: 64 * 1024 * 1024 });
-  return `scrypt$N=${PARAMS.N},r=${PARAMS.r},p=${PARAMS.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const m = /^scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/.exec(stored);
-  if (!m) return false;
-  const [N, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (N > 2 ** 20 || r > 32 || p > 16) return false;
-  const expected = Buffer.from(m[5], 'base64url');
-  const got = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, {
-    N,
-    r,
-    p,
-    maxmem: 256 * N * r + 1024 * 1024,
-  });
-  return got.length === expected.length && crypto.timingSafeEqual(got, expected);
-}
+import type http from 'node:http';
+import { verifyPassword } from '../qr-codes/password.js';
 
 // ---------------------------------------------------------------------------------------------
 // The access cookie: `<expires unix seconds>.<hmac>`, bound to the code and its current password
@@ -113,4 +85,52 @@ export class PasswordThrottle {
   succeed(key: string): void {
     this.failures.delete(key);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The posted form.
+
+function readForm(req: http.IncomingMessage, limit = 4096): Promise<URLSearchParams | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        resolve(null);
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+    req.on('error', () => resolve(null));
+  });
+}
+
+export type PasswordAnswer =
+  | { kind: 'throttled'; retryAfter: number }
+  | { kind: 'wrong' }
+  /** The Set-Cookie value that remembers the right answer. */
+  | { kind: 'right'; setCookie: string };
+
+/** Judges a posted password form for a code: throttled, wrong, or right (with the access cookie). */
+export async function answerPasswordForm(
+  req: http.IncomingMessage,
+  code: { id: number; passwordHash: string },
+  opts: { throttle: PasswordThrottle; ip: string; now: Date; key: Buffer; secure: boolean },
+): Promise<PasswordAnswer> {
+  const throttleKey = `${code.id}|${opts.ip}`;
+  const wait = opts.throttle.retryAfter(throttleKey, opts.now.getTime());
+  if (wait > 0) return { kind: 'throttled', retryAfter: wait };
+  const form = await readForm(req);
+  const given = form?.get('password') ?? '';
+  if (!given || !(await verifyPassword(given, code.passwordHash))) {
+    opts.throttle.fail(throttleKey, opts.now.getTime());
+    return { kind: 'wrong' };
+  }
+  opts.throttle.succeed(throttleKey);
+  const cookie = issueCookie(opts.key, code.id, code.passwordHash, opts.now);
+  return {
+    kind: 'right',
+    setCookie: `${cookieName(code.id)}=${cookie}; Max-Age=${COOKIE_TTL_SECONDS}; Path=/; HttpOnly; SameSite=Lax${opts.secure ? '; Secure' : ''}`,
+  };
 }

@@ -1,12 +1,10 @@
-import { defineOperation } from '../http/operation.js';
+import { API_VERSION, defineOperation } from '../operations/operation.js';
 import { effectiveRateLimit } from '../metering/admission.js';
 import { Organization, PlanSummary } from '../organizations/schema.js';
-import { organizationResource } from '../organizations/service.js';
+import { renderOrganization } from '../organizations/service.js';
 import { planSummary } from '../plans/plans.js';
 import { dataEnvelope } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
-
-export const API_VERSION = 'v1';
 
 export const StatusPayload: JsonSchema = {
   $id: 'Status',
@@ -49,16 +47,16 @@ export const statusRead = defineOperation({
   billable: false,
   response: { status: 200, description: 'The status payload (no data envelope).', schema: StatusPayload },
   handler: async ({ app, principal, admission }) => {
-    const included = principal.plan?.callsIncludedMonth;
+    const included = principal.org.plan?.callsIncludedMonth;
     return {
       status: 200,
       body: {
         status: 'ok',
         version: API_VERSION,
         organization: { ulid: principal.org.ulid, name: principal.org.name, slug: principal.org.slug },
-        plan: planSummary(principal.plan),
+        plan: planSummary(principal.org.plan),
         api: {
-          rate_limit_per_min: effectiveRateLimit(app, principal),
+          rate_limit_per_min: effectiveRateLimit(app.config, principal.org),
           calls_included_month: included === null || included === undefined ? -1 : included,
           calls_used_month: admission.callsUsedMonth,
         },
@@ -80,7 +78,7 @@ export const organizationRead = defineOperation({
   response: { status: 200, description: 'The organization.', schema: dataEnvelope(Organization) },
   handler: async ({ principal }) => ({
     status: 200,
-    body: { data: organizationResource(principal.org, principal.plan) },
+    body: { data: renderOrganization(principal.org) },
   }),
 });
 

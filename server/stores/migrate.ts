@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
 import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type { ClickHouseHandle } from './clickhouse.js';
+import { withConnection } from './postgres.js';
 import type { Logger } from '../logger.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -45,28 +46,37 @@ function checkNotAhead(applied: number[], known: MigrationFile[], store: string)
   }
 }
 
-/** Applies pending Postgres migrations, each in its own transaction, under an advisory lock. */
-export async function migratePostgres(db: Knex, log: Logger): Promise<number[]> {
-  const known = await listMigrations(SQL_DIR, /\.sql$/);
+const MIGRATION_LOCK = 727274;
+
+/**
+ * Applies pending Postgres migrations, each file in its own transaction (a failure leaves the
+ * earlier ones applied and recorded, and nothing of the failed one). One migrator at a time across
+ * processes: a session advisory lock held on a connection of its own for the whole run.
+ */
+export async function migratePostgres(db: Knex, log: Logger, dir = SQL_DIR): Promise<number[]> {
+  const known = await listMigrations(dir, /\.sql$/);
   const applied: number[] = [];
-  await db.transaction(async (lockTrx) => {
-    // One migrator at a time across processes; the lock ends with this transaction.
-    await lockTrx.raw('select pg_advisory_xact_lock(727274)');
-    await lockTrx.raw(`create table if not exists schema_migrations (
-      version integer primary key, name text not null, applied_at timestamptz not null default now())`);
-    const done: number[] = (await lockTrx('schema_migrations').select('version')).map(
-      (r: { version: number }) => r.version,
-    );
-    checkNotAhead(done, known, 'Postgres');
-    for (const m of known) {
-      if (done.includes(m.version)) continue;
-      const sql = await fs.readFile(m.file, 'utf8');
-      await lockTrx.transaction(async (trx) => {
-        await trx.raw(sql);
-        await trx('schema_migrations').insert({ version: m.version, name: m.name });
-      });
-      applied.push(m.version);
-      log.info({ version: m.version, name: m.name }, 'postgres migration applied');
+  await withConnection(db, async (lock) => {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await db.raw(`create table if not exists schema_migrations (
+        version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+      const done: number[] = (await db('schema_migrations').select('version')).map(
+        (r: { version: number }) => r.version,
+      );
+      checkNotAhead(done, known, 'Postgres');
+      for (const m of known) {
+        if (done.includes(m.version)) continue;
+        const sql = await fs.readFile(m.file, 'utf8');
+        await db.transaction(async (trx) => {
+          await trx.raw(sql);
+          await trx('schema_migrations').insert({ version: m.version, name: m.name });
+        });
+        applied.push(m.version);
+        log.info({ version: m.version, name: m.name }, 'postgres migration applied');
+      }
+    } finally {
+      await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   });
   return applied;

@@ -205,13 +205,18 @@ export async function preparedQuery<R>(
   if ((db as Knex.Transaction).isTransaction) {
     return (await db.raw<{ rows: R[] }>(text.replace(/\$\d+/g, '?'), values as Knex.RawBinding[])).rows;
   }
+  return withConnection(db, async (conn) => (await conn.query<R & pg.QueryResultRow>({ name, text, values })).rows);
+}
+
+/** Runs `fn` on one pooled connection of its own (session state: named statements, advisory locks). */
+export async function withConnection<T>(db: Knex, fn: (conn: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = db.client as {
     acquireConnection(): Promise<pg.PoolClient>;
     releaseConnection(c: pg.PoolClient): Promise<void>;
   };
   const conn = await client.acquireConnection();
   try {
-    return (await conn.query<R & pg.QueryResultRow>({ name, text, values })).rows;
+    return await fn(conn);
   } finally {
     await client.releaseConnection(conn);
   }

@@ -1,5 +1,5 @@
 import { ABILITIES } from '../auth/abilities.js';
-import { defineOperation } from '../http/operation.js';
+import { defineOperation } from '../operations/operation.js';
 import { listEnvelope } from '../schemas/common.js';
 import { ApiToken, CreatedTokenBody, TokenAbilities, createTokenBody, tokenIdParams } from './schema.js';
 import { createTokenAsCaller, listTokens, revokeToken } from './service.js';
@@ -40,7 +40,7 @@ export const tokensList = defineOperation({
   },
   handler: async ({ app, principal }) => ({
     status: 200,
-    body: { data: await listTokens(app.db, principal.org.id, principal.token.userId) },
+    body: { data: await listTokens(app.db, principal.org, principal.token.userId) },
   }),
 });
 
@@ -62,7 +62,8 @@ export const tokensCreate = defineOperation<
   handler: async ({ app, principal }, { body }) => {
     const created = await createTokenAsCaller(
       app,
-      { orgId: principal.org.id, userId: principal.token.userId, abilities: principal.abilities },
+      principal.org,
+      { userId: principal.token.userId, abilities: principal.abilities },
       { name: body.name, abilities: body.abilities, expiresAt: body.expires_at ? new Date(body.expires_at) : null },
     );
     return { status: 201, body: { token: created.secret, data: created.token } };
@@ -82,7 +83,7 @@ export const tokensDelete = defineOperation<{ token_id: number }>({
   response: { status: 204, description: 'Revoked.' },
   errors: [404],
   handler: async ({ app, principal }, { params }) => {
-    await revokeToken(app, principal.org.id, principal.token.userId, params.token_id);
+    await revokeToken(app, principal.org, principal.token.userId, params.token_id);
     return { status: 204 };
   },
 });

@@ -1,8 +1,8 @@
 // API tokens: creation (secret shown once, stored hashed), listing, revocation. Scoped by
-// organization and user in every query.
+// organization (first argument) and user in every query.
 import type { Knex } from 'knex';
 import { ABILITIES, missingForGrant, WILDCARD, type Ability } from '../auth/abilities.js';
-import { hashSecret, newSecret } from '../auth/principal.js';
+import { hashSecret, newSecret, type OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
@@ -21,18 +21,17 @@ export interface TokenRow {
 export interface CreatedToken {
   /** The plain-text secret, `<id>|<random>`; it is not stored and cannot be shown again. */
   secret: string;
-  token: ReturnType<typeof tokenResource>;
+  token: ReturnType<typeof renderToken>;
 }
 
 export interface CreateTokenInput {
-  orgId: number;
   userId: number;
   name: string;
   abilities: string[];
   expiresAt: Date | null;
 }
 
-export function tokenResource(r: TokenRow) {
+export function renderToken(r: TokenRow) {
   return {
     id: r.id,
     name: r.name,
@@ -53,6 +52,7 @@ function normalizeAbilities(abilities: string[]): string[] {
 export async function createToken(
   app: AppContext,
   db: Knex | Knex.Transaction,
+  org: OrgRecord,
   input: CreateTokenInput,
 ): Promise<CreatedToken> {
   const now = app.clock.now();
@@ -60,7 +60,7 @@ export async function createToken(
   const secret = newSecret();
   const [row] = (await db('api_tokens')
     .insert({
-      org_id: input.orgId,
+      org_id: org.id,
       user_id: input.userId,
       name: input.name,
       abilities: normalizeAbilities(input.abilities),
@@ -69,37 +69,38 @@ export async function createToken(
       created_at: now,
     })
     .returning('*')) as TokenRow[];
-  return { secret: `${row.id}|${secret}`, token: tokenResource(row) };
+  return { secret: `${row.id}|${secret}`, token: renderToken(row) };
 }
 
 /** Creates a token on behalf of a caller, who can never grant an ability it does not hold. */
 export async function createTokenAsCaller(
   app: AppContext,
-  caller: { orgId: number; userId: number; abilities: ReadonlySet<Ability> },
+  org: OrgRecord,
+  caller: { userId: number; abilities: ReadonlySet<Ability> },
   input: { name: string; abilities: string[]; expiresAt: Date | null },
 ): Promise<CreatedToken> {
   const missing = missingForGrant(caller.abilities, input.abilities);
   if (missing.length) {
     throw ApiError.forbidden(missing[0], `You cannot grant abilities you do not hold: ${missing.join(', ')}.`);
   }
-  return createToken(app, app.db, { orgId: caller.orgId, userId: caller.userId, ...input });
+  return createToken(app, app.db, org, { userId: caller.userId, ...input });
 }
 
-export async function listTokens(db: Knex, orgId: number, userId: number) {
+export async function listTokens(db: Knex, org: OrgRecord, userId: number) {
   const rows = (await db('api_tokens')
-    .where({ org_id: orgId, user_id: userId })
+    .where({ org_id: org.id, user_id: userId })
     .whereNull('revoked_at')
     .orderBy('id')) as TokenRow[];
-  return rows.map(tokenResource);
+  return rows.map(renderToken);
 }
 
 /** Revokes one of the user's tokens in the organization; anyone else's token is not found. */
-export async function revokeToken(app: AppContext, orgId: number, userId: number, tokenId: number): Promise<void> {
+export async function revokeToken(app: AppContext, org: OrgRecord, userId: number, tokenId: number): Promise<void> {
   const count = await app
     .db('api_tokens')
-    .where({ id: tokenId, org_id: orgId, user_id: userId })
+    .where({ id: tokenId, org_id: org.id, user_id: userId })
     .whereNull('revoked_at')
     .update({ revoked_at: app.clock.now() });
   if (!count) throw ApiError.notFound('token');
-  app.principals.forgetOrg(orgId);
+  app.principals.forgetOrg(org.id);
 }

@@ -1,4 +1,4 @@
-import { defineOperation } from '../http/operation.js';
+import { defineOperation } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
 import { Wallet, walletQuery } from './schema.js';
 import { readWallet } from './service.js';

@@ -58,20 +58,20 @@ export async function readWallet(app: AppContext, org: OrgRecord, page: number, 
 }
 
 /** Operator top-up: credits the wallet and records a credit transaction, atomically. */
-export async function topUp(app: AppContext, orgId: number, amountMinor: number, reference?: string) {
+export async function topUp(app: AppContext, org: OrgRecord, amountMinor: number, reference?: string) {
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0)
     throw ApiError.field('amount', 'Must be a positive amount.');
   return app.db.transaction(async (trx) => {
     const now = app.clock.now();
     const [w] = await trx('wallets')
-      .where({ org_id: orgId })
+      .where({ org_id: org.id })
       .increment('balance_minor', amountMinor)
       .update({ updated_at: now })
       .returning('balance_minor');
     if (!w) throw ApiError.notFound('wallet');
     await trx('wallet_transactions').insert({
       ulid: ulid(now.getTime()),
-      org_id: orgId,
+      org_id: org.id,
       type: 'credit',
       amount_minor: amountMinor,
       balance_after_minor: w.balance_minor,

@@ -5,16 +5,13 @@
 //   node --import tsx test/bench/redirect-handler-micro.ts
 import crypto from 'node:crypto';
 import type http from 'node:http';
-import {
-  encodeScanRow,
-  RedirectHandler,
-  SCAN_COLUMNS,
-  type OrphanRow,
-  type ScanRow,
-} from '../../server/redirect/app.js';
+import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { RedirectHandler } from '../../server/redirect/handler.js';
+import { encodeScanRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import type { RedirectCache } from '../../server/redirect/cache.js';
 import { RedirectCounters } from '../../server/redirect/counters.js';
-import { createEnricher, loadGeoData } from '../../server/redirect/enrich.js';
+import { loadGeoData } from '../../server/geo/database.js';
+import { createEnricher } from '../../server/redirect/enrich.js';
 import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import type { AppContext } from '../../server/context.js';
 import type { ClickHouseClient } from '../../server/stores/clickhouse.js';

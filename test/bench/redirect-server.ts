@@ -18,7 +18,7 @@ import { loadConfig } from '../../server/config.js';
 import { createLogger } from '../../server/logger.js';
 import { createOrganization } from '../../server/organizations/service.js';
 import { onShutdown } from '../../server/process.js';
-import { startRedirectListener } from '../../server/redirect/app.js';
+import { startRedirectListener } from '../../server/redirect/listener.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
@@ -47,7 +47,7 @@ for (const slug of ['warm', 'go']) {
 }
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
-  const { RedirectHandler } = await import('../../server/redirect/app.js');
+  const { RedirectHandler } = await import('../../server/redirect/handler.js');
   RedirectHandler.prototype.handle = function (_req, res) {
     res.writeHead(302, {
       Location: 'https://example.com/landing?from=qr',
@@ -59,7 +59,7 @@ if (process.env.BENCH_EXPERIMENT === 'bare302') {
 }
 const timing = { handle: 0, end: 0, n: 0 };
 if (process.env.BENCH_TIME_HANDLE === '1') {
-  const { RedirectHandler } = await import('../../server/redirect/app.js');
+  const { RedirectHandler } = await import('../../server/redirect/handler.js');
   const http = await import('node:http');
   const handle = RedirectHandler.prototype.handle;
   RedirectHandler.prototype.handle = function (req, res) {

@@ -8,10 +8,10 @@ import { boot } from '../../server/bootstrap.js';
 import { loadConfig, type Config } from '../../server/config.js';
 import type { AppContext, Clock } from '../../server/context.js';
 import { createApiApp, listen, type RouteMounter } from '../../server/http/api-app.js';
-import type { Operation } from '../../server/http/operation.js';
+import type { Operation } from '../../server/operations/operation.js';
 import { createLogger } from '../../server/logger.js';
 import { apiMounts } from '../../server/mounts.js';
-import { operations } from '../../server/operations.js';
+import { operations } from '../../server/all-operations.js';
 import { addMember, createOrganization } from '../../server/organizations/service.js';
 import type { OrgRecord } from '../../server/auth/principal.js';
 import type { Role } from '../../server/auth/abilities.js';
@@ -19,6 +19,7 @@ import { ErrorBody, RateLimitedBody } from '../../server/schemas/common.js';
 import { migrateClickHouse } from '../../server/stores/migrate.js';
 import { createToken } from '../../server/tokens/service.js';
 import { topUp } from '../../server/wallet/service.js';
+import { testGeo } from './geo.js';
 import { freshDatabases, testLogLevel } from './stores.js';
 
 /** A clock that follows real time until a test sets or advances it. */
@@ -156,7 +157,7 @@ export class TestService {
       currency: opts.currency ?? 'EUR',
       ownerEmail,
     });
-    if (opts.balanceMinor) await topUp(this.app, created.org.id, opts.balanceMinor);
+    if (opts.balanceMinor) await topUp(this.app, created.org, opts.balanceMinor);
     return { org: created.org, token: created.token.secret, ownerEmail };
   }
 
@@ -166,9 +167,8 @@ export class TestService {
     opts: { abilities?: string[]; role?: Role; email?: string; expiresAt?: Date | null; name?: string } = {},
   ): Promise<string> {
     const email = opts.email ?? `${opts.role ?? 'owner'}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-    const user = await addMember(this.app, org.id, email, opts.role ?? 'owner');
-    const created = await createToken(this.app, this.app.db, {
-      orgId: org.id,
+    const user = await addMember(this.app, org, email, opts.role ?? 'owner');
+    const created = await createToken(this.app, this.app.db, org, {
       userId: (await this.app.db('users').where({ ulid: user.ulid }).first('id')).id,
       name: opts.name ?? 'test token',
       abilities: opts.abilities ?? ['*'],
@@ -214,6 +214,7 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
     migrate: false,
     clock,
     poolMax: 20,
+    geo: testGeo,
   });
   await migrateClickHouse(app.ch, config.scanRetentionDays, log);
   let url = '';

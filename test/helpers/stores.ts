@@ -108,6 +108,14 @@ export async function freshDatabases(): Promise<{
   return { databaseUrl: withDatabase(s.adminUrl, name), chDatabase: name, dataDir, ch: s.ch };
 }
 
+/** A fresh, empty Postgres database (nothing migrated), for migration tests. */
+export async function emptyDatabase(): Promise<string> {
+  const s = current();
+  const name = `qr_e${process.pid}_${++s.counter}`;
+  await ensureDatabase(s.adminUrl, name);
+  return withDatabase(s.adminUrl, name);
+}
+
 export function testRoot(): string {
   return current().root;
 }

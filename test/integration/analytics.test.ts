@@ -1,14 +1,9 @@
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import {
-  fallbackDomainId,
-  insertBrand,
-  insertCode,
-  insertScanEvents,
-  type ScanEvent,
-} from '../../server/analytics/demo-seed.js';
+import { insertScanEvents, type ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import { rawTotals, rollupDaily } from '../../server/analytics/queries.js';
+import { fallbackDomain, makeBrand, makeCode } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 // A hand-made dataset. "Today" is 2026-03-15 (the clock is fixed at noon); range 7 is
@@ -72,18 +67,18 @@ describe('Scan analytics API', () => {
     svc.clock.set(NOW);
     a = await svc.createOrg({ plan: 'enterprise_monthly', slug: 'acme' });
     b = await svc.createOrg({ plan: 'enterprise_monthly', slug: 'globex' });
-    const domainId = await fallbackDomainId(svc.app);
-    brands.B1 = await insertBrand(svc.app, a.org, { name: 'Coffee', slug: 'coffee' });
-    brands.B2 = await insertBrand(svc.app, a.org, { name: 'Books', slug: 'books' });
-    const code = async (org: TestOrg, slug: string, name: string | null, brand?: { id: number }) => ({
-      ...(await insertCode(svc.app, org.org, { slug, name, brandId: brand?.id ?? null, domainId })),
+    const domain = await fallbackDomain(svc.app);
+    brands.B1 = await makeBrand(svc.app, a.org, { name: 'Coffee', slug: 'coffee' });
+    brands.B2 = await makeBrand(svc.app, a.org, { name: 'Books', slug: 'books' });
+    const code = async (org: TestOrg, slug: string, name: string | null, brand?: { id: number; ulid: string }) => ({
+      ...(await makeCode(svc.app, org.org, { slug, name, brand, domain })),
       brandId: brand?.id ?? 0,
     });
     codes.C1 = await code(a, 'menu', 'Menu', brands.B1);
     codes.C2 = await code(a, 'loyalty', null, brands.B1);
     codes.C3 = await code(a, 'catalog', 'Catalog', brands.B2);
     codes.C4 = await code(a, 'card', 'Business card');
-    other.brand = await insertBrand(svc.app, b.org, { name: 'Other', slug: 'other' });
+    other.brand = await makeBrand(svc.app, b.org, { name: 'Other', slug: 'other' });
     other.code = await code(b, 'menu', 'Other menu', other.brand);
     const { C1, C2, C3, C4 } = codes;
     const de = { country: 'DE', language: 'de' };
@@ -261,7 +256,7 @@ describe('Scan analytics API', () => {
     });
 
     it('reports zeros, with unique_rate 0, and every day for a brand without scans', async () => {
-      const empty = await insertBrand(svc.app, a.org, { name: 'Empty', slug: 'empty' });
+      const empty = await makeBrand(svc.app, a.org, { name: 'Empty', slug: 'empty' });
       const d = (await svc.get(`/v1/analytics?range=7&brand_ulid=${empty.ulid}`, a.token)).body.data;
       expect(d.totals).to.deep.equal({ scans: 0, uniques: 0, unique_rate: 0 });
       expect(d.time_series).to.have.length(7);
@@ -422,7 +417,7 @@ describe('Scan analytics API', () => {
     before(async () => {
       c = await svc.createOrg({ plan: 'enterprise_monthly' });
       code = {
-        ...(await insertCode(svc.app, c.org, { slug: 'ties', domainId: await fallbackDomainId(svc.app) })),
+        ...(await makeCode(svc.app, c.org, { slug: 'ties', domain: await fallbackDomain(svc.app) })),
         brandId: 0,
       };
       await insertScanEvents(svc.app.ch, [

@@ -57,14 +57,14 @@ describe('principal cache', () => {
 
   it('sees a plan change made elsewhere', async () => {
     const { org, token } = await svc.createOrg({ plan: 'business_monthly' });
-    expect((await other.principals.authenticate(`Bearer ${token}`, new Date())).plan?.code).to.equal(
+    expect((await other.principals.authenticate(`Bearer ${token}`, new Date())).org.plan?.code).to.equal(
       'business_monthly',
     );
     const enterprise = await svc.app.db('plans').where({ code: 'enterprise_monthly' }).first('id');
     await svc.app.db('organizations').where({ id: org.id }).update({ plan_id: enterprise.id });
     await eventually(
       async () =>
-        (await other.principals.authenticate(`Bearer ${token}`, new Date())).plan?.code === 'enterprise_monthly',
+        (await other.principals.authenticate(`Bearer ${token}`, new Date())).org.plan?.code === 'enterprise_monthly',
     );
   });
 });

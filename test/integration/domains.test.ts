@@ -48,7 +48,7 @@ describe('domains: /v1/domains', () => {
   }
 
   async function publish(org: TestOrg, host: string) {
-    dns.setTxt(`_qr-verify.${host}`, ['unrelated=1', verificationToken(svc.app, org.org.id, host)]);
+    dns.setTxt(`_qr-verify.${host}`, ['unrelated=1', verificationToken(svc.app, org.org, host)]);
   }
 
   describe('GET /v1/domains', () => {
@@ -137,7 +137,7 @@ describe('domains: /v1/domains', () => {
         verified_at: null,
         verification: {
           txt_record_name: `_qr-verify.${host}`,
-          txt_record_value: verificationToken(svc.app, a.org.id, host),
+          txt_record_value: verificationToken(svc.app, a.org, host),
           cname_target: 'localhost',
           last_checked_at: null,
           last_error: null,
@@ -160,8 +160,8 @@ describe('domains: /v1/domains', () => {
     });
 
     it('gives different verification values to two organizations for the same host', () => {
-      expect(verificationToken(svc.app, a.org.id, 'x.example.com')).to.not.equal(
-        verificationToken(svc.app, b.org.id, 'x.example.com'),
+      expect(verificationToken(svc.app, a.org, 'x.example.com')).to.not.equal(
+        verificationToken(svc.app, b.org, 'x.example.com'),
       );
     });
 

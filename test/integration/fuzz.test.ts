@@ -1,8 +1,8 @@
 // Random JSON against every POST and PATCH operation: never a 5xx, and a 4xx changes nothing.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Operation } from '../../server/http/operation.js';
-import { operations } from '../../server/operations.js';
+import type { Operation } from '../../server/operations/operation.js';
+import { operations } from '../../server/all-operations.js';
 import type { JsonSchema } from '../../server/schemas/validation.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 

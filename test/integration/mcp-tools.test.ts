@@ -5,9 +5,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { assertDocumented, startTestService, type TestService } from '../helpers/harness.js';
-import { operations } from '../../server/operations.js';
+import { operations } from '../../server/all-operations.js';
 import { mcpOnlyOperations } from '../../server/mcp/bulk-codes.js';
-import { TOOL_DEFS } from '../../server/mcp/tools.js';
+import { TOOL_DEFS } from '../../server/mcp/catalog.js';
 import { callTool, postMcp, rpc, toolError, toolOk } from './mcp-helpers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
 import type { OrgRecord } from '../../server/auth/principal.js';
-import { verifyPassword } from '../../server/redirect/password.js';
+import { verifyPassword } from '../../server/qr-codes/password.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 describe('QR codes: /v1/qr-codes', () => {

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { admit } from '../../server/metering/admission.js';
 import { authenticate } from '../../server/auth/principal.js';
 import { ApiError } from '../../server/errors.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
@@ -71,10 +70,10 @@ describe('rate limiting', () => {
     const { token } = await svc.createOrg({ plan: 'enterprise_monthly' });
     const { principal } = await authenticate(svc.app.db, `Bearer ${token}`, svc.clock.now());
     svc.clock.set('2026-11-22T13:00:10.000Z');
-    for (let i = 0; i < 6; i++) await admit(svc.app, principal, { billable: true, bucket: 'raw_export' });
+    for (let i = 0; i < 6; i++) await svc.app.admitter.admit(principal, { billable: true, bucket: 'raw_export' });
     let refused: unknown;
     try {
-      await admit(svc.app, principal, { billable: true, bucket: 'raw_export' });
+      await svc.app.admitter.admit(principal, { billable: true, bucket: 'raw_export' });
     } catch (err) {
       refused = err;
     }

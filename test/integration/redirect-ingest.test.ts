@@ -8,12 +8,9 @@ import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
 import type { AppContext } from '../../server/context.js';
 import { createLogger } from '../../server/logger.js';
-import {
-  ORPHAN_COLUMNS,
-  startRedirectListener,
-  type OrphanRow,
-  type RedirectListener,
-} from '../../server/redirect/app.js';
+import { ORPHAN_SCAN_COLUMNS as ORPHAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import type { OrphanRow } from '../../server/redirect/scan-rows.js';
 import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { testLogLevel } from '../helpers/stores.js';

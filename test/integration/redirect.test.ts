@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/harness.js';
-import { startRedirectListener, type RedirectListener } from '../../server/redirect/app.js';
-import { hashPassword } from '../../server/redirect/password.js';
+import { hashPassword } from '../../server/qr-codes/password.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain, type CodeInput } from './redirect-fixtures.js';
 
 const IPHONE =

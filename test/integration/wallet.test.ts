@@ -35,7 +35,7 @@ describe('GET /v1/wallet', () => {
     const { org, token } = await svc.createOrg({ currency: 'EUR' });
     for (let i = 1; i <= 30; i++) {
       svc.clock.set(new Date(Date.UTC(2026, 10, 1, 0, i)));
-      await topUp(svc.app, org.id, i * 100);
+      await topUp(svc.app, org, i * 100);
     }
     svc.clock.reset();
     const first = await svc.get('/v1/wallet', token);

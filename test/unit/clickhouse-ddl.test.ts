@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,6 +6,7 @@ import { expect } from 'chai';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
+import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { freshDatabases } from '../helpers/stores.js';
@@ -222,5 +224,57 @@ describe('ClickHouse DDL (clickhouse/0003_orphan_scans)', () => {
       'CREATE TABLE IF NOT EXISTS qr.orphan_scans ON CLUSTER c1 AS qr.orphan_scans_local ' +
         'ENGINE = Distributed(c1, qr, orphan_scans_local, cityHash64(host))',
     );
+  });
+});
+
+describe('released ClickHouse migrations are frozen text', () => {
+  // SHA-256 of each migration's statements (joined by '\n;\n') when it was released; a change to
+  // a released migration's DDL fails here. New DDL goes into a new migration instead.
+  const RELEASED: [string, (ctx: ClickHouseMigrationContext) => string[], string, string][] = [
+    [
+      '0001_scan_events',
+      scanEvents,
+      '508f080c207a184cf078dc4c24c133c29c5cb9b08e2136578f54d98b30520d4a',
+      'e802ea0fb7108a60eab49eb405867453ba9b6f98dbc18c3d95b293f304c6ac2c',
+    ],
+    [
+      '0002_scan_daily',
+      scanDaily,
+      '023aaa330a8a74a6b23549c2ab59552591288c9073f381f3b7f41ea3f6848b8f',
+      'acbbe9b6ed08f0a77165542310a3bab26e35b6ae692d4ee7aa30bf5d9715841e',
+    ],
+    [
+      '0003_orphan_scans',
+      orphanScans,
+      '8d1e387a090a7068e2cb4ba2b73a3aeb568ad896cd4fe1c0cd9e307cc1517ac5',
+      'c4a83fe089a539a83b3e9990327ea8f3c6c938a329575d134eb9c343d1b502a4',
+    ],
+  ];
+  const sha = (sql: string[]) => crypto.createHash('sha256').update(sql.join('\n;\n')).digest('hex');
+
+  for (const [name, statements, single, cluster] of RELEASED) {
+    it(`produces the DDL ${name} produced when it was released, on one server and on a cluster`, () => {
+      expect(sha(statements({ database: 'qr', cluster: null, retentionDays: 400 }))).to.equal(single);
+      expect(sha(statements({ database: 'analytics', cluster: 'main', retentionDays: 30 }))).to.equal(cluster);
+    });
+  }
+
+  /** [name, type] of the columns a CREATE TABLE statement declares. */
+  function declared(sql: string): [string, string][] {
+    const body = sql.slice(sql.indexOf('(') + 1, sql.indexOf('\n)\nENGINE'));
+    return body
+      .split(',\n')
+      .map((line) => line.trim())
+      .map((line) => [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)]);
+  }
+
+  it('declares in 0001 exactly the columns of the live scan event definition (server/analytics/scan-event.ts)', () => {
+    const [table] = scanEvents({ database: 'qr', cluster: null, retentionDays: 400 });
+    expect(declared(table)).to.deep.equal(Object.entries(SCAN_EVENT_SCHEMA));
+  });
+
+  it('declares in 0003 exactly the columns of the live orphan scan definition', () => {
+    const [table] = orphanScans({ database: 'qr', cluster: null, retentionDays: 400 });
+    expect(declared(table)).to.deep.equal(Object.entries(ORPHAN_SCAN_SCHEMA));
   });
 });

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import type { FieldErrors } from '../../server/errors.js';
-import { decide, parseRules, parseSchedule, type Visitor } from '../../server/redirect/rules.js';
+import { decide, parseRules, parseSchedule, type Visitor } from '../../server/qr-codes/routing.js';
 import { createCodeBody } from '../../server/qr-codes/schema.js';
 import { publicUrl } from '../../server/qr-codes/service.js';
+import { slugKey } from '../../server/qr-codes/slug.js';
 import {
   checkDates,
   checkDestination,
   checkRouting,
   checkSchedule,
-  slugKey,
   slugProblem,
   urlProblem,
 } from '../../server/qr-codes/validate.js';

@@ -4,13 +4,13 @@ import {
   clientIp,
   createEnricher,
   ipv6ToBigInt,
-  loadGeoData,
   parseAgent,
   primaryLanguage,
   referrerHost,
   trustList,
   type Enricher,
 } from '../../server/redirect/enrich.js';
+import { testGeo } from '../helpers/geo.js';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
@@ -81,7 +81,7 @@ describe('redirect enrichment', () => {
     let enricher: Enricher;
     before(async function () {
       this.timeout(20_000);
-      enricher = createEnricher(await loadGeoData(), Buffer.alloc(32, 7));
+      enricher = createEnricher(await testGeo.load(), Buffer.alloc(32, 7));
     });
 
     it('finds country, operator and ASN of IPv4 and IPv6 addresses', () => {

@@ -10,7 +10,7 @@ import {
   route,
   type CodeSettings,
   type Visitor,
-} from '../../server/redirect/rules.js';
+} from '../../server/qr-codes/routing.js';
 
 const visitor = (over: Partial<Visitor> = {}): Visitor => ({
   device: 'desktop',

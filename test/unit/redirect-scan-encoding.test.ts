@@ -1,7 +1,8 @@
 // The scan ingest's TabSeparated encoding: escapes, and the hand-written scan_events encoder
 // agreeing with the generic one column for column.
 import { expect } from 'chai';
-import { encodeScanRow, SCAN_COLUMNS, type ScanRow } from '../../server/redirect/app.js';
+import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { encodeScanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import { tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
 
 const row: ScanRow = {

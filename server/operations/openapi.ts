@@ -2,8 +2,7 @@
 // with an $id becomes a component and is referred to by $ref.
 import type { JsonSchema } from '../schemas/validation.js';
 import { ErrorBody, RateLimitedBody } from '../schemas/common.js';
-import type { Operation } from './operation.js';
-import { API_VERSION } from '../status/routes.js';
+import { API_VERSION, type Operation } from './operation.js';
 
 type Doc = Record<string, unknown>;
 

@@ -1,14 +1,14 @@
-// Runs one operation for an authenticated principal. REST routes and MCP tools/call both go
-// through here, so the order of checks, admission and validation is written once:
+// Runs one operation for an authenticated principal. Every adapter (REST routes, MCP tools/call)
+// goes through here, so the order of checks, admission and validation is written once:
 // (401 done by the caller) -> 403 api_access -> 429 / 402 -> 403 ability -> 422 -> handler.
 import type { Ability } from '../auth/abilities.js';
 import { hasApiAccess, type Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { admit, type RateInfo } from '../metering/admission.js';
+import type { RateInfo } from '../metering/admission.js';
 import { assertStorable } from '../schemas/storable.js';
-import type { Operation, OperationInput, OperationResult } from './operation.js';
+import type { Operation, OperationInput, OperationResult, Via } from './operation.js';
 
 export interface RawInput {
   params: Record<string, unknown>;
@@ -21,15 +21,14 @@ export interface ExecuteMeta {
   requestId: string;
   log: Logger;
   accept: string;
-  via: 'rest' | 'mcp';
-  /** Ability required on top of the operation's own (mcp.access for tools). */
-  extraAbility?: Ability;
+  /** The kind of caller: what it must hold on top, how it is admitted, whether results stream. */
+  via: Via;
   /** Called once the call is admitted, so later refusals (403, 422) still carry the rate headers. */
   onRate?: (info: RateInfo) => void;
 }
 
 export function assertApiAccess(p: Principal): void {
-  if (!hasApiAccess(p)) throw ApiError.apiAccessDisabled();
+  if (!hasApiAccess(p.org)) throw ApiError.apiAccessDisabled();
 }
 
 export function missingAbility(p: Principal, op: Operation, extra?: Ability): Ability | null {
@@ -70,9 +69,9 @@ export async function executeOperation(
   meta: ExecuteMeta,
 ): Promise<OperationResult> {
   assertApiAccess(principal);
-  const missing = missingAbility(principal, op, meta.extraAbility);
+  const missing = missingAbility(principal, op, meta.via.ability);
   // A refused admission throws an ApiError that carries the rate-limit headers itself.
-  const info = await admit(app, principal, { billable: op.billable && !missing, bucket: op.bucket });
+  const info = await meta.via.admit(app, principal, { billable: op.billable && !missing, bucket: op.bucket });
   meta.onRate?.(info);
   if (missing) throw ApiError.forbidden(missing);
   const input = validateInput(app, op, typeof raw === 'function' ? await raw() : raw);

@@ -1,6 +1,7 @@
-// Every REST operation of the service. The REST router, the MCP tools and the OpenAPI document
-// are generated from this one list.
-import type { Operation } from './http/operation.js';
+// Every operation of the service. The REST router, the MCP tools and the OpenAPI document are
+// generated from this one list. It lives outside server/operations/ because it names every
+// resource, and the resources depend on the runner, not the other way round.
+import type { Operation } from './operations/operation.js';
 import { analyticsOperations } from './analytics/routes.js';
 import { brandOperations } from './brands/routes.js';
 import { domainOperations } from './domains/routes.js';

@@ -1,14 +1,43 @@
-// An operation is one REST endpoint described once: path, ability, metering, schemas and the
-// handler that calls the resource's service. The REST router, the MCP tools and the OpenAPI
-// document are all generated from the same list.
+// An operation is one endpoint of the service described once: path, ability, metering, schemas
+// and the handler that calls the resource's service. The REST router, the MCP tools and the
+// OpenAPI document are all generated from the same list (server/all-operations.ts), and every
+// adapter runs an operation through executeOperation (./execute.ts).
 import type { Ability } from '../auth/abilities.js';
 import type { Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import type { Logger } from '../logger.js';
-import type { Admission } from '../metering/admission.js';
+import type { Admission, AdmitOptions } from '../metering/admission.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
+/** The version in the API's paths and documents. */
+export const API_VERSION = 'v1';
+
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/**
+ * The kind of caller an adapter runs operations for. The runner and the operations read its
+ * properties, never its name, so a new adapter (the web dashboard) adds a Via of its own and no
+ * operation changes.
+ */
+export interface Via {
+  /** For logs and metrics: rest, mcp, ... */
+  readonly name: string;
+  /** Whether a large result may be streamed to the caller (REST) or must be one plain value (tools). */
+  readonly streams: boolean;
+  /** An ability the token needs on top of every operation's own (mcp.access for tools). */
+  readonly ability?: Ability;
+  /**
+   * Admits the call before its ability and input are checked: rate window and metering. Throws a
+   * refusal (429, 402) that carries the rate-limit headers.
+   */
+  admit(app: AppContext, principal: Principal, opts: AdmitOptions): Promise<Admission>;
+}
+
+/** API calls (REST and tool calls) share the organization's rate window and are metered. */
+const admitApiCall: Via['admit'] = (app, principal, opts) => app.admitter.admit(principal, opts);
+
+export const VIA_REST: Via = { name: 'rest', streams: true, admit: admitApiCall };
+export const VIA_MCP: Via = { name: 'mcp', streams: false, ability: 'mcp.access', admit: admitApiCall };
 
 export interface Call {
   app: AppContext;
@@ -17,7 +46,7 @@ export interface Call {
   log: Logger;
   /** The request's Accept header ('' when absent); lets export endpoints answer text/csv. */
   accept: string;
-  via: 'rest' | 'mcp';
+  via: Via;
   /** The admission of this call: rate window and the month's billable calls so far. */
   admission: Admission;
 }
@@ -67,9 +96,4 @@ export function defineOperation<P = Record<string, never>, Q = Record<string, ne
   op: Operation<P, Q, B>,
 ): Operation<P, Q, B> {
   return op;
-}
-
-/** Koa-router path from an OpenAPI template: /v1/tokens/{token_id} -> /v1/tokens/:token_id */
-export function routerPath(path: string): string {
-  return path.replace(/\{([a-z_]+)\}/g, ':$1');
 }

@@ -1,20 +1,20 @@
-// The public redirect listener (REDIRECT_PORT): Host + path → code → answer, then the scan.
+// The redirect's request handling: Host + path → domain → code → decision → answer, then the scan.
 // Bare node:http rather than Koa: this is the hot path, and it needs no middleware stack (the bench,
 // test/bench/redirect.ts, compares it with a bare server answering the same 302).
 //
-// Order of a request: domain (cache) → code (cache, else Postgres) → decision (rules.ts) →
-// password / cap (counters.ts, Postgres only when a block of a capped code is used up) → 302 →
-// scan into the buffer. Nothing here waits for ClickHouse.
-import http from 'node:http';
+// Order of a request: domain (cache) → code (cache, else Postgres) → decision (qr-codes/routing.ts)
+// → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
+// up) → 302 → scan into the buffer. Nothing here waits for ClickHouse.
+import type http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import type { AppContext } from '../context.js';
-import { RedirectCache, type CodeEntry, type DomainEntry } from './cache.js';
-import { RedirectCounters } from './counters.js';
+import { fastUlid } from '../ids.js';
+import { decide, type Visitor } from '../qr-codes/routing.js';
+import { slugKey } from '../qr-codes/slug.js';
+import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
+import type { RedirectCounters } from './counters.js';
 import {
   clientIp,
-  createEnricher,
-  loadGeoData,
   normaliseIp,
   referrerHost,
   trustList,
@@ -24,86 +24,15 @@ import {
 } from './enrich.js';
 import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import {
+  answerPasswordForm,
   cookieName,
   cookieValid,
-  COOKIE_TTL_SECONDS,
-  issueCookie,
   PasswordThrottle,
   readCookie,
-  verifyPassword,
   type ThrottleOptions,
 } from './password.js';
-import { decide, type Visitor } from './rules.js';
-import { ScanBuffer, tsvText } from './scan-buffer.js';
-import { fastUlid } from '../ids.js';
-import type { ScanEvent } from '../analytics/scan-event.js';
-
-/** One row of scan_events as the redirect writes it. */
-export type ScanRow = ScanEvent;
-
-/** One row of orphan_scans (clickhouse/0003_orphan_scans.ts). */
-export interface OrphanRow {
-  scan_id: string;
-  scanned_at: string;
-  org_id: number;
-  domain_id: number;
-  host: string;
-  path: string;
-  reason: 'unknown' | 'inactive';
-  visitor_hash: string;
-  country: string;
-  device_type: string;
-  referrer: string;
-  is_bot: 0 | 1;
-}
-
-/** Column order of the scan_events and orphan_scans inserts. */
-export const SCAN_COLUMNS: readonly (keyof ScanRow)[] = [
-  'scan_id',
-  'scanned_at',
-  'org_id',
-  'brand_id',
-  'domain_id',
-  'code_id',
-  'visitor_hash',
-  'country',
-  'device_type',
-  'os',
-  'browser',
-  'referrer',
-  'language',
-  'provider',
-  'asn',
-  'is_bot',
-  'matched_rule',
-];
-/**
- * A scan row as a TabSeparated line in SCAN_COLUMNS order, written out field by field (the generic
- * tsvLine reads the row through computed keys, which V8 cannot make fast). Text that comes from the
- * request or from data files is escaped; the rest is digits, ULIDs and fixed words.
- */
-export function encodeScanRow(r: ScanRow): string {
-  return (
-    `${r.scan_id}\t${r.scanned_at}\t${r.org_id}\t${r.brand_id}\t${r.domain_id}\t${r.code_id}\t${r.visitor_hash}\t` +
-    `${tsvText(r.country)}\t${tsvText(r.device_type)}\t${tsvText(r.os)}\t${tsvText(r.browser)}\t${tsvText(r.referrer)}\t` +
-    `${tsvText(r.language)}\t${tsvText(r.provider)}\t${r.asn}\t${r.is_bot}\t${r.matched_rule}\n`
-  );
-}
-
-export const ORPHAN_COLUMNS: readonly (keyof OrphanRow)[] = [
-  'scan_id',
-  'scanned_at',
-  'org_id',
-  'domain_id',
-  'host',
-  'path',
-  'reason',
-  'visitor_hash',
-  'country',
-  'device_type',
-  'referrer',
-  'is_bot',
-];
+import type { ScanBuffer } from './scan-buffer.js';
+import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
 
 /** A visit being answered: what the decision and the scan need. */
 interface Visit {
@@ -120,28 +49,6 @@ interface Visit {
   visitor: Visitor;
 }
 
-export interface RedirectOptions {
-  /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
-  flushMs?: number;
-  maxRows?: number;
-  /** Redirect counter flush interval (default 1000 ms). */
-  counterFlushMs?: number;
-  /** Insert attempts before a batch is spilled, and the first backoff. */
-  insertAttempts?: number;
-  backoffMs?: number;
-  spillDir?: string;
-  throttle?: ThrottleOptions;
-}
-
-export interface RedirectListener {
-  port: number;
-  close(): Promise<void>;
-  scans: ScanBuffer<ScanRow>;
-  orphans: ScanBuffer<OrphanRow>;
-  counters: RedirectCounters;
-  cache: RedirectCache;
-}
-
 const SLUG = /^[A-Za-z0-9_-]{1,64}$/;
 const ORG_SLUG = /^[A-Za-z0-9_-]{1,100}$/;
 const PAGE_HEADERS = {
@@ -155,40 +62,12 @@ const PAGE_HEADERS = {
 const PRELANDER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
-let stampMs = -1;
-let stamp = '';
-
-/** '2024-01-02 03:04:05.678', what DateTime64(3) reads (the last one is kept: requests share milliseconds). */
-function utcStamp(ms: number): string {
-  if (ms !== stampMs) {
-    stamp = new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
-    stampMs = ms;
-  }
-  return stamp;
-}
-
 function safeDecode(s: string): string | null {
   try {
     return decodeURIComponent(s);
   } catch {
     return null;
   }
-}
-
-function readForm(req: http.IncomingMessage, limit = 4096): Promise<URLSearchParams | null> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        resolve(null);
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
-    req.on('error', () => resolve(null));
-  });
 }
 
 export class RedirectHandler {
@@ -202,7 +81,7 @@ export class RedirectHandler {
     readonly counters: RedirectCounters,
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
-    opts: RedirectOptions,
+    opts: { throttle?: ThrottleOptions } = {},
   ) {
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(opts.throttle);
@@ -318,9 +197,9 @@ export class RedirectHandler {
       ORG_SLUG.test(parts[0]) &&
       SLUG.test(parts[1])
     ) {
-      key = `${parts[0]}/${parts[1]}`.toLowerCase();
+      key = slugKey(parts[0], parts[1]);
     } else if (domain.type === 'custom' && parts.length === 1 && parts[0] && SLUG.test(parts[0]) && domain.orgSlug) {
-      key = `${domain.orgSlug}/${parts[0]}`.toLowerCase();
+      key = slugKey(domain.orgSlug, parts[0]);
     }
     if (!key) return this.withCode(req, res, method, host, domain, pathname, null);
     const code = this.cache.peekCode(key);
@@ -404,19 +283,18 @@ export class RedirectHandler {
   /** The password form posted: 303 to the destination with a cookie, or the form again (401, 429). */
   private async passwordPost(visit: Visit, pathname: string, ip: string): Promise<void> {
     const { req, res, code, now } = visit;
-    const throttleKey = `${code.id}|${ip}`;
-    const wait = this.throttle.retryAfter(throttleKey, now.getTime());
-    if (wait > 0) return this.page(res, false, 429, throttledPage(wait), { 'Retry-After': String(wait) });
-    const form = await readForm(req);
-    const given = form?.get('password') ?? '';
-    if (!given || !(await verifyPassword(given, code.passwordHash!))) {
-      this.throttle.fail(throttleKey, now.getTime());
+    const answer = await answerPasswordForm(
+      req,
+      { id: code.id, passwordHash: code.passwordHash! },
+      { throttle: this.throttle, ip, now, key: this.app.secretKey, secure: this.secure(req) },
+    );
+    if (answer.kind === 'throttled') {
+      return this.page(res, false, 429, throttledPage(answer.retryAfter), { 'Retry-After': String(answer.retryAfter) });
+    }
+    if (answer.kind === 'wrong') {
       return this.page(res, false, 401, passwordPage({ action: pathname, error: 'That password is not correct.' }));
     }
-    this.throttle.succeed(throttleKey);
-    const cookie = issueCookie(this.app.secretKey, code.id, code.passwordHash!, now);
-    const setCookie = `${cookieName(code.id)}=${cookie}; Max-Age=${COOKIE_TTL_SECONDS}; Path=/; HttpOnly; SameSite=Lax${this.secure(req) ? '; Secure' : ''}`;
-    return this.count(visit, 303, setCookie); // POST → GET of the destination
+    return this.count(visit, 303, answer.setCookie); // POST → GET of the destination
   }
 
   /** Counts the visit (HEAD is not one), or refuses it when the code's redirect_cap is reached. */
@@ -514,67 +392,4 @@ export class RedirectHandler {
       is_bot: agent.isBot ? 1 : 0,
     });
   }
-}
-
-/** Builds the redirect's parts on an application context and serves them on a port. */
-export async function startRedirectListener(
-  app: AppContext,
-  port: number,
-  host: string,
-  opts: RedirectOptions = {},
-): Promise<RedirectListener> {
-  const spillDir = opts.spillDir ?? path.join(app.config.dataDir, 'spill');
-  const enricher = createEnricher(await loadGeoData(), app.secretKey);
-  const cache = new RedirectCache(app.db, app.notify);
-  await cache.start();
-  const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
-  counters.start();
-  const buffer = <R extends object>(
-    table: string,
-    columns: readonly (keyof R & string)[],
-    encode?: (row: R) => string,
-  ) =>
-    new ScanBuffer<R>({
-      client: app.ch.client,
-      table: `${app.ch.database}.${table}`,
-      columns,
-      encode,
-      spillDir,
-      log: app.log,
-      flushMs: opts.flushMs,
-      maxRows: opts.maxRows,
-      attempts: opts.insertAttempts,
-      backoffMs: opts.backoffMs,
-    });
-  const scans = buffer<ScanRow>('scan_events', SCAN_COLUMNS, encodeScanRow);
-  const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_COLUMNS);
-  scans.start();
-  orphans.start();
-  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, opts);
-
-  const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = (server.address() as net.AddressInfo).port;
-  app.log.info({ port: bound, host }, 'redirect listener started');
-
-  let closing: Promise<void> | null = null;
-  const close = () =>
-    (closing ??= (async () => {
-      // Stop accepting, let requests in flight finish (a grace period, then cut), then drain.
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), 5000);
-      await stopped;
-      clearTimeout(grace);
-      await Promise.all([scans.close(), orphans.close(), counters.close()]);
-      await cache.close();
-    })());
-  app.onClose(close);
-  return { port: bound, close, scans, orphans, counters, cache };
 }

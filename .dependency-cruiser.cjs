@@ -1,0 +1,66 @@
+// Import rules of the architecture (docs/architecture.md), checked by `make lint` with
+// dependency-cruiser. Type-only imports count: a type is a dependency too.
+const ADAPTERS = '^server/(http|mcp|redirect|web|cli)/';
+// Composition roots wire adapters to the core; nothing imports them back.
+const ROOTS = '^server/(main|mounts)[.]ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Imports form no cycle, type-only ones included.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-does-not-import-adapters',
+      severity: 'error',
+      comment:
+        'Adapters (REST, MCP, redirect, web, CLI) depend on the core, never the reverse: the runner, the ' +
+        'resource folders, the stores, the workers and the context know nothing of who calls them.',
+      from: { path: '^(server|workers|clickhouse)/', pathNot: [ADAPTERS, ROOTS] },
+      to: { path: [ADAPTERS, ROOTS] },
+    },
+    {
+      name: 'operations-runner-is-generic',
+      severity: 'error',
+      comment:
+        'server/operations/ runs any operation; it names no resource (the list of every operation is ' +
+        'server/all-operations.ts).',
+      from: { path: '^server/operations/' },
+      to: {
+        path: '^server/',
+        pathNot: [
+          '^server/operations/',
+          '^server/(auth|metering|schemas)/',
+          '^server/(context|config|errors|logger|ids|metrics)[.]ts$',
+        ],
+      },
+    },
+    {
+      name: 'stores-are-leaves',
+      severity: 'error',
+      comment: 'server/stores/ opens and migrates the databases; it knows no resource, runner or adapter.',
+      from: { path: '^server/stores/' },
+      to: { path: '^server/', pathNot: ['^server/stores/', '^server/(config|errors|logger)[.]ts$'] },
+    },
+    {
+      name: 'migrations-are-frozen',
+      severity: 'error',
+      comment:
+        'A released migration is frozen text: it imports no live code and no other migration, only the ' +
+        'type of its argument (server/stores/migrate.ts).',
+      from: { path: '^clickhouse/' },
+      to: { path: '^(server|clickhouse|workers)/', pathNot: '^server/stores/migrate[.]ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|var)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

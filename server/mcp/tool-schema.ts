@@ -1,0 +1,110 @@
+// A tool's inputSchema, generated from its operation's params, query and body schemas, and the
+// split of a tools/call's arguments back into those three parts.
+import { ApiError } from '../errors.js';
+import type { RawInput } from '../operations/execute.js';
+import type { Operation } from '../operations/operation.js';
+import type { JsonSchema } from '../schemas/validation.js';
+import type { ToolDef } from './catalog.js';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A copy fit for a tool's inputSchema: no $id (tools are compiled side by side by clients),
+ * `x-mcp` replaced by the schema it carries, and OpenAPI's `example` as JSON Schema `examples`.
+ */
+export function toToolSchema(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toToolSchema);
+  if (!isObject(value)) return value;
+  if (isObject(value['x-mcp'])) return toToolSchema(value['x-mcp']);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === '$id' || k === '$schema' || k === 'x-mcp') continue;
+    if (k === 'example') {
+      if (!('examples' in value)) out.examples = [toToolSchema(v)];
+      continue;
+    }
+    out[k] = toToolSchema(v);
+  }
+  return out;
+}
+
+interface Flat {
+  properties: Record<string, JsonSchema>;
+  required: string[];
+}
+
+/** Properties and required names of an object schema, following allOf. */
+function flatten(schema: JsonSchema, where: string): Flat {
+  const out: Flat = { properties: {}, required: [] };
+  if (isObject(schema.properties)) Object.assign(out.properties, schema.properties);
+  if (Array.isArray(schema.required)) out.required.push(...(schema.required as string[]));
+  if (Array.isArray(schema.allOf)) {
+    for (const part of schema.allOf as JsonSchema[]) {
+      const f = flatten(part, where);
+      Object.assign(out.properties, f.properties);
+      out.required.push(...f.required);
+    }
+  }
+  if (!Object.keys(out.properties).length && (schema.oneOf || schema.anyOf)) {
+    throw new Error(`${where}: a tool input must be an object schema with properties`);
+  }
+  return out;
+}
+
+function partsOf(op: Operation): { part: 'params' | 'query' | 'body'; schema: JsonSchema }[] {
+  const parts: { part: 'params' | 'query' | 'body'; schema: JsonSchema }[] = [];
+  if (op.params) parts.push({ part: 'params', schema: op.params });
+  if (op.query) parts.push({ part: 'query', schema: op.query });
+  if (op.body) parts.push({ part: 'body', schema: op.body });
+  return parts;
+}
+
+export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
+  const properties: Record<string, unknown> = {};
+  const required = new Set<string>();
+  for (const { part, schema } of partsOf(op)) {
+    const flat = flatten(schema, `${def.name} ${part}`);
+    for (const [name, prop] of Object.entries(flat.properties)) {
+      if (name in properties) throw new Error(`${def.name}: input ${name} appears in two parts of ${op.id}`);
+      properties[name] = toToolSchema(def.inputOverrides?.[name] ?? prop);
+    }
+    flat.required.forEach((r) => required.add(r));
+  }
+  if (def.guard) {
+    properties.confirm = { type: 'boolean', description: 'true executes a previewed call; needs confirmation_id.' };
+    properties.confirmation_id = { type: 'string', description: 'The confirmation_id returned by the preview call.' };
+  }
+  return { type: 'object', properties, required: [...required], additionalProperties: false };
+}
+
+/** Splits tool arguments into the operation's params, query and body; unknown names are 422. */
+export function splitArguments(op: Operation, args: Record<string, unknown>): RawInput {
+  const names = (schema: JsonSchema | undefined) =>
+    new Set(schema ? Object.keys(flatten(schema, op.id).properties) : []);
+  const paramNames = names(op.params);
+  const queryNames = names(op.query);
+  // Entries, then Object.fromEntries: a "__proto__" argument stays an own (and refused) key.
+  const params: [string, unknown][] = [];
+  const query: [string, unknown][] = [];
+  const body: [string, unknown][] = [];
+  const unknown: [string, string[]][] = [];
+  for (const [k, v] of Object.entries(args)) {
+    if (paramNames.has(k)) params.push([k, v]);
+    else if (queryNames.has(k)) query.push([k, v]);
+    else if (op.body) body.push([k, v]);
+    else unknown.push([k, ['This field is not allowed.']]);
+  }
+  if (unknown.length) throw ApiError.validation(Object.fromEntries(unknown));
+  // Path parameters are always required, as they are in the URL.
+  const given = new Set(params.map(([k]) => k));
+  for (const p of paramNames) {
+    if (!given.has(p)) throw ApiError.field(p, 'This field is required.');
+  }
+  return {
+    params: Object.fromEntries(params),
+    query: Object.fromEntries(query),
+    body: op.body ? Object.fromEntries(body) : undefined,
+  };
+}
