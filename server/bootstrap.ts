@@ -2,7 +2,7 @@
 // standalone worker, the CLI and the tests, so start-up is written once.
 import type { Config } from './config.js';
 import { createAppContext, loadSecretKey, type AppContext, type Clock } from './context.js';
-import { syncFallbackDomains } from './domains/fallback.js';
+import { reconcileFallbackDomains } from './domains/fallback.js';
 import type { Logger } from './logger.js';
 import { openClickHouse, type ClickHouseHandle } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from './stores/migrate.js';
@@ -21,6 +21,11 @@ export interface BootOptions {
   clock?: Clock;
   poolMax?: number;
   collectDefaultMetrics?: boolean;
+  /**
+   * Make the shared fallback domains match FALLBACK_ORIGINS (default false). Only the service does:
+   * qrctl and the standalone worker may run with another environment and leave them alone.
+   */
+  reconcileFallbacks?: boolean;
   /** IP databases shared between contexts (tests); default: the context loads its own. */
   geo?: GeoDatabase;
 }
@@ -51,7 +56,7 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
       await migratePostgres(db, log);
       await migrateWorkerSchema(pg.url);
     }
-    await syncFallbackDomains(db, config.fallbackOrigins);
+    if (opts.reconcileFallbacks) await reconcileFallbackDomains(db, config.fallbackOrigins, log);
     if (opts.sharedClickHouse) {
       ch = { ...opts.sharedClickHouse, close: async () => undefined };
     } else if (opts.clickhouse === false) {

@@ -32,6 +32,7 @@ export interface Config {
   secretKey: string;
   bulkImportMaxRows: number;
   scanRetentionDays: number;
+  domainClaimTtlHours: number;
 }
 
 interface KeyDef {
@@ -141,6 +142,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
   },
   bulkImportMaxRows: { env: 'BULK_IMPORT_MAX_ROWS', default: '10000', help: 'Most rows one bulk import may stage.' },
+  domainClaimTtlHours: {
+    env: 'DOMAIN_CLAIM_TTL_HOURS',
+    default: '168',
+    help: 'Hours an unverified custom-domain claim stays open before it expires (status expired).',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -209,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     secretKey: raw('secretKey'),
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
+    domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
     ...overrides,
   };
   for (const origin of cfg.fallbackOrigins) {

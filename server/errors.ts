@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   not_acceptable: 406,
   conflict: 409,
+  domain_in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
@@ -79,6 +80,13 @@ export class ApiError extends Error {
   }
   static conflict(message: string): ApiError {
     return new ApiError('conflict', message);
+  }
+  static domainInUse(codes: number): ApiError {
+    return new ApiError(
+      'domain_in_use',
+      `${codes} QR code${codes === 1 ? ' uses' : 's use'} this domain; delete ${codes === 1 ? 'it' : 'them'} or move ${codes === 1 ? 'it' : 'them'} to another domain first.`,
+      { codes },
+    );
   }
   static payloadTooLarge(limit: number): ApiError {
     return new ApiError('payload_too_large', `The request body is larger than ${limit} bytes.`, { limit });

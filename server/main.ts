@@ -12,7 +12,7 @@ import { startRedirectListener } from './redirect/listener.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const app = await boot(config, log, { collectDefaultMetrics: true });
+const app = await boot(config, log, { collectDefaultMetrics: true, reconcileFallbacks: true });
 
 let runner: Runner | undefined;
 if (config.enableWorker) {

@@ -8,6 +8,7 @@ export interface Metrics {
   httpDuration: Histogram<'listener' | 'method' | 'route'>;
   admissionBatch: Histogram<never>;
   principalCache: Counter<'result'>;
+  domainTransitions: Counter<'transition'>;
 }
 
 export function createMetrics(collectDefaults: boolean): Metrics {
@@ -38,6 +39,12 @@ export function createMetrics(collectDefaults: boolean): Metrics {
       name: 'api_principal_cache_total',
       help: 'Token authentications answered from the in-memory cache (hit) or from Postgres (miss).',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    domainTransitions: new Counter({
+      name: 'domain_transitions_total',
+      help: 'Custom-domain status and certificate transitions (server/domains/lifecycle.ts), by transition.',
+      labelNames: ['transition'],
       registers: [registry],
     }),
   };

@@ -68,7 +68,7 @@ export async function seedDemo(app: AppContext, opts: SeedDemoOptions = {}): Pro
     ownerEmail: `owner@${slug}.example.com`,
   });
   const org = created.org;
-  const domain = await firstFallbackDomain(app.db, app.config.fallbackOrigins);
+  const domain = await firstFallbackDomain(app.db);
   const brands: SeedDemoResult['brands'] = [];
   const codes: DemoCode[] = [];
   const addCodes = async (brand: { id: number; ulid: string } | null, list: { slug: string; name: string }[]) => {

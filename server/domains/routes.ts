@@ -13,7 +13,7 @@ import {
   type ListDomainsQuery,
   type UpdateDomainBody,
 } from './schema.js';
-import { createDomain, getDomain, listDomainsPage, renderDomain, updateDomain } from './service.js';
+import { createDomain, deleteDomain, getDomain, listDomainsPage, renderDomain, updateDomain } from './service.js';
 
 // GET /v1/domains
 export const domainsList = defineOperation<Record<string, never>, ListDomainsQuery>({
@@ -60,9 +60,11 @@ export const domainsCreate = defineOperation<Record<string, never>, Record<strin
   path: '/v1/domains',
   summary: 'Add a custom domain (pending until its TXT record is verified)',
   description:
-    'Creates a pending custom domain. Publish the TXT record of `verification`, then verify (here with ' +
-    'verify=true, or later with PATCH). A match makes the domain active and queues its certificate; a ' +
-    'miss keeps it pending and verification.last_error says why.',
+    'Creates a pending claim on a custom domain. Publish the TXT record of `verification`, then verify ' +
+    '(here with verify=true, or later with PATCH) before verification.claim_expires_at. A claim holds ' +
+    'nothing: several organizations may claim one host, and the first to verify it gets it (the ' +
+    'domain becomes active and its certificate is queued; the other claims become failed). A miss ' +
+    'keeps the claim pending and verification.last_error says why.',
   tag: 'Domains',
   ability: 'domains.manage',
   billable: true,
@@ -93,4 +95,25 @@ export const domainsUpdate = defineOperation<DomainParams, Record<string, never>
   }),
 });
 
-export const domainOperations = [domainsList, domainsRead, domainsCreate, domainsUpdate];
+// DELETE /v1/domains/{domain_ulid}
+export const domainsDelete = defineOperation<DomainParams>({
+  id: 'domains.delete',
+  method: 'DELETE',
+  path: '/v1/domains/{domain_ulid}',
+  summary: 'Soft-delete a custom domain no live QR code uses',
+  description:
+    'Deletes a custom domain of the organization (its host can be claimed again). Answers 409 ' +
+    '`domain_in_use` while QR codes that are not deleted use it. Shared fallback hosts cannot be deleted.',
+  tag: 'Domains',
+  ability: 'domains.manage',
+  billable: true,
+  params: domainParams,
+  response: { status: 204, description: 'Deleted.' },
+  errors: [404, 409],
+  handler: async ({ app, principal }, { params }) => {
+    await deleteDomain(app, principal.org, params.domain_ulid);
+    return { status: 204 };
+  },
+});
+
+export const domainOperations = [domainsList, domainsRead, domainsCreate, domainsUpdate, domainsDelete];

@@ -26,7 +26,16 @@ export const Domain: JsonSchema = {
     ulid: { type: 'string' },
     host: { type: 'string', description: 'Lowercase, IDNs in punycode; a fallback host may carry a port.' },
     type: { type: 'string', enum: ['custom', 'fallback'] },
-    status: { type: 'string', enum: ['pending', 'active', 'failed'] },
+    status: {
+      type: 'string',
+      enum: ['pending', 'active', 'failed', 'expired', 'unverified', 'retired'],
+      description:
+        'pending: claimed, TXT record not verified yet; active: verified, the host is this organization’s; ' +
+        'failed: another organization verified the host first; expired: not verified before ' +
+        'verification.claim_expires_at; unverified: was active, its TXT record has been missing for the ' +
+        'grace period; retired: a shared fallback host no longer configured (its codes still answer, new ' +
+        'codes cannot use it).',
+    },
     ssl_status: { type: 'string', enum: ['pending', 'issuing', 'active', 'failed'] },
     is_primary: { type: 'boolean' },
     is_shared: { type: 'boolean', description: 'True for the shared fallback hosts every organization may use.' },
@@ -35,12 +44,14 @@ export const Domain: JsonSchema = {
       type: 'object',
       description:
         'Custom domains: publish a TXT record named txt_record_name with the value txt_record_value, and ' +
-        'point the host (CNAME) at cname_target. last_checked_at and last_error tell the outcome of the ' +
-        'latest ownership check (last_error null when it matched). Empty for fallback hosts.',
+        'point the host (CNAME) at cname_target, before claim_expires_at (null once verified). ' +
+        'last_checked_at and last_error tell the outcome of the latest ownership check (last_error null ' +
+        'when it matched). Empty for fallback hosts.',
       properties: {
         txt_record_name: { type: 'string' },
         txt_record_value: { type: 'string' },
         cname_target: { type: 'string' },
+        claim_expires_at: nullableDateTime,
         last_checked_at: nullableDateTime,
         last_error: { type: ['string', 'null'] },
       },

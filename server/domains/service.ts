@@ -10,29 +10,12 @@ import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { normalizeHost, originHostname } from './hostname.js';
+import type { DomainRow } from './domain-row.js';
+import { claimVerified, expireClaim } from './lifecycle.js';
 import type { DomainSettingsInput, UpdateDomainBody } from './schema.js';
 
 export const CERTIFICATE_TASK = 'domain-certificate';
 export const TXT_PREFIX = '_qr-verify.';
-
-export interface DomainRow {
-  id: number;
-  ulid: string;
-  org_id: number | null;
-  host: string;
-  origin: string | null;
-  type: 'custom' | 'fallback';
-  status: 'pending' | 'active' | 'failed';
-  ssl_status: 'pending' | 'issuing' | 'active' | 'failed';
-  is_primary: boolean;
-  verification: { txt_record_name?: string; txt_record_value?: string; cname_target?: string };
-  verified_at: Date | null;
-  last_checked_at: Date | null;
-  last_check_error: string | null;
-  settings: DomainSettingsInput;
-  created_at: Date;
-  updated_at: Date;
-}
 
 export interface DomainOut {
   ulid: string;
@@ -65,6 +48,7 @@ export function renderDomain(row: DomainRow): DomainOut {
           txt_record_name: row.verification.txt_record_name,
           txt_record_value: row.verification.txt_record_value,
           cname_target: row.verification.cname_target,
+          claim_expires_at: row.claim_expires_at,
           last_checked_at: row.last_checked_at,
           last_error: row.last_check_error,
         }
@@ -140,6 +124,7 @@ export async function createDomain(
   const now = app.clock.now();
   let row: DomainRow;
   try {
+    // A claim: it holds nothing until verified, and other organizations may claim the same host.
     [row] = await app
       .db('domains')
       .insert({
@@ -154,12 +139,16 @@ export async function createDomain(
           txt_record_value: verificationToken(app, org, host),
           cname_target: cnameTarget(app),
         }),
+        claim_expires_at: new Date(now.getTime() + app.config.domainClaimTtlHours * 3600_000),
         created_at: now,
         updated_at: now,
       })
       .returning<DomainRow[]>('*');
   } catch (err) {
-    if (sqlState(err) === UNIQUE_VIOLATION) throw ApiError.field('host', 'This host is already in use.');
+    // Only this organization's own live claim on the host can collide (domains_org_host_claim).
+    if (sqlState(err) === UNIQUE_VIOLATION) {
+      throw ApiError.field('host', 'This organization already has this host among its domains.');
+    }
     throw err;
   }
   if (!input.verify) return row;
@@ -192,6 +181,15 @@ async function queueCertificate(
   );
 }
 
+/** What a verify attempt on a claim that can no longer verify answers (after its transaction). */
+function closedClaim(status: 'failed' | 'expired'): ApiError {
+  return status === 'expired'
+    ? ApiError.conflict('This claim expired before its TXT record was verified; delete it and add the host again.')
+    : ApiError.conflict(
+        'This claim failed: another organization verified this host first. Delete it, or add the host again later.',
+      );
+}
+
 export async function updateDomain(
   app: AppContext,
   org: OrgRecord,
@@ -207,6 +205,7 @@ export async function updateDomain(
     }
     return found;
   }
+  if (patch.verify && (found.status === 'failed' || found.status === 'expired')) throw closedClaim(found.status);
   // The DNS lookup happens before the transaction, so no row lock waits on the network.
   let check: TxtCheck | null = null;
   if (patch.verify) {
@@ -217,27 +216,30 @@ export async function updateDomain(
     );
   }
   const now = app.clock.now();
-  return app.db.transaction(async (trx) => {
+  const outcome = await app.db.transaction(async (trx): Promise<DomainRow | { closed: 'expired' }> => {
     if (patch.is_primary) {
       // Serializes primary changes of one organization, so two concurrent requests cannot both win.
       await trx('organizations').where({ id: org.id }).forUpdate().first('id');
     }
-    const row = await lockDomain(trx, org, found.id);
+    let row = await lockDomain(trx, org, found.id);
+    if (patch.verify) {
+      if (row.status === 'pending' && row.claim_expires_at && row.claim_expires_at <= now) {
+        await expireClaim(app, trx, row, now);
+        return { closed: 'expired' };
+      }
+      // Another organization won the host while the TXT record was looked up: the answer shows it.
+      if (row.status === 'failed' || row.status === 'expired') return row;
+    }
     const changes: Partial<Record<keyof DomainRow, unknown>> = {};
-    let status = row.status;
-    if (check) {
+    if (check?.matched && row.status !== 'active') {
+      row = await claimVerified(app, trx, row, now, { ssl_status: 'pending' });
+      if (row.status === 'active') await queueCertificate(trx, org, row.id, 'verified');
+    } else if (check) {
       changes.last_checked_at = now;
       changes.last_check_error = check.matched ? null : check.reason;
-      if (check.matched && row.status !== 'active') {
-        status = 'active';
-        changes.status = 'active';
-        changes.verified_at = now;
-        changes.ssl_status = 'pending';
-        await queueCertificate(trx, org, row.id, 'verified');
-      }
     }
     if (patch.refresh_ssl) {
-      if (status !== 'active') {
+      if (row.status !== 'active') {
         throw ApiError.conflict('Only a verified (active) custom domain can refresh its certificate; verify it first.');
       }
       changes.ssl_status = 'pending';
@@ -268,4 +270,35 @@ export async function updateDomain(
       .returning<DomainRow[]>('*');
     return updated;
   });
+  if ('closed' in outcome) throw closedClaim(outcome.closed);
+  return outcome;
+}
+
+/**
+ * Soft-deletes a custom domain: refused (409 domain_in_use) while live codes use it. Brands that
+ * named it as their primary domain name none.
+ */
+export async function deleteDomain(app: AppContext, org: OrgRecord, domainUlid: string): Promise<void> {
+  const found = await findVisibleDomain(app.db, org, domainUlid);
+  if (!found) throw ApiError.notFound('domain');
+  if (found.type === 'fallback') {
+    throw ApiError.conflict('Shared fallback domains are managed by the service and cannot be deleted.');
+  }
+  const now = app.clock.now();
+  await app.db.transaction(async (trx) => {
+    // FOR UPDATE waits for code inserts in flight (their foreign key holds the row), and code inserts
+    // that come later re-read the row and find it deleted (qr-codes resolveRefs).
+    const row = await lockDomain(trx, org, found.id);
+    const { count } = (await trx('qr_codes')
+      .where({ domain_id: row.id, org_id: org.id })
+      .whereNull('deleted_at')
+      .count('* as count')
+      .first()) as { count: string | number };
+    if (Number(count) > 0) throw ApiError.domainInUse(Number(count));
+    await trx('brands').where({ org_id: org.id, primary_domain_id: row.id }).update({ primary_domain_id: null });
+    await trx('domains')
+      .where({ id: row.id, org_id: org.id })
+      .update({ deleted_at: now, is_primary: false, updated_at: now });
+  });
+  app.log.info({ domain_id: found.id, org_id: org.id, host: found.host }, 'domain deleted');
 }

@@ -153,6 +153,9 @@ export async function resolveRefs(
         .whereIn('ulid', domains)
         .whereNull('deleted_at')
         .where((q) => q.where('org_id', org.id).orWhere((f) => f.whereNull('org_id').andWhere('type', 'fallback')))
+        // The lock a code's foreign key takes anyway, taken now: a domain being deleted (FOR UPDATE,
+        // domains/service.ts) is waited for and then seen deleted, so no code lands on it.
+        .forKeyShare()
     : [];
   const b = brands.length
     ? await db('brands').select('id', 'ulid', 'name').whereIn('ulid', brands).where('org_id', org.id)

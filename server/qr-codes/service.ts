@@ -8,6 +8,7 @@ import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION, type FieldErrors } from '../errors.js';
 import { toFieldErrors } from '../schemas/validation.js';
 import { hashPassword } from './password.js';
+import { takesNewCodes } from '../domains/domain-row.js';
 import {
   codeNamesById,
   findCode,
@@ -142,8 +143,13 @@ export interface CodeReferences {
  * given reference that is not among the resolved ones (resolveRefs binds them to the organization).
  */
 export function checkReferences(errors: FieldErrors, refs: Refs, given: CodeReferences, fieldPrefix = ''): void {
-  if (given.domain_ulid && !refs.domains.has(given.domain_ulid))
-    addError(errors, `${fieldPrefix}domain_ulid`, 'No such domain in this organization.');
+  if (given.domain_ulid) {
+    const domain = refs.domains.get(given.domain_ulid);
+    if (!domain) addError(errors, `${fieldPrefix}domain_ulid`, 'No such domain in this organization.');
+    else if (!takesNewCodes(domain)) {
+      addError(errors, `${fieldPrefix}domain_ulid`, `This domain takes no new codes (status ${domain.status}).`);
+    }
+  }
   if (given.brand_ulid && !refs.brands.has(given.brand_ulid))
     addError(errors, `${fieldPrefix}brand_ulid`, 'No such brand in this organization.');
   if (given.style_ulid && !refs.styles.has(given.style_ulid))

@@ -124,6 +124,8 @@ export class RedirectCache {
       .leftJoin('organizations as o', 'o.id', 'd.org_id')
       .whereRaw('lower(d.host) = ?', [host])
       .whereNull('d.deleted_at')
+      // The row that holds the host (unique among these statuses); unverified claims of it hold nothing.
+      .whereIn('d.status', ['active', 'retired'])
       .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings');
     const entry: DomainEntry | null = row
       ? {
@@ -131,7 +133,7 @@ export class RedirectCache {
           orgId: row.org_id === null ? null : Number(row.org_id),
           orgSlug: row.org_slug ?? null,
           type: row.type,
-          active: row.status === 'active',
+          active: true,
           rootRedirect: httpUrl(row.settings?.root_redirect),
           notFoundRedirect: httpUrl(row.settings?.not_found_redirect),
         }

@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
   const pg = await startEmbeddedPostgres({ dataDir: dir, port: 0, database: 'qr', log, ephemeral: true });
   const config = loadConfig({}, { dataDir: dir, clickhouseDatabase: 'bench' });
-  const app = await boot(config, log, { databaseUrl: pg.url });
+  const app = await boot(config, log, { databaseUrl: pg.url, reconcileFallbacks: true });
   try {
     console.log(
       `Analytics benchmark: ${SCANS.toLocaleString('en')} scans, ${ITER} iterations per figure (data in ${dir})`,

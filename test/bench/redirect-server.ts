@@ -22,7 +22,7 @@ import { startRedirectListener } from '../../server/redirect/listener.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
-const app = await boot(config, log);
+const app = await boot(config, log, { reconcileFallbacks: true });
 const { org } = await createOrganization(app, {
   name: 'Bench',
   slug: 'bench',

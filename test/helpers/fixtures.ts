@@ -13,7 +13,7 @@ export interface Ref {
 
 /** The first shared fallback domain. */
 export function fallbackDomain(app: AppContext): Promise<Ref> {
-  return firstFallbackDomain(app.db, app.config.fallbackOrigins);
+  return firstFallbackDomain(app.db);
 }
 
 export async function makeBrand(app: AppContext, org: OrgRecord, b: { name: string; slug: string }): Promise<Ref> {

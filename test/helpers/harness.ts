@@ -215,6 +215,7 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
     clock,
     poolMax: 20,
     geo: testGeo,
+    reconcileFallbacks: true,
   });
   await migrateClickHouse(app.ch, config.scanRetentionDays, log);
   let url = '';

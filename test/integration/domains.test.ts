@@ -139,6 +139,7 @@ describe('domains: /v1/domains', () => {
           txt_record_name: `_qr-verify.${host}`,
           txt_record_value: verificationToken(svc.app, a.org, host),
           cname_target: 'localhost',
+          claim_expires_at: '2026-03-08T10:00:00.000Z',
           last_checked_at: null,
           last_error: null,
         },
@@ -192,11 +193,11 @@ describe('domains: /v1/domains', () => {
       });
     }
 
-    it('refuses a host already claimed by another organization', async () => {
+    it('accepts a claim on a host another organization claimed (claims hold nothing until verified)', async () => {
       const d = await create(a);
       const res = await svc.post('/v1/domains', b.token, { host: d.host.toUpperCase() });
-      expect(res.status).to.equal(422);
-      expect(res.body.errors).to.deep.equal({ host: ['This host is already in use.'] });
+      expect(res.status).to.equal(201);
+      expect(res.body.data).to.include({ host: d.host, status: 'pending' });
     });
 
     it('refuses the same host twice in one organization', async () => {

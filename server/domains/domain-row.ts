@@ -1,0 +1,33 @@
+// The `domains` row as the domain services read it (sql/0002_resources.sql and later migrations).
+import type { DomainSettingsInput } from './schema.js';
+
+/** See server/domains/lifecycle.ts for the transitions and docs/domains.md for their meaning. */
+export type DomainStatus = 'pending' | 'active' | 'failed' | 'expired' | 'unverified' | 'retired';
+export type SslStatus = 'pending' | 'issuing' | 'active' | 'failed';
+
+export interface DomainRow {
+  id: number;
+  ulid: string;
+  org_id: number | null;
+  host: string;
+  origin: string | null;
+  type: 'custom' | 'fallback';
+  status: DomainStatus;
+  ssl_status: SslStatus;
+  is_primary: boolean;
+  verification: { txt_record_name?: string; txt_record_value?: string; cname_target?: string };
+  verified_at: Date | null;
+  claim_expires_at: Date | null;
+  last_checked_at: Date | null;
+  last_check_error: string | null;
+  settings: DomainSettingsInput;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Whether new codes may be put on a domain: live claims and verified custom domains, active fallbacks. */
+export function takesNewCodes(domain: { type: string; status: string }): boolean {
+  return domain.type === 'custom'
+    ? domain.status === 'pending' || domain.status === 'active'
+    : domain.status === 'active';
+}

@@ -1,0 +1,107 @@
+// Every status transition of a custom domain, one named function each: the row change, a log line
+// and the domain_transitions_total counter. Callers pass the transaction the change belongs to.
+//
+//   pending ──verify──▶ active ──TXT missing for the grace period──▶ unverified ──verify──▶ active
+//      │                  (another organization verifying first fails the other claims)
+//      ├──another organization verified first──▶ failed
+//      └──claim period over──▶ expired
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.js';
+import type { DomainRow } from './domain-row.js';
+
+export type DomainTransition = 'verified' | 'claim_failed' | 'claim_expired';
+
+/** Why a claim failed, as its verification.last_error says. */
+export const CLAIM_TAKEN = 'Another organization verified this host first; this claim can no longer be verified.';
+export const CLAIM_DISPLACED =
+  'Another organization verified this host after its TXT record went missing; this domain no longer answers.';
+
+function recorded(app: AppContext, transition: DomainTransition, row: DomainRow, extra: Record<string, unknown> = {}) {
+  app.metrics.domainTransitions.inc({ transition });
+  app.log.info(
+    { domain_id: row.id, org_id: row.org_id, host: row.host, from: row.status, transition, ...extra },
+    `domain ${transition}`,
+  );
+}
+
+/** The live rows of a host, locked in id order (so two verifications of one host take turns). */
+async function lockHost(trx: Knex.Transaction, host: string): Promise<DomainRow[]> {
+  return trx('domains')
+    .whereRaw('lower(host) = ?', [host.toLowerCase()])
+    .whereNull('deleted_at')
+    .orderBy('id')
+    .forUpdate()
+    .select<DomainRow[]>('*');
+}
+
+/** A claim loses its host to another organization (domain `failed`). */
+export async function failClaim(
+  app: AppContext,
+  trx: Knex.Transaction,
+  row: DomainRow,
+  now: Date,
+  reason: string,
+): Promise<DomainRow> {
+  const [updated] = await trx('domains')
+    .where({ id: row.id })
+    .update({ status: 'failed', is_primary: false, last_check_error: reason, updated_at: now })
+    .returning<DomainRow[]>('*');
+  recorded(app, 'claim_failed', row);
+  return updated;
+}
+
+/**
+ * The TXT record of a claim matched (pending, or unverified re-checked): it takes the host
+ * (`active`) unless another organization holds it, in which case this claim fails. Taking the host
+ * fails every other organization's claim on it, an unverified holder's included.
+ */
+export async function claimVerified(
+  app: AppContext,
+  trx: Knex.Transaction,
+  row: DomainRow,
+  now: Date,
+  changes: Partial<Record<keyof DomainRow, unknown>> = {},
+): Promise<DomainRow> {
+  const rows = await lockHost(trx, row.host);
+  const others = rows.filter((r) => r.id !== row.id);
+  if (others.some((r) => r.status === 'active' || r.status === 'retired')) {
+    return failClaim(app, trx, row, now, CLAIM_TAKEN);
+  }
+  for (const other of others) {
+    if (other.status === 'pending') await failClaim(app, trx, other, now, CLAIM_TAKEN);
+    else if (other.status === 'unverified') await failClaim(app, trx, other, now, CLAIM_DISPLACED);
+  }
+  const [updated] = await trx('domains')
+    .where({ id: row.id })
+    .update({
+      ...changes,
+      status: 'active',
+      verified_at: now,
+      claim_expires_at: null,
+      last_checked_at: now,
+      last_check_error: null,
+      updated_at: now,
+    })
+    .returning<DomainRow[]>('*');
+  recorded(app, 'verified', row);
+  return updated;
+}
+
+/** One claim past its claim period (`expired`), found when it is used. */
+export async function expireClaim(app: AppContext, trx: Knex.Transaction, row: DomainRow, now: Date): Promise<void> {
+  await trx('domains').where({ id: row.id, status: 'pending' }).update({ status: 'expired', updated_at: now });
+  recorded(app, 'claim_expired', row, { claim_expires_at: row.claim_expires_at });
+}
+
+/** Every pending claim whose claim period is over becomes `expired` (the daily maintenance job). */
+export async function expireClaims(app: AppContext, now: Date): Promise<number> {
+  const expired = await app
+    .db('domains')
+    .where({ type: 'custom', status: 'pending' })
+    .whereNull('deleted_at')
+    .where('claim_expires_at', '<=', now)
+    .update({ status: 'expired', updated_at: now })
+    .returning<DomainRow[]>('*');
+  for (const row of expired) recorded(app, 'claim_expired', { ...row, status: 'pending' });
+  return expired.length;
+}
