@@ -33,6 +33,7 @@ export interface Config {
   bulkImportMaxRows: number;
   scanRetentionDays: number;
   domainClaimTtlHours: number;
+  idempotencyWaitMs: number;
 }
 
 interface KeyDef {
@@ -147,6 +148,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '168',
     help: 'Hours an unverified custom-domain claim stays open before it expires (status expired).',
   },
+  idempotencyWaitMs: {
+    env: 'IDEMPOTENCY_WAIT_MS',
+    default: '5000',
+    help: 'How long a retry with the Idempotency-Key of a call still running waits for it before answering 409 idempotency_key_in_progress.',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -216,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
     domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
+    idempotencyWaitMs: int('IDEMPOTENCY_WAIT_MS', raw('idempotencyWaitMs')),
     ...overrides,
   };
   for (const origin of cfg.fallbackOrigins) {

@@ -10,6 +10,7 @@ import { GeoDatabase } from './geo/database.js';
 import type { Logger } from './logger.js';
 import { Admitter } from './metering/admission.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { IdempotencyKeys } from './operations/idempotency.js';
 import { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { NotifyListener } from './stores/notify.js';
@@ -32,6 +33,8 @@ export interface AppContext {
   validators: Validators;
   /** Admission (rate limit + metering) with per-organization group commit. */
   admitter: Admitter;
+  /** Idempotency keys of POST and PATCH calls (server/operations/idempotency.ts). */
+  idempotency: IdempotencyKeys;
   /** The process's LISTEN connection for cache invalidation. */
   notify: NotifyListener;
   /** Bearer-token authentication with an invalidated in-memory cache. */
@@ -97,6 +100,7 @@ export function createAppContext(parts: ContextParts): AppContext {
       batchSizes: metrics.admissionBatch,
       helpUrl: () => parts.config.rateLimitHelpUrl || `${apiBaseUrl(parts.config, apiPort())}/docs/rate-limits`,
     }),
+    idempotency: new IdempotencyKeys({ db: parts.db, clock, waitMs: parts.config.idempotencyWaitMs }),
     notify,
     principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
     geo: parts.geo ?? new GeoDatabase(),

@@ -14,9 +14,11 @@ export const ERROR_STATUS = {
   not_acceptable: 406,
   conflict: 409,
   domain_in_use: 409,
+  idempotency_key_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
+  idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
   service_unavailable: 503,
@@ -86,6 +88,18 @@ export class ApiError extends Error {
       'domain_in_use',
       `${codes} QR code${codes === 1 ? ' uses' : 's use'} this domain; delete ${codes === 1 ? 'it' : 'them'} or move ${codes === 1 ? 'it' : 'them'} to another domain first.`,
       { codes },
+    );
+  }
+  static idempotencyKeyInProgress(): ApiError {
+    return new ApiError(
+      'idempotency_key_in_progress',
+      'A request with this Idempotency-Key is still being processed; retry once it has finished.',
+    );
+  }
+  static idempotencyKeyReused(): ApiError {
+    return new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request; use a new key for a new request.',
     );
   }
   static payloadTooLarge(limit: number): ApiError {

@@ -51,6 +51,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
           accept: ctx.get('Accept'),
           via: VIA_REST,
           onRate: (info) => ctx.set(rateHeaders(info)),
+          idempotencyKey: ctx.get('Idempotency-Key') || undefined,
         },
       );
       respond(ctx, result);

@@ -7,14 +7,22 @@ import { ApiError } from '../errors.js';
 import type { Operation } from '../operations/operation.js';
 import { consumeConfirmation, issueConfirmation } from './confirmations.js';
 import type { Tool } from './catalog.js';
+import { IDEMPOTENCY_ARG } from './tool-schema.js';
 
-/** Arguments without the confirmation fields, which are not inputs of the operation. */
+/** Arguments without the confirmation fields and the idempotency key, which are not inputs of the operation. */
 export function operationArgs(tool: Tool, args: Record<string, unknown>): Record<string, unknown> {
-  if (!tool.def.guard) return args;
   const rest = { ...args };
+  delete rest[IDEMPOTENCY_ARG];
+  if (!tool.def.guard) return rest;
   delete rest.confirm;
   delete rest.confirmation_id;
   return rest;
+}
+
+/** Whether this call only previews a guarded tool (it executes nothing, so it takes no idempotency key). */
+export function isPreview(tool: Tool, args: Record<string, unknown>): boolean {
+  const guard = tool.def.guard;
+  return !!guard && guard.applies(operationArgs(tool, args)) && args.confirm !== true;
 }
 
 /**
@@ -31,7 +39,7 @@ export function guardedOperation(
   const opArgs = operationArgs(tool, args);
   if (!guard || !guard.applies(opArgs)) return tool.op;
   const name = tool.def.name;
-  if (args.confirm !== true) {
+  if (isPreview(tool, args)) {
     return {
       ...tool.op,
       billable: false,

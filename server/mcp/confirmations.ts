@@ -2,29 +2,13 @@
 // server process agrees. An id is bound to the organization, the token, the tool and a canonical
 // hash of the arguments; it is single use and expires CONFIRMATION_TTL_SECONDS after it was issued
 // (by the application clock).
-import crypto from 'node:crypto';
 import { hashSecret, newSecret, type Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { canonicalHash } from '../schemas/canonical-json.js';
 
 export const CONFIRMATION_TTL_SECONDS = 300;
 const ID_PREFIX = 'cnf_';
-
-/** JSON with object keys sorted at every level, so equal arguments hash equally in any key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function argumentsHash(args: Record<string, unknown>): string {
-  return crypto.createHash('sha256').update(canonicalJson(args)).digest('hex');
-}
 
 export interface IssuedConfirmation {
   confirmation_id: string;
@@ -51,7 +35,7 @@ export async function issueConfirmation(
     org_id: principal.org.id,
     token_id: principal.token.id,
     tool,
-    args_hash: argumentsHash(args),
+    args_hash: canonicalHash(args),
     created_at: now,
     expires_at: expiresAt,
   });
@@ -84,7 +68,7 @@ export async function consumeConfirmation(
 ): Promise<void> {
   const now = app.clock.now();
   const idHash = hashSecret(confirmationId);
-  const argsHash = argumentsHash(args);
+  const argsHash = canonicalHash(args);
   const used = await app
     .db('mcp_confirmations')
     .where({ id_hash: idHash, org_id: principal.org.id, token_id: principal.token.id, tool, args_hash: argsHash })

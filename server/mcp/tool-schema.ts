@@ -2,6 +2,7 @@
 // split of a tools/call's arguments back into those three parts.
 import { ApiError } from '../errors.js';
 import type { RawInput } from '../operations/execute.js';
+import { takesIdempotencyKey } from '../operations/idempotency.js';
 import type { Operation } from '../operations/operation.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { ToolDef } from './catalog.js';
@@ -61,6 +62,18 @@ function partsOf(op: Operation): { part: 'params' | 'query' | 'body'; schema: Js
   return parts;
 }
 
+/** The tool argument that carries an idempotency key (REST: the Idempotency-Key header). */
+export const IDEMPOTENCY_ARG = 'idempotency_key';
+
+const idempotencyKeyArg: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x21-\\x7e]+$',
+  description:
+    'Optional. A retry with the same key and arguments within 24 hours returns the first answer instead of running again (and is not billed).',
+};
+
 export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
   const properties: Record<string, unknown> = {};
   const required = new Set<string>();
@@ -72,6 +85,7 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
     }
     flat.required.forEach((r) => required.add(r));
   }
+  if (takesIdempotencyKey(op.method)) properties[IDEMPOTENCY_ARG] = idempotencyKeyArg;
   if (def.guard) {
     properties.confirm = { type: 'boolean', description: 'true executes a previewed call; needs confirmation_id.' };
     properties.confirmation_id = { type: 'string', description: 'The confirmation_id returned by the preview call.' };

@@ -8,12 +8,15 @@ import { ApiError } from '../errors.js';
 import { executeOperation, type ExecuteMeta } from '../operations/execute.js';
 import { VIA_MCP, type Operation } from '../operations/operation.js';
 import { TOOL_DEFS, type Tool } from './catalog.js';
-import { guardedOperation, operationArgs } from './confirm.js';
-import { buildInputSchema, splitArguments } from './tool-schema.js';
+import { guardedOperation, isPreview, operationArgs } from './confirm.js';
+import { buildInputSchema, IDEMPOTENCY_ARG, splitArguments } from './tool-schema.js';
+import { REPLAYED_HEADER } from '../operations/idempotency.js';
 
 export interface CallToolResult {
   content: { type: 'text'; text: string }[];
   isError: boolean;
+  /** idempotent_replayed: the stored answer of an earlier call with the same idempotency_key. */
+  _meta?: Record<string, unknown>;
 }
 
 /** The tools whose operation exists, in TOOL_DEFS order; `missing` names the others. */
@@ -53,6 +56,10 @@ export function textResult(payload: unknown, isError: boolean): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], isError };
 }
 
+function replayed(result: CallToolResult, headers: Record<string, string> | undefined): CallToolResult {
+  return headers?.[REPLAYED_HEADER] ? { ...result, _meta: { idempotent_replayed: true } } : result;
+}
+
 /**
  * Errors that answer the whole HTTP request exactly as REST would (status, headers, body) rather
  * than as a tool error: 401, 403 api_access, 429 and a token without mcp.access.
@@ -87,6 +94,10 @@ export async function callTool(
     via: VIA_MCP,
   };
   try {
+    const key = args[IDEMPOTENCY_ARG];
+    if (key !== undefined && typeof key !== 'string') throw ApiError.field(IDEMPOTENCY_ARG, 'Must be a string.');
+    // A preview executes nothing: the key belongs to the confirmed call.
+    if (key !== undefined && !isPreview(tool, args)) meta.idempotencyKey = key;
     const result = await executeOperation(
       app,
       principal,
@@ -96,11 +107,11 @@ export async function callTool(
     );
     const payload =
       result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
-    return textResult(payload, false);
+    return replayed(textResult(payload, false), result.headers);
   } catch (err) {
     if (err instanceof ApiError) {
       if (isTransportError(err) && !opts.inBatch) throw err;
-      return textResult(err.body(), true);
+      return replayed(textResult(err.body(), true), err.headers);
     }
     opts.log.error({ err, tool: tool.def.name }, 'tool failed');
     return textResult({ message: 'Internal server error.', code: 'internal', request_id: opts.requestId }, true);

@@ -1,12 +1,15 @@
 // Runs one operation for an authenticated principal. Every adapter (REST routes, MCP tools/call)
 // goes through here, so the order of checks, admission and validation is written once:
 // (401 done by the caller) -> 403 api_access -> 429 / 402 -> 403 ability -> 422 -> handler.
+// A POST or PATCH sent with an idempotency key first claims the key (./idempotency.ts): a retry
+// of a finished call is admitted without metering and answered with the stored response.
 import type { Ability } from '../auth/abilities.js';
 import { hasApiAccess, type Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RateInfo } from '../metering/admission.js';
+import { takesIdempotencyKey } from './idempotency.js';
 import { assertStorable } from '../schemas/storable.js';
 import type { Operation, OperationInput, OperationResult, Via } from './operation.js';
 
@@ -25,6 +28,8 @@ export interface ExecuteMeta {
   via: Via;
   /** Called once the call is admitted, so later refusals (403, 422) still carry the rate headers. */
   onRate?: (info: RateInfo) => void;
+  /** The caller's idempotency key (REST Idempotency-Key, MCP idempotency_key); POST and PATCH only. */
+  idempotencyKey?: string;
 }
 
 export function assertApiAccess(p: Principal): void {
@@ -70,13 +75,37 @@ export async function executeOperation(
 ): Promise<OperationResult> {
   assertApiAccess(principal);
   const missing = missingAbility(principal, op, meta.via.ability);
-  // A refused admission throws an ApiError that carries the rate-limit headers itself.
-  const info = await meta.via.admit(app, principal, { billable: op.billable && !missing, bucket: op.bucket });
-  meta.onRate?.(info);
-  if (missing) throw ApiError.forbidden(missing);
-  const input = validateInput(app, op, typeof raw === 'function' ? await raw() : raw);
-  return op.handler(
-    { app, principal, requestId: meta.requestId, log: meta.log, accept: meta.accept, via: meta.via, admission: info },
+  const admit = async (billable: boolean) => {
+    // A refused admission throws an ApiError that carries the rate-limit headers itself.
+    const info = await meta.via.admit(app, principal, { billable, bucket: op.bucket });
+    meta.onRate?.(info);
+    if (missing) throw ApiError.forbidden(missing);
+    return info;
+  };
+  const run = async (input: RawInput | (() => Promise<RawInput>), handlerStarted?: () => void) => {
+    const info = await admit(op.billable && !missing);
+    const valid = validateInput(app, op, typeof input === 'function' ? await input() : input);
+    handlerStarted?.();
+    return op.handler(
+      { app, principal, requestId: meta.requestId, log: meta.log, accept: meta.accept, via: meta.via, admission: info },
+      valid,
+    );
+  };
+  const key = meta.idempotencyKey;
+  // Without the ability the call is refused whatever the key holds, and learns nothing of it.
+  if (key === undefined || missing || !takesIdempotencyKey(op.method)) {
+    return run(raw);
+  }
+  // The request is read before admission here: the key's fingerprint needs it.
+  const input = typeof raw === 'function' ? await raw() : raw;
+  return app.idempotency.run({
+    orgId: principal.org.id,
+    key,
+    operation: op.id,
     input,
-  );
+    execute: (handlerStarted) => run(input, handlerStarted),
+    admitReplay: async () => {
+      await admit(false);
+    },
+  });
 }

@@ -2,6 +2,7 @@
 // with an $id becomes a component and is referred to by $ref.
 import type { JsonSchema } from '../schemas/validation.js';
 import { ErrorBody, RateLimitedBody } from '../schemas/common.js';
+import { takesIdempotencyKey } from './idempotency.js';
 import { API_VERSION, type Operation } from './operation.js';
 
 type Doc = Record<string, unknown>;
@@ -24,9 +25,9 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Included calls used up and the wallet cannot cover the call (insufficient_funds).',
   403: 'Ability missing (forbidden, with required_ability), api_access_disabled or feature_not_in_plan.',
   404: 'Not found (also for records of another organization).',
-  409: 'The resource is in a state that forbids the action.',
+  409: 'The resource is in a state that forbids the action (conflict), or a call with the same Idempotency-Key is still running (idempotency_key_in_progress).',
   413: 'Request body too large.',
-  422: 'Validation failed (validation_failed, with errors per field).',
+  422: 'Validation failed (validation_failed, with errors per field), or the Idempotency-Key was used with another request (idempotency_key_reused).',
   429: 'Rate limit exceeded.',
 };
 
@@ -92,6 +93,17 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
         });
       }
     }
+    const idempotent = takesIdempotencyKey(op.method);
+    if (idempotent) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Up to 255 visible ASCII characters. The first answer is kept 24 hours per organization and key; a retry of the same request gets it again with Idempotent-Replayed: true and is not metered.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
+    }
     const responses: Record<string, Doc> = {};
     const ok: Doc = { description: op.response.description };
     if (op.response.schema) {
@@ -107,6 +119,7 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
       ...(op.body ? [400, 413, 422] : []),
       ...(op.query || op.params ? [422] : []),
       ...(op.errors ?? []),
+      ...(idempotent ? [409, 422] : []),
     ]);
     if (op.billable) statuses.add(402);
     for (const s of [...statuses].sort()) {
