@@ -1,5 +1,6 @@
-// A real DNS server on loopback (dns2, UDP, random port) serving TXT records that the test sets.
-// Names without records answer NXDOMAIN; names listed in `failing` answer SERVFAIL.
+// A real DNS server on loopback (dns2, UDP, random port) serving TXT and A records that the test
+// sets. Names without records answer NXDOMAIN, a name asked for a type it lacks answers with no
+// records (NODATA), and names listed in `failing` answer SERVFAIL.
 import dns2 from 'dns2';
 
 const { Packet } = dns2;
@@ -13,6 +14,9 @@ export interface TestDnsServer {
   port: number;
   /** Sets (replaces) the TXT records of a name; each record is one string. */
   setTxt(name: string, values: string[]): void;
+  /** Sets (replaces) the IPv4 address of a name (what pebble resolves before an HTTP-01 check). */
+  setA(name: string, address: string): void;
+  /** Removes every record of a name. */
   clear(name: string): void;
   /** The name answers SERVFAIL until cleared. */
   fail(name: string): void;
@@ -23,6 +27,7 @@ export interface TestDnsServer {
 
 export async function startDnsServer(): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
+  const a = new Map<string, string>();
   const failing = new Set<string>();
   const queries: { name: string; type: number }[] = [];
   const server = dns2.createServer({
@@ -36,8 +41,18 @@ export async function startDnsServer(): Promise<TestDnsServer> {
         response.header.rcode = SERVFAIL;
       } else {
         const values = txt.get(name);
-        if (!values) response.header.rcode = NXDOMAIN;
-        else if (question.type === Packet.TYPE.TXT) {
+        const address = a.get(name);
+        if (!values && !address) response.header.rcode = NXDOMAIN;
+        else if (question.type === Packet.TYPE.A && address) {
+          response.answers.push(
+            Packet.createResourceFromQuestion(question, {
+              type: Packet.TYPE.A,
+              class: Packet.CLASS.IN,
+              ttl: 1,
+              address,
+            }),
+          );
+        } else if (question.type === Packet.TYPE.TXT && values) {
           for (const data of values) {
             response.answers.push(
               Packet.createResourceFromQuestion(question, {
@@ -63,8 +78,13 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       failing.delete(name.toLowerCase());
       txt.set(name.toLowerCase(), values);
     },
+    setA: (name, address) => {
+      failing.delete(name.toLowerCase());
+      a.set(name.toLowerCase(), address);
+    },
     clear: (name) => {
       txt.delete(name.toLowerCase());
+      a.delete(name.toLowerCase());
       failing.delete(name.toLowerCase());
     },
     fail: (name) => {
