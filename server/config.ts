@@ -15,6 +15,9 @@ export interface Config {
   apiPort: number;
   redirectHost: string;
   redirectPort: number;
+  redirectTlsPort: number | null;
+  redirectTlsCertFile: string;
+  redirectTlsKeyFile: string;
   enableApi: boolean;
   enableRedirect: boolean;
   enableWorker: boolean;
@@ -28,12 +31,15 @@ export interface Config {
   rateLimitHelpUrl: string;
   dnsResolvers: string[];
   acmeDirectoryUrl: string;
+  acmeCaFile: string;
+  acmeContactEmail: string;
   trustProxy: string[];
   secretKey: string;
   bulkImportMaxRows: number;
   scanRetentionDays: number;
   domainClaimTtlHours: number;
   idempotencyWaitMs: number;
+  domainTxtGraceHours: number;
 }
 
 interface KeyDef {
@@ -83,6 +89,21 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   },
   redirectHost: { env: 'REDIRECT_HOST', default: '127.0.0.1', help: 'Interface the public redirect binds to.' },
   redirectPort: { env: 'REDIRECT_PORT', default: '3001', help: 'Port of the public redirect listener.' },
+  redirectTlsPort: {
+    env: 'REDIRECT_TLS_PORT',
+    default: '',
+    help: 'Port of the HTTPS redirect listener (custom domains’ certificates chosen by SNI). Empty: off.',
+  },
+  redirectTlsCertFile: {
+    env: 'REDIRECT_TLS_CERT_FILE',
+    default: '',
+    help: 'PEM certificate chain served to clients without SNI or with an unknown name (the shared fallback host). Required with REDIRECT_TLS_PORT.',
+  },
+  redirectTlsKeyFile: {
+    env: 'REDIRECT_TLS_KEY_FILE',
+    default: '',
+    help: 'PEM private key of REDIRECT_TLS_CERT_FILE.',
+  },
   enableApi: { env: 'ENABLE_API', default: 'true', help: 'Serve the API listener in this process.' },
   enableRedirect: { env: 'ENABLE_REDIRECT', default: 'true', help: 'Serve the public redirect in this process.' },
   enableWorker: { env: 'ENABLE_WORKER', default: 'true', help: 'Run graphile-worker inside this process.' },
@@ -132,6 +153,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: 'https://acme-v02.api.letsencrypt.org/directory',
     help: 'ACME directory used to issue certificates for custom domains.',
   },
+  acmeCaFile: {
+    env: 'ACME_CA_FILE',
+    default: '',
+    help: 'PEM file of extra CAs trusted for the ACME directory’s HTTPS (a private ACME server). Empty: the system roots.',
+  },
+  acmeContactEmail: {
+    env: 'ACME_CONTACT_EMAIL',
+    default: '',
+    help: 'Contact address registered with the ACME account (expiry notices). Empty: none.',
+  },
   trustProxy: {
     env: 'TRUST_PROXY',
     default: '',
@@ -152,6 +183,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'IDEMPOTENCY_WAIT_MS',
     default: '5000',
     help: 'How long a retry with the Idempotency-Key of a call still running waits for it before answering 409 idempotency_key_in_progress.',
+  },
+  domainTxtGraceHours: {
+    env: 'DOMAIN_TXT_GRACE_HOURS',
+    default: '72',
+    help: 'Hours an active custom domain’s TXT record may be missing (daily re-check) before it becomes unverified.',
   },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
@@ -204,6 +240,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     apiPort,
     redirectHost: raw('redirectHost'),
     redirectPort: int('REDIRECT_PORT', raw('redirectPort')),
+    redirectTlsPort: raw('redirectTlsPort') === '' ? null : int('REDIRECT_TLS_PORT', raw('redirectTlsPort')),
+    redirectTlsCertFile: raw('redirectTlsCertFile'),
+    redirectTlsKeyFile: raw('redirectTlsKeyFile'),
     enableApi: bool('ENABLE_API', raw('enableApi')),
     enableRedirect: bool('ENABLE_REDIRECT', raw('enableRedirect')),
     enableWorker: bool('ENABLE_WORKER', raw('enableWorker')),
@@ -217,12 +256,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitHelpUrl: raw('rateLimitHelpUrl'),
     dnsResolvers: list(raw('dnsResolvers')),
     acmeDirectoryUrl: raw('acmeDirectoryUrl'),
+    acmeCaFile: raw('acmeCaFile'),
+    acmeContactEmail: raw('acmeContactEmail'),
     trustProxy: list(raw('trustProxy')),
     secretKey: raw('secretKey'),
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
     domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
     idempotencyWaitMs: int('IDEMPOTENCY_WAIT_MS', raw('idempotencyWaitMs')),
+    domainTxtGraceHours: int('DOMAIN_TXT_GRACE_HOURS', raw('domainTxtGraceHours'), 1),
     ...overrides,
   };
   for (const origin of cfg.fallbackOrigins) {
@@ -232,6 +274,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     } catch {
       throw new ConfigError(`FALLBACK_ORIGINS entry "${origin}" is not an origin like https://qr.example.com`);
     }
+  }
+  if (cfg.redirectTlsPort !== null && (!cfg.redirectTlsCertFile || !cfg.redirectTlsKeyFile)) {
+    throw new ConfigError(
+      'REDIRECT_TLS_PORT needs REDIRECT_TLS_CERT_FILE and REDIRECT_TLS_KEY_FILE (the certificate of the shared fallback host)',
+    );
   }
   return cfg;
 }

@@ -1,14 +1,14 @@
--- TLS certificates of custom domains, issued through ACME (HTTP-01 answered by the redirect listener).
--- Private keys are stored sealed (AES-256-GCM under a key derived from SECRET_KEY, server/at-rest.ts);
--- certificates themselves are public.
+-- TLS certificates of custom domains, issued through ACME (HTTP-01 answered by the redirect listener),
+-- and the daily re-check of ownership. Private keys are stored sealed (AES-256-GCM under a key derived
+-- from SECRET_KEY, server/at-rest.ts); certificates themselves are public.
 
-alter table domains rename column cert_expires_at to ssl_expires_at;
+alter table domains rename column cert_expires_at to ssl_expires_at; -- expiry of the certificate served
 alter table domains
-  add column ssl_error text,                        -- why the latest issuance failed; null when fine
-  add column ssl_failures integer not null default 0, -- consecutive failed issuances (retry backoff)
-  add column ssl_issued_at timestamptz;
+  add column ssl_error text,                             -- why the latest issuance failed; null when fine
+  add column ssl_failures integer not null default 0,    -- failed issuances in a row (retry backoff)
+  add column txt_missing_since timestamptz;              -- first daily re-check that missed the TXT record
 
--- The certificate being served for a domain (at most one; a renewal replaces it).
+-- The certificate served for a domain (at most one; a renewal replaces it).
 create table domain_certificates (
   domain_id bigint primary key references domains (id) on delete cascade,
   certificate_pem text not null,   -- leaf first, then the chain, as the ACME server sent it

@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
 import { listPlanCodes } from '../plans/plans.js';
 import { seedDemo } from '../analytics/demo-seed.js';
+import { checkDomainHost, listAllDomains } from '../domains/operator.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
@@ -26,6 +27,8 @@ export interface CliCommand {
   options: Record<string, { type: 'string' | 'boolean'; required?: boolean; help: string }>;
   /** Whether the command needs ClickHouse open in this process. */
   clickhouse?: boolean;
+  /** A required positional argument after the command's words (its value is args[name]). */
+  positional?: { name: string; help: string };
   run(app: AppContext, args: Record<string, string | boolean | undefined>, io: CliIo): Promise<Record<string, unknown>>;
 }
 
@@ -194,6 +197,23 @@ export const COMMANDS: Record<string, CliCommand> = {
       };
     },
   },
+  'domains list': {
+    usage: 'qrctl domains list [--json]',
+    options: { json },
+    async run(app) {
+      return { domains: await listAllDomains(app) };
+    },
+  },
+  'domains check': {
+    usage: 'qrctl domains check HOST [--json]',
+    positional: { name: 'host', help: 'The host to look at (every live claim of it).' },
+    options: { json },
+    async run(app, a) {
+      const found = await checkDomainHost(app, String(a.host));
+      if (!found.length) throw new UsageError(`no live domain has the host ${String(a.host)}`);
+      return { domains: found };
+    },
+  },
   migrate: {
     usage: 'qrctl migrate [--json]',
     options: { json },
@@ -224,7 +244,12 @@ export function parseCommand(argv: string[]): {
   let values: Record<string, string | boolean | undefined>;
   try {
     const options = Object.fromEntries(Object.entries(command.options).map(([k, o]) => [k, { type: o.type }]));
-    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as typeof values;
+    const parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: !!command.positional });
+    values = parsed.values as typeof values;
+    if (command.positional) {
+      if (parsed.positionals.length !== 1) throw new Error(`expected one ${command.positional.name.toUpperCase()}`);
+      values[command.positional.name] = parsed.positionals[0];
+    }
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\nusage: ${command.usage}`);
   }

@@ -2,7 +2,8 @@
 // (DNS_RESOLVERS, `ip` or `ip:port`; empty: the system's). The answer says why a check failed.
 import { Resolver } from 'node:dns/promises';
 
-export type TxtCheck = { matched: true } | { matched: false; reason: string };
+/** `transient`: the lookup itself failed (timeout, SERVFAIL), so the record may well be there. */
+export type TxtCheck = { matched: true } | { matched: false; reason: string; transient?: boolean };
 
 export function makeResolver(servers: readonly string[]): Resolver {
   // Two tries of 2 s each keep a PATCH with verify=true well under a client's patience.
@@ -21,7 +22,7 @@ export async function checkTxt(servers: readonly string[], name: string, expecte
     if (code === 'ENOTFOUND' || code === 'ENODATA') {
       return { matched: false, reason: `No TXT record found at ${name}.` };
     }
-    return { matched: false, reason: `The DNS lookup of ${name} failed (${code}); try again later.` };
+    return { matched: false, reason: `The DNS lookup of ${name} failed (${code}); try again later.`, transient: true };
   }
   const values = records.map((chunks) => chunks.join('').trim());
   if (values.includes(expected)) return { matched: true };

@@ -18,6 +18,12 @@ export interface DomainRow {
   verification: { txt_record_name?: string; txt_record_value?: string; cname_target?: string };
   verified_at: Date | null;
   claim_expires_at: Date | null;
+  /** Expiry of the certificate served (null: none). */
+  ssl_expires_at: Date | null;
+  /** Why the latest issuance failed (null when it did not). */
+  ssl_error: string | null;
+  ssl_failures: number;
+  txt_missing_since: Date | null;
   last_checked_at: Date | null;
   last_check_error: string | null;
   settings: DomainSettingsInput;

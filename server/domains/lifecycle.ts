@@ -5,11 +5,27 @@
 //      │                  (another organization verifying first fails the other claims)
 //      ├──another organization verified first──▶ failed
 //      └──claim period over──▶ expired
+//
+//   ssl_status: pending (queued) ──job──▶ issuing ──▶ active | failed (retried with backoff)
+//
+// The transitions a webhook will announce are one function each: claimVerified (domain.verified),
+// domainUnverified (domain.unverified), certificateIssued (domain.certificate_issued) and
+// certificateFailed (domain.certificate_failed).
 import type { Knex } from 'knex';
+import type { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
+import { queueCertificate, type CertificatePayload } from './certificate-jobs.js';
+import { saveCertificate, type IssuedCertificate } from './certificate-store.js';
 import type { DomainRow } from './domain-row.js';
 
-export type DomainTransition = 'verified' | 'claim_failed' | 'claim_expired';
+export type DomainTransition =
+  | 'verified'
+  | 'claim_failed'
+  | 'claim_expired'
+  | 'unverified'
+  | 'certificate_issuing'
+  | 'certificate_issued'
+  | 'certificate_failed';
 
 /** Why a claim failed, as its verification.last_error says. */
 export const CLAIM_TAKEN = 'Another organization verified this host first; this claim can no longer be verified.';
@@ -104,4 +120,91 @@ export async function expireClaims(app: AppContext, now: Date): Promise<number> 
     .returning<DomainRow[]>('*');
   for (const row of expired) recorded(app, 'claim_expired', { ...row, status: 'pending' });
   return expired.length;
+}
+
+/**
+ * The daily re-check found no TXT record for the grace period: the domain becomes `unverified`. It
+ * keeps the host (its codes answer until its certificate expires) but gets no renewals; a matching
+ * re-check or verify makes it active again, unless another organization verified the host meanwhile.
+ */
+export async function domainUnverified(
+  app: AppContext,
+  trx: Knex.Transaction,
+  row: DomainRow,
+  now: Date,
+  reason: string,
+): Promise<void> {
+  await trx('domains')
+    .where({ id: row.id, status: 'active' })
+    .update({ status: 'unverified', last_checked_at: now, last_check_error: reason, updated_at: now });
+  recorded(app, 'unverified', row, { txt_missing_since: row.txt_missing_since });
+}
+
+/** The certificate job takes a domain (ssl_status issuing); null when it no longer wants one. */
+export async function certificateIssuing(
+  app: AppContext,
+  payload: CertificatePayload,
+  now: Date,
+): Promise<DomainRow | null> {
+  const [row] = await app
+    .db('domains')
+    .where({ id: payload.domain_id, org_id: payload.org_id, type: 'custom', status: 'active' })
+    .whereNull('deleted_at')
+    .update({ ssl_status: 'issuing', updated_at: now })
+    .returning<DomainRow[]>('*');
+  if (row) recorded(app, 'certificate_issuing', row, { reason: payload.reason });
+  return row ?? null;
+}
+
+/** A new certificate is stored and served from now on (every process within a second, by NOTIFY). */
+export async function certificateIssued(
+  app: AppContext,
+  sealer: Sealer,
+  row: DomainRow,
+  cert: IssuedCertificate,
+  now: Date,
+): Promise<void> {
+  await app.db.transaction(async (trx) => {
+    await saveCertificate(trx, sealer, row.id, cert);
+    // This update is what tells every process's TLS cache to drop the old certificate.
+    await trx('domains').where({ id: row.id }).update({
+      ssl_status: 'active',
+      ssl_expires_at: cert.notAfter,
+      ssl_error: null,
+      ssl_failures: 0,
+      updated_at: now,
+    });
+  });
+  recorded(app, 'certificate_issued', row, { not_after: cert.notAfter });
+}
+
+/**
+ * Issuance failed: ssl_status failed with the reason, and the next attempt queued at `retryAt`. A
+ * certificate issued earlier keeps being served until it expires.
+ */
+export async function certificateFailed(
+  app: AppContext,
+  row: DomainRow,
+  reason: string,
+  now: Date,
+  retryAt: Date,
+): Promise<void> {
+  await app.db.transaction(async (trx) => {
+    await trx('domains')
+      .where({ id: row.id })
+      .update({ ssl_status: 'failed', ssl_error: reason, ssl_failures: row.ssl_failures + 1, updated_at: now });
+    await queueCertificate(trx, { org_id: row.org_id!, domain_id: row.id, reason: 'retry' }, retryAt);
+  });
+  app.metrics.domainTransitions.inc({ transition: 'certificate_failed' });
+  app.log.warn(
+    {
+      domain_id: row.id,
+      org_id: row.org_id,
+      host: row.host,
+      transition: 'certificate_failed',
+      reason,
+      retry_at: retryAt,
+    },
+    'domain certificate_failed',
+  );
 }

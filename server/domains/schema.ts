@@ -13,8 +13,13 @@ export const DomainSettings: JsonSchema = {
   type: 'object',
   description:
     'Where the public redirect sends visitors of this domain: root_redirect for the bare host, ' +
-    'not_found_redirect for an unknown path. Absent or null: the default pages.',
-  properties: { root_redirect: redirectUrl, not_found_redirect: redirectUrl },
+    'not_found_redirect for an unknown path (absent or null: the default pages); https_redirect: whether ' +
+    'plain-HTTP requests get a 308 to HTTPS once the domain has a certificate (absent or null: true).',
+  properties: {
+    root_redirect: redirectUrl,
+    not_found_redirect: redirectUrl,
+    https_redirect: { type: ['boolean', 'null'] },
+  },
   additionalProperties: false,
 };
 
@@ -36,7 +41,22 @@ export const Domain: JsonSchema = {
         'grace period; retired: a shared fallback host no longer configured (its codes still answer, new ' +
         'codes cannot use it).',
     },
-    ssl_status: { type: 'string', enum: ['pending', 'issuing', 'active', 'failed'] },
+    ssl_status: {
+      type: 'string',
+      enum: ['pending', 'issuing', 'active', 'failed'],
+      description:
+        'The latest certificate issuance: pending (queued), issuing (talking to the ACME server), active ' +
+        '(issued), failed (ssl_error says why; retried with backoff). A certificate issued earlier keeps ' +
+        'being served until ssl_expires_at whatever this says.',
+    },
+    ssl_expires_at: {
+      ...nullableDateTime,
+      description: 'Expiry of the certificate served for this host; null: none (yet). Renewed 30 days before.',
+    },
+    ssl_error: {
+      type: ['string', 'null'],
+      description: 'Why the latest certificate issuance failed; null when it did not.',
+    },
     is_primary: { type: 'boolean' },
     is_shared: { type: 'boolean', description: 'True for the shared fallback hosts every organization may use.' },
     verified_at: nullableDateTime,
@@ -65,6 +85,7 @@ export const Domain: JsonSchema = {
 export interface DomainSettingsInput {
   root_redirect?: string | null;
   not_found_redirect?: string | null;
+  https_redirect?: boolean | null;
 }
 
 export const createDomainBody = objectSchema(

@@ -7,14 +7,13 @@ import { ulid as newUlid } from 'ulid';
 import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
-import { enqueueJob } from '../jobs.js';
+import { queueCertificate } from './certificate-jobs.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { normalizeHost, originHostname } from './hostname.js';
 import type { DomainRow } from './domain-row.js';
 import { claimVerified, expireClaim } from './lifecycle.js';
 import type { DomainSettingsInput, UpdateDomainBody } from './schema.js';
 
-export const CERTIFICATE_TASK = 'domain-certificate';
 export const TXT_PREFIX = '_qr-verify.';
 
 export interface DomainOut {
@@ -23,6 +22,8 @@ export interface DomainOut {
   type: 'custom' | 'fallback';
   status: string;
   ssl_status: string;
+  ssl_expires_at: Date | null;
+  ssl_error: string | null;
   is_primary: boolean;
   is_shared: boolean;
   verified_at: Date | null;
@@ -40,6 +41,8 @@ export function renderDomain(row: DomainRow): DomainOut {
     type: row.type,
     status: row.status,
     ssl_status: row.ssl_status,
+    ssl_expires_at: row.ssl_expires_at,
+    ssl_error: row.ssl_error,
     is_primary: row.is_primary,
     is_shared: !custom,
     verified_at: row.verified_at,
@@ -166,21 +169,6 @@ async function lockDomain(trx: Knex.Transaction, org: OrgRecord, id: number): Pr
   return row;
 }
 
-async function queueCertificate(
-  trx: Knex.Transaction,
-  org: OrgRecord,
-  domainId: number,
-  reason: string,
-): Promise<void> {
-  // One pending job per domain: a second request before it runs replaces the first.
-  await enqueueJob(
-    trx,
-    CERTIFICATE_TASK,
-    { org_id: org.id, domain_id: domainId, reason },
-    { jobKey: `${CERTIFICATE_TASK}:${domainId}` },
-  );
-}
-
 /** What a verify attempt on a claim that can no longer verify answers (after its transaction). */
 function closedClaim(status: 'failed' | 'expired'): ApiError {
   return status === 'expired'
@@ -233,7 +221,8 @@ export async function updateDomain(
     const changes: Partial<Record<keyof DomainRow, unknown>> = {};
     if (check?.matched && row.status !== 'active') {
       row = await claimVerified(app, trx, row, now, { ssl_status: 'pending' });
-      if (row.status === 'active') await queueCertificate(trx, org, row.id, 'verified');
+      if (row.status === 'active')
+        await queueCertificate(trx, { org_id: org.id, domain_id: row.id, reason: 'verified' });
     } else if (check) {
       changes.last_checked_at = now;
       changes.last_check_error = check.matched ? null : check.reason;
@@ -243,7 +232,7 @@ export async function updateDomain(
         throw ApiError.conflict('Only a verified (active) custom domain can refresh its certificate; verify it first.');
       }
       changes.ssl_status = 'pending';
-      await queueCertificate(trx, org, row.id, 'refresh');
+      await queueCertificate(trx, { org_id: org.id, domain_id: row.id, reason: 'refresh' });
     }
     if (patch.is_primary === true && !row.is_primary) {
       await trx('domains')
@@ -275,8 +264,8 @@ export async function updateDomain(
 }
 
 /**
- * Soft-deletes a custom domain: refused (409 domain_in_use) while live codes use it. Brands that
- * named it as their primary domain name none.
+ * Soft-deletes a custom domain: refused (409 domain_in_use) while live codes use it. Its certificate
+ * and private key go with it; brands that named it as their primary domain name none.
  */
 export async function deleteDomain(app: AppContext, org: OrgRecord, domainUlid: string): Promise<void> {
   const found = await findVisibleDomain(app.db, org, domainUlid);
@@ -296,6 +285,7 @@ export async function deleteDomain(app: AppContext, org: OrgRecord, domainUlid: 
       .first()) as { count: string | number };
     if (Number(count) > 0) throw ApiError.domainInUse(Number(count));
     await trx('brands').where({ org_id: org.id, primary_domain_id: row.id }).update({ primary_domain_id: null });
+    await trx('domain_certificates').where({ domain_id: row.id }).delete();
     await trx('domains')
       .where({ id: row.id, org_id: org.id })
       .update({ deleted_at: now, is_primary: false, updated_at: now });

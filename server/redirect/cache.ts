@@ -13,7 +13,10 @@ export interface DomainEntry {
   orgId: number | null;
   orgSlug: string | null;
   type: 'custom' | 'fallback';
-  active: boolean;
+  /** Until when (ms) its codes answer: Infinity, or an unverified domain's certificate expiry. */
+  answersUntil: number;
+  /** Until when (ms) plain HTTP gets a 308 to HTTPS: its certificate's expiry, or 0 (never). */
+  httpsUntil: number;
   rootRedirect: string | null;
   notFoundRedirect: string | null;
 }
@@ -37,6 +40,8 @@ interface Slot<T> {
 }
 
 const CHANNEL = 'redirect_cache';
+
+const expiry = (d: Date | null): number => (d ? new Date(d).getTime() : 0);
 
 function httpUrl(v: unknown): string | null {
   return typeof v === 'string' && /^https?:\/\//i.test(v) ? v : null;
@@ -124,16 +129,17 @@ export class RedirectCache {
       .leftJoin('organizations as o', 'o.id', 'd.org_id')
       .whereRaw('lower(d.host) = ?', [host])
       .whereNull('d.deleted_at')
-      // The row that holds the host (unique among these statuses); unverified claims of it hold nothing.
-      .whereIn('d.status', ['active', 'retired'])
-      .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings');
+      // The row that holds the host (unique among these statuses); pending claims of it hold nothing.
+      .whereIn('d.status', ['active', 'unverified', 'retired'])
+      .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings', 'd.ssl_expires_at');
     const entry: DomainEntry | null = row
       ? {
           id: Number(row.id),
           orgId: row.org_id === null ? null : Number(row.org_id),
           orgSlug: row.org_slug ?? null,
           type: row.type,
-          active: true,
+          answersUntil: row.status === 'unverified' ? expiry(row.ssl_expires_at) : Infinity,
+          httpsUntil: row.type === 'custom' && row.settings?.https_redirect !== false ? expiry(row.ssl_expires_at) : 0,
           rootRedirect: httpUrl(row.settings?.root_redirect),
           notFoundRedirect: httpUrl(row.settings?.not_found_redirect),
         }

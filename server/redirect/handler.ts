@@ -31,6 +31,7 @@ import {
   readCookie,
   type ThrottleOptions,
 } from './password.js';
+import { ACME_CHALLENGE_PREFIX, answerAcmeChallenge } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
 
@@ -161,6 +162,10 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    // HTTP-01 validations of certificate issuance, before any domain rule (never a 308).
+    if (method !== 'POST' && req.url?.startsWith(ACME_CHALLENGE_PREFIX)) {
+      return answerAcmeChallenge(this.app.db, req, res, this.app.clock.now());
+    }
     const host = (req.headers.host ?? '').toLowerCase();
     if (!host) return this.withDomain(req, res, method, host, null);
     const domain = this.peekDomainFor(host);
@@ -176,7 +181,16 @@ export class RedirectHandler {
     domain: DomainEntry | null,
   ): void | Promise<void> {
     const head = method === 'HEAD';
-    if (!domain || !domain.active) return this.page(res, head, 404, notFoundPage());
+    if (!domain) return this.page(res, head, 404, notFoundPage());
+    if (domain.answersUntil !== Infinity || domain.httpsUntil !== 0) {
+      const now = this.app.clock.now().getTime();
+      if (now >= domain.answersUntil) return this.page(res, head, 404, notFoundPage());
+      if (now < domain.httpsUntil && !this.secure(req)) {
+        // Permanent, method-preserving: a form posted over HTTP is posted again over HTTPS.
+        const bare = host.lastIndexOf(':') > 0 && !host.endsWith(']') ? host.slice(0, host.lastIndexOf(':')) : host;
+        return this.redirect(res, 308, `https://${bare}${req.url ?? '/'}`);
+      }
+    }
 
     const url = req.url ?? '/';
     const q = url.indexOf('?');

@@ -1,11 +1,14 @@
-// The public redirect listener (REDIRECT_PORT): builds the redirect's parts on an application
-// context (cache, counters, scan buffers, enricher, handler), serves them on a port, and drains
-// them on close.
+// The public redirect listener (REDIRECT_PORT, and REDIRECT_TLS_PORT when set): builds the
+// redirect's parts on an application context (cache, counters, scan buffers, enricher, handler),
+// serves them on a port (and over TLS, certificates by SNI), and drains them on close.
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
+import { findServingCertificate } from '../domains/certificate-store.js';
 import { RedirectCache } from './cache.js';
 import { RedirectCounters } from './counters.js';
 import { createEnricher } from './enrich.js';
@@ -13,6 +16,7 @@ import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password.js';
 import { ScanBuffer } from './scan-buffer.js';
 import { encodeScanRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
@@ -25,6 +29,10 @@ export interface RedirectOptions {
   backoffMs?: number;
   spillDir?: string;
   throttle?: ThrottleOptions;
+  /** HTTPS port (0: any free one); default REDIRECT_TLS_PORT, null: no HTTPS listener. */
+  tlsPort?: number | null;
+  /** The default certificate; default the files REDIRECT_TLS_CERT_FILE and REDIRECT_TLS_KEY_FILE. */
+  defaultCertificate?: CertificatePair;
 }
 
 export interface RedirectListener {
@@ -34,6 +42,27 @@ export interface RedirectListener {
   orphans: ScanBuffer<OrphanRow>;
   counters: RedirectCounters;
   cache: RedirectCache;
+  /** The HTTPS port, or null when there is no HTTPS listener. */
+  tlsPort: number | null;
+  certificates: CertificateCache | null;
+}
+
+function listenOn(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}
+
+/** Stops accepting, lets requests in flight finish (a grace period, then cuts them). */
+function stopServer(server: http.Server): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), 5000);
+  return stopped.finally(() => clearTimeout(grace));
 }
 
 /** Builds the redirect's parts on an application context and serves them on a port. */
@@ -73,28 +102,46 @@ export async function startRedirectListener(
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, opts);
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = (server.address() as net.AddressInfo).port;
+  const bound = await listenOn(server, port, host);
   app.log.info({ port: bound, host }, 'redirect listener started');
+
+  const tlsPort = opts.tlsPort === undefined ? app.config.redirectTlsPort : opts.tlsPort;
+  let tls: { server: http.Server; port: number; certificates: CertificateCache } | null = null;
+  if (tlsPort !== null) {
+    const sealer = new Sealer(app.secretKey);
+    const certificates = new CertificateCache(
+      (name) => findServingCertificate(app.db, sealer, name, app.clock.now()),
+      app.notify,
+      app.secretKey,
+    );
+    await certificates.start();
+    const defaultCertificate = opts.defaultCertificate ?? {
+      certificatePem: await fs.readFile(app.config.redirectTlsCertFile, 'utf8'),
+      privateKeyPem: await fs.readFile(app.config.redirectTlsKeyFile, 'utf8'),
+    };
+    const tlsServer = createTlsServer({ defaultCertificate, certificates }, handler.listener);
+    const boundTls = await listenOn(tlsServer, tlsPort, host);
+    tls = { server: tlsServer, port: boundTls, certificates };
+    app.log.info({ port: boundTls, host }, 'redirect TLS listener started');
+  }
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
-      // Stop accepting, let requests in flight finish (a grace period, then cut), then drain.
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), 5000);
-      await stopped;
-      clearTimeout(grace);
+      // Stop accepting, let requests in flight finish, then drain.
+      await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
       await Promise.all([scans.close(), orphans.close(), counters.close()]);
       await cache.close();
     })());
   app.onClose(close);
-  return { port: bound, close, scans, orphans, counters, cache };
+  return {
+    port: bound,
+    close,
+    scans,
+    orphans,
+    counters,
+    cache,
+    tlsPort: tls?.port ?? null,
+    certificates: tls?.certificates ?? null,
+  };
 }

@@ -26,14 +26,14 @@ export function startChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp = /LISTENING (\d+)/,
-): Promise<{ child: ChildProcess; port: number }> {
+): Promise<{ child: ChildProcess; port: number; match: RegExpExecArray }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = ready.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
+      if (m) resolve({ child, port: Number(m[1]), match: m });
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

@@ -29,6 +29,19 @@ describe('configuration', () => {
     );
   });
 
+  it('keeps the HTTPS redirect off by default and refuses a TLS port without the default certificate', () => {
+    expect(loadConfig({}).redirectTlsPort).to.equal(null);
+    expect(() => loadConfig({ REDIRECT_TLS_PORT: '3443' })).to.throw(ConfigError, 'REDIRECT_TLS_CERT_FILE');
+    const c = loadConfig({
+      REDIRECT_TLS_PORT: '3443',
+      REDIRECT_TLS_CERT_FILE: 'c.pem',
+      REDIRECT_TLS_KEY_FILE: 'k.pem',
+    });
+    expect(c.redirectTlsPort).to.equal(3443);
+    expect(c.domainClaimTtlHours).to.equal(168);
+    expect(c.domainTxtGraceHours).to.equal(72);
+  });
+
   it('parses lists and trims trailing slashes of origins', () => {
     const c = loadConfig({
       FALLBACK_ORIGINS: 'https://a.example/, https://b.example',

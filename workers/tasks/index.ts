@@ -3,6 +3,7 @@ import type { Task } from 'graphile-worker';
 import type { AppContext } from '../../server/context.js';
 import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
+import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
 
 export type TaskFactory = (app: AppContext) => Task;
@@ -10,8 +11,12 @@ export type TaskFactory = (app: AppContext) => Task;
 export const taskFactories: Record<string, TaskFactory> = {
   'bulk-import-execute': bulkImportExecute,
   'domain-certificate': domainCertificate,
+  'domain-maintenance': domainMaintenance,
   'idempotency-keys-prune': idempotencyKeysPrune,
 };
 
-/** Recurring jobs, in graphile-worker's crontab format (one line per schedule). */
-export const crontab = ['0 * * * * idempotency-keys-prune'].join('\n');
+/**
+ * Recurring jobs, in graphile-worker's crontab format (one line per schedule, UTC). domain-maintenance
+ * runs daily at 03:17; `fill=1d` runs a missed one when the worker comes back within a day.
+ */
+export const crontab = ['0 * * * * idempotency-keys-prune', '17 3 * * * domain-maintenance ?fill=1d'].join('\n');

@@ -1,0 +1,306 @@
+// Custom-domain certificates end to end, against real servers on loopback: Debian's pebble as the ACME
+// server (installed by test/helpers/pebble.ts when missing), the test DNS server answering the custom
+// hosts with 127.0.0.1 and holding their TXT records, pebble's HTTP-01 port pointed at the redirect
+// listener, and graphile-worker running the domain-certificate job. Validation is real.
+import crypto from 'node:crypto';
+import https from 'node:https';
+import type { Runner } from 'graphile-worker';
+import { expect } from 'chai';
+import { runDomainMaintenance } from '../../server/domains/maintenance.js';
+import { verificationToken } from '../../server/domains/service.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { startWorker } from '../../workers/index.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
+import { createTestCa } from '../helpers/test-certs.js';
+import { hit } from './redirect-fixtures.js';
+
+interface TlsAnswer {
+  status: number;
+  location: string | undefined;
+  fingerprint: string;
+  subject: string;
+  body: string;
+}
+
+describe('domains: certificates from an ACME server (pebble), HTTPS redirect', function () {
+  this.timeout(120_000);
+  let dns: TestDnsServer;
+  let pebble: Pebble;
+  let svc: TestService;
+  let redirect: RedirectListener;
+  let worker: Runner;
+  let a: TestOrg;
+  let b: TestOrg;
+  let trusted: string[];
+  const tag = crypto.randomBytes(3).toString('hex');
+  const host = `go.${tag}.customer.test`;
+  const brokenHost = `down.${tag}.customer.test`;
+  let domainUlid: string;
+
+  before(async function () {
+    // The first run on a fresh machine installs pebble with apt-get.
+    this.timeout(600_000);
+    dns = await startDnsServer();
+    const httpPort = await freePort();
+    pebble = await startPebble({ httpPort, dnsServer: dns.address });
+    trusted = [pebble.rootPem, pebble.intermediatePem];
+    svc = await startTestService({
+      config: {
+        dnsResolvers: [dns.address],
+        acmeDirectoryUrl: pebble.directoryUrl,
+        acmeCaFile: pebble.listenerCaFile,
+      },
+    });
+    const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
+    redirect = await startRedirectListener(svc.app, httpPort, '127.0.0.1', {
+      flushMs: 50,
+      tlsPort: 0,
+      defaultCertificate: { certificatePem: fallback.certPem, privateKeyPem: fallback.keyPem },
+    });
+    worker = await startWorker(svc.app);
+    a = await svc.createOrg();
+    b = await svc.createOrg();
+  });
+  after(async () => {
+    await worker?.stop();
+    await svc?.close();
+    await pebble?.close();
+    await dns?.close();
+  });
+
+  /** GET over TLS to the redirect's HTTPS port, with SNI `servername`, trusting pebble's CA. */
+  function tlsGet(servername: string, path: string): Promise<TlsAnswer> {
+    return new Promise((resolve, reject) => {
+      const req = https.get(
+        {
+          host: '127.0.0.1',
+          port: redirect.tlsPort!,
+          path,
+          servername,
+          headers: { host: servername },
+          ca: trusted,
+          agent: false,
+          rejectUnauthorized: false,
+        },
+        (res) => {
+          const cert = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              location: res.headers.location,
+              fingerprint: cert.fingerprint256,
+              subject: cert.subjectaltname ?? '',
+              body,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+    });
+  }
+
+  /** Polls a domain until `done` holds; fails with the last state at the deadline. */
+  async function domainUntil(org: TestOrg, ulid: string, done: (d: Record<string, any>) => boolean, ms = 30_000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const d = (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data;
+      if (done(d)) return d;
+      if (Date.now() > deadline)
+        expect.fail(`domain never reached the expected state: ${JSON.stringify(d)}\n${pebble.output().slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async function addVerified(org: TestOrg, name: string, address: string) {
+    dns.setA(name, address);
+    dns.setTxt(`_qr-verify.${name}`, [verificationToken(svc.app, org.org, name)]);
+    const created = await svc.post('/v1/domains', org.token, { host: name, verify: true });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.data).to.include({
+      status: 'active',
+      ssl_status: 'pending',
+      ssl_expires_at: null,
+      ssl_error: null,
+    });
+    return created.body.data.ulid as string;
+  }
+
+  it('issues a certificate once verified; HTTPS with SNI answers the code with 302, plain HTTP with 308', async () => {
+    domainUlid = await addVerified(a, host, '127.0.0.1');
+    const code = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'menu',
+      destination: 'https://example.com/menu',
+      domain_ulid: domainUlid,
+    });
+    expect(code.status, code.text).to.equal(201);
+    expect(code.body.data.public_url).to.equal(`https://${host}/menu`);
+
+    const d = await domainUntil(a, domainUlid, (x) => x.ssl_status === 'active');
+    expect(d.ssl_error).to.equal(null);
+    expect(new Date(d.ssl_expires_at).getTime()).to.be.greaterThan(Date.now() + 60 * 86_400_000);
+
+    const secure = await tlsGet(host, '/menu');
+    expect(secure.status).to.equal(302);
+    expect(secure.location).to.equal('https://example.com/menu');
+    expect(secure.subject).to.equal(`DNS:${host}`);
+    const verified = await new Promise<boolean>((resolve, reject) =>
+      https
+        .get(
+          {
+            host: '127.0.0.1',
+            port: redirect.tlsPort!,
+            path: '/menu',
+            servername: host,
+            headers: { host },
+            ca: trusted,
+            agent: false,
+          },
+          (res) => {
+            res.resume();
+            resolve((res.socket as import('node:tls').TLSSocket).authorized);
+          },
+        )
+        .on('error', reject),
+    );
+    expect(verified).to.equal(true);
+
+    const plain = await hit(redirect.port, host, '/menu?x=1');
+    expect(plain.status).to.equal(308);
+    expect(plain.headers.location).to.equal(`https://${host}/menu?x=1`);
+    // ACME challenges are never redirected: an unknown token is a plain 404.
+    const challenge = await hit(redirect.port, host, '/.well-known/acme-challenge/unknown-token');
+    expect(challenge.status).to.equal(404);
+
+    // No SNI match: the default certificate and the 404 page.
+    const unknown = await tlsGet('nobody.example.test', '/menu');
+    expect(unknown.subject).to.equal('DNS:localhost');
+    expect(unknown.status).to.equal(404);
+  });
+
+  it('keeps private keys sealed at rest and never returns them', async () => {
+    const row = await svc.app
+      .db('domain_certificates as c')
+      .join('domains as d', 'd.id', 'c.domain_id')
+      .where('d.ulid', domainUlid)
+      .first('c.*');
+    expect(row.certificate_pem).to.include('BEGIN CERTIFICATE');
+    const sealed: Buffer = row.private_key_sealed;
+    for (const marker of ['PRIVATE KEY', '-----BEGIN', 'MIG'])
+      expect(sealed.includes(Buffer.from(marker))).to.equal(false);
+    const account = await svc.app.db('acme_accounts').first('account_key_sealed');
+    expect(account.account_key_sealed.includes(Buffer.from('PRIVATE KEY'))).to.equal(false);
+    for (const path of [`/v1/domains/${domainUlid}`, '/v1/domains']) {
+      const res = await svc.get(path, a.token);
+      expect(res.text).to.not.match(/PRIVATE KEY|BEGIN CERTIFICATE/);
+    }
+  });
+
+  it('renews a certificate whose expiry comes inside the 30-day window and serves the new one', async () => {
+    const before = await tlsGet(host, '/menu');
+    const soon = new Date(Date.now() + 10 * 86_400_000);
+    const { id } = await svc.app.db('domains').where({ ulid: domainUlid }).first('id');
+    await svc.app.db('domain_certificates').where({ domain_id: id }).update({ not_after: soon });
+    await svc.app.db('domains').where({ id }).update({ ssl_expires_at: soon });
+    const report = await runDomainMaintenance(svc.app);
+    expect(report.renewals).to.be.greaterThanOrEqual(1);
+    await domainUntil(
+      a,
+      domainUlid,
+      (x) => x.ssl_status === 'active' && new Date(x.ssl_expires_at) > new Date(Date.now() + 60 * 86_400_000),
+    );
+    const deadline = Date.now() + 5000;
+    let after = await tlsGet(host, '/menu');
+    while (after.fingerprint === before.fingerprint && Date.now() < deadline) after = await tlsGet(host, '/menu');
+    expect(after.fingerprint).to.not.equal(before.fingerprint);
+    expect(after.status).to.equal(302);
+  });
+
+  it('fails with the ACME server’s reason when the challenge is unreachable, queues a retry, and recovers', async () => {
+    // The name resolves to an address where nothing answers HTTP.
+    const ulid = await addVerified(a, brokenHost, '127.0.0.2');
+    const failed = await domainUntil(a, ulid, (x) => x.ssl_status === 'failed');
+    expect(failed.ssl_error).to.match(/could not validate the HTTP-01 challenge: .*127\.0\.0\.2.*(refused|connect)/i);
+    expect(failed.ssl_expires_at).to.equal(null);
+    const { id } = await svc.app.db('domains').where({ ulid }).first('id');
+    const { rows } = await svc.app.db.raw(
+      `select run_at, payload from graphile_worker._private_jobs where key = ? and locked_at is null`,
+      [`domain-certificate:${id}`],
+    );
+    expect(rows).to.have.length(1);
+    expect(rows[0].payload.reason).to.equal('retry');
+    expect(new Date(rows[0].run_at).getTime()).to.be.greaterThan(Date.now() + 4 * 60_000);
+
+    dns.setA(brokenHost, '127.0.0.1');
+    const refreshed = await svc.patch(`/v1/domains/${ulid}`, a.token, { refresh_ssl: true });
+    expect(refreshed.body.data.ssl_status).to.equal('pending');
+    const recovered = await domainUntil(a, ulid, (x) => x.ssl_status === 'active');
+    expect(recovered.ssl_error).to.equal(null);
+    expect((await tlsGet(brokenHost, '/')).subject).to.equal(`DNS:${brokenHost}`);
+  });
+
+  it('hides every certificate detail and action from another organization', async () => {
+    expect((await svc.get(`/v1/domains/${domainUlid}`, b.token)).status).to.equal(404);
+    expect((await svc.patch(`/v1/domains/${domainUlid}`, b.token, { refresh_ssl: true })).status).to.equal(404);
+    expect((await svc.delete(`/v1/domains/${domainUlid}`, b.token)).status).to.equal(404);
+    const list = await svc.get('/v1/domains', b.token);
+    expect(list.text).to.not.include(host);
+    expect((await svc.get(`/v1/domains/${domainUlid}`, a.token)).body.data.ssl_status).to.equal('active');
+  });
+
+  it('counts every transition in /metrics', async () => {
+    const metrics = (await svc.get('/metrics')).text;
+    for (const [transition, atLeast] of [
+      ['verified', 2],
+      ['certificate_issuing', 4],
+      ['certificate_issued', 3],
+      ['certificate_failed', 1],
+    ] as const) {
+      const m = new RegExp(`^domain_transitions_total\\{transition="${transition}"\\} (\\d+)$`, 'm').exec(metrics);
+      expect(Number(m?.[1]), transition).to.be.greaterThanOrEqual(atLeast);
+    }
+  });
+
+  it('makes a domain unverified after its TXT record is missing for the grace period: no renewals, codes answer until expiry', async () => {
+    dns.clear(`_qr-verify.${host}`);
+    dns.setA(host, '127.0.0.1');
+    await runDomainMaintenance(svc.app);
+    let d = (await svc.get(`/v1/domains/${domainUlid}`, a.token)).body.data;
+    expect(d.status).to.equal('active');
+    expect(d.verification.last_error).to.equal(`No TXT record found at _qr-verify.${host}.`);
+
+    svc.clock.advance(73 * 3600_000);
+    const report = await runDomainMaintenance(svc.app);
+    expect(report.unverified).to.equal(1);
+    d = (await svc.get(`/v1/domains/${domainUlid}`, a.token)).body.data;
+    expect(d.status).to.equal('unverified');
+    expect(d.verification.last_error).to.match(/missing since .*unverified/);
+
+    // No renewal for it even inside the window; its certificate and codes keep working meanwhile.
+    const { id } = await svc.app.db('domains').where({ ulid: domainUlid }).first('id');
+    const soon = new Date(svc.clock.now().getTime() + 5 * 86_400_000);
+    await svc.app.db('domains').where({ id }).update({ ssl_expires_at: soon });
+    await svc.app.db.raw(`delete from graphile_worker._private_jobs where key = ?`, [`domain-certificate:${id}`]);
+    await runDomainMaintenance(svc.app);
+    const { rows } = await svc.app.db.raw(`select 1 from graphile_worker._private_jobs where key = ?`, [
+      `domain-certificate:${id}`,
+    ]);
+    expect(rows).to.have.length(0);
+    expect((await tlsGet(host, '/menu')).status).to.equal(302);
+
+    // Past its certificate's expiry the domain stops answering.
+    svc.clock.advance(6 * 86_400_000);
+    const gone = await hit(redirect.port, host, '/menu');
+    expect(gone.status).to.equal(404);
+
+    // The record back: verified again by the next re-check, a certificate queued.
+    svc.clock.reset();
+    dns.setTxt(`_qr-verify.${host}`, [verificationToken(svc.app, a.org, host)]);
+    expect((await runDomainMaintenance(svc.app)).reverified).to.equal(1);
+    await domainUntil(a, domainUlid, (x) => x.status === 'active' && x.ssl_status === 'active');
+  });
+});
