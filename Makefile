@@ -10,7 +10,7 @@ MOCHA := node_modules/.bin/mocha
 SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-analytics openapi install clean
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics openapi install clean
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
@@ -61,7 +61,7 @@ seed-demo: install
 	$(TSX) server/cli/qrctl.ts seed-demo --scans $${SCANS:-1000000}
 
 ## bench: every benchmark
-bench: bench-api bench-redirect bench-analytics
+bench: bench-api bench-redirect bench-redirect-tls bench-analytics
 
 bench-api: install
 	$(TSX) test/bench/api.ts
@@ -69,6 +69,10 @@ bench-api: install
 
 bench-redirect: install
 	$(TSX) test/bench/redirect.ts
+
+## bench-redirect-tls: the HTTPS redirect (SNI) with and without session resumption, beside plain HTTP and a bare node:https 302
+bench-redirect-tls: install
+	$(TSX) test/bench/redirect-tls.ts
 
 bench-analytics: install
 	$(TSX) test/bench/analytics.ts
