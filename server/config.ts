@@ -1,6 +1,7 @@
 // Every configuration key the service reads, with its default and a line of help.
 // This is the only file that reads process.env; docs/configuration.md is generated from CONFIG_KEYS.
 import path from 'node:path';
+import { parseDecimalInteger } from './schemas/decimal.js';
 
 export interface Config {
   nodeEnv: string;
@@ -23,6 +24,8 @@ export interface Config {
   enableWorker: boolean;
   workerConcurrency: number;
   publicApiUrl: string | null;
+  mcpAllowedOrigins: string[];
+  metricsToken: string | null;
   fallbackOrigins: string[];
   logLevel: string;
   bodyLimitBytes: number;
@@ -36,6 +39,8 @@ export interface Config {
   trustProxy: string[];
   secretKey: string;
   bulkImportMaxRows: number;
+  passwordHashConcurrency: number;
+  passwordVerifyConcurrency: number;
   scanRetentionDays: number;
   domainClaimTtlHours: number;
   idempotencyWaitMs: number;
@@ -113,6 +118,18 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '',
     help: 'Public base URL of the API, used in links (rate-limit help, OpenAPI servers). Default: http://API_HOST:API_PORT.',
   },
+  mcpAllowedOrigins: {
+    env: 'MCP_ALLOWED_ORIGINS',
+    default: '',
+    help:
+      'Comma-separated browser origins (https://app.example.com) allowed to call /mcp. Empty: a request that ' +
+      'carries an Origin header is refused (403); server-to-server clients send none.',
+  },
+  metricsToken: {
+    env: 'METRICS_TOKEN',
+    default: '',
+    help: 'Bearer token /metrics requires. Empty: /metrics answers only requests from a loopback address (403 otherwise).',
+  },
   fallbackOrigins: {
     env: 'FALLBACK_ORIGINS',
     default: 'http://localhost:3001',
@@ -174,6 +191,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
   },
   bulkImportMaxRows: { env: 'BULK_IMPORT_MAX_ROWS', default: '10000', help: 'Most rows one bulk import may stage.' },
+  passwordHashConcurrency: {
+    env: 'PASSWORD_HASH_CONCURRENCY',
+    default: '2',
+    help: 'Code passwords hashed (scrypt) at once per process, bulk imports included; the others wait their turn.',
+  },
+  passwordVerifyConcurrency: {
+    env: 'PASSWORD_VERIFY_CONCURRENCY',
+    default: '2',
+    help: 'Password-form answers checked (scrypt) at once per process; 100 more may wait, beyond that the form answers 429.',
+  },
   domainClaimTtlHours: {
     env: 'DOMAIN_CLAIM_TTL_HOURS',
     default: '168',
@@ -206,8 +233,10 @@ function list(value: string): string[] {
 }
 
 function int(key: string, value: string, min = 0): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${key} must be an integer >= ${min}, got "${value}"`);
+  const n = parseDecimalInteger(value);
+  if (n === null || n < min) {
+    throw new ConfigError(`${key} must be an integer >= ${min} in decimal digits, got "${value}"`);
+  }
   return n;
 }
 
@@ -248,6 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     enableWorker: bool('ENABLE_WORKER', raw('enableWorker')),
     workerConcurrency: int('WORKER_CONCURRENCY', raw('workerConcurrency'), 1),
     publicApiUrl,
+    mcpAllowedOrigins: list(raw('mcpAllowedOrigins')),
+    metricsToken: raw('metricsToken') || null,
     fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
     logLevel: raw('logLevel'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
@@ -261,12 +292,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: list(raw('trustProxy')),
     secretKey: raw('secretKey'),
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
+    passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
+    passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
     domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
     idempotencyWaitMs: int('IDEMPOTENCY_WAIT_MS', raw('idempotencyWaitMs')),
     domainTxtGraceHours: int('DOMAIN_TXT_GRACE_HOURS', raw('domainTxtGraceHours'), 1),
     ...overrides,
   };
+  cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {
+    try {
+      const u = new URL(origin);
+      const bare = u.pathname === '/' && !u.search && !u.hash && !u.username && !u.password;
+      if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !bare) throw new Error();
+      return u.origin;
+    } catch {
+      throw new ConfigError(`MCP_ALLOWED_ORIGINS entry "${origin}" is not an origin like https://app.example.com`);
+    }
+  });
   for (const origin of cfg.fallbackOrigins) {
     try {
       const u = new URL(origin);

@@ -11,6 +11,7 @@ import type { Logger } from './logger.js';
 import { Admitter } from './metering/admission.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { IdempotencyKeys } from './operations/idempotency.js';
+import { PasswordWork } from './qr-codes/password.js';
 import { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { NotifyListener } from './stores/notify.js';
@@ -20,6 +21,9 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** Password checks that may wait for a free slot before the form answers 429 (documented). */
+export const PASSWORD_CHECKS_WAITING = 100;
 
 export interface AppContext {
   config: Config;
@@ -43,6 +47,8 @@ export interface AppContext {
   geo: GeoDatabase;
   /** Key for signed cookies and salted visitor hashes. */
   secretKey: Buffer;
+  /** Password hashing and checking (scrypt), bounded per process. */
+  passwords: PasswordWork;
   /** The API listener's bound port (for links); the configured port until it listens. */
   apiPort(): number;
   setApiPort(port: number): void;
@@ -105,6 +111,13 @@ export function createAppContext(parts: ContextParts): AppContext {
     principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
     geo: parts.geo ?? new GeoDatabase(),
     secretKey: parts.secretKey ?? crypto.randomBytes(32),
+    passwords: new PasswordWork({
+      hashConcurrency: parts.config.passwordHashConcurrency,
+      verifyConcurrency: parts.config.passwordVerifyConcurrency,
+      verifyQueue: PASSWORD_CHECKS_WAITING,
+      onVerify: () => metrics.passwordChecks.inc(),
+      onHash: () => metrics.passwordHashes.inc(),
+    }),
     apiPort,
     setApiPort: (p) => {
       port = p;

@@ -9,6 +9,8 @@ export interface Metrics {
   admissionBatch: Histogram<never>;
   principalCache: Counter<'result'>;
   domainTransitions: Counter<'transition'>;
+  passwordChecks: Counter<never>;
+  passwordHashes: Counter<never>;
 }
 
 export function createMetrics(collectDefaults: boolean): Metrics {
@@ -45,6 +47,16 @@ export function createMetrics(collectDefaults: boolean): Metrics {
       name: 'domain_transitions_total',
       help: 'Custom-domain status and certificate transitions (server/domains/lifecycle.ts), by transition.',
       labelNames: ['transition'],
+      registers: [registry],
+    }),
+    passwordChecks: new Counter({
+      name: 'redirect_password_checks_total',
+      help: 'Password-form answers checked against a code’s hash (scrypt runs), after the throttle admitted them.',
+      registers: [registry],
+    }),
+    passwordHashes: new Counter({
+      name: 'code_password_hashes_total',
+      help: 'Code passwords hashed (scrypt runs) when codes are written; previews and bulk staging hash none.',
       registers: [registry],
     }),
   };

@@ -1,4 +1,5 @@
-import { defineOperation, type OperationResult } from '../operations/operation.js';
+import { csvResult, toCsv, wantsCsv } from '../operations/csv.js';
+import { defineOperation } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   AnalyticsPayload,
@@ -13,16 +14,7 @@ import {
   type CodeParams,
   type RawExportQuery,
 } from './schema.js';
-import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport, toCsv, wantsCsv } from './service.js';
-
-function csvFile(filename: string, body: string, headers: Record<string, string> = {}): OperationResult {
-  return {
-    status: 200,
-    body,
-    contentType: 'text/csv; charset=utf-8',
-    headers: { 'Content-Disposition': `attachment; filename="${filename}"`, ...headers },
-  };
-}
+import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport } from './service.js';
 
 // GET /v1/analytics
 export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
@@ -67,7 +59,7 @@ export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQ
     const data = await organizationAnalytics(app, principal.org, query, { csvRows: true });
     if (wantsCsv(accept)) {
       const csv = toCsv(data.csv_rows ?? [], ['date', query.dimension, 'scans']);
-      return csvFile(`analytics-${data.scope_level}-${query.range}d-${query.dimension}.csv`, csv);
+      return csvResult(`analytics-${data.scope_level}-${query.range}d-${query.dimension}.csv`, csv);
     }
     return { status: 200, body: { data } };
   },
@@ -120,8 +112,8 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
     if (wantsCsv(accept)) {
       const headers: Record<string, string> = { 'X-Has-More': String(data.meta.has_more) };
       if (data.meta.next_cursor) headers['X-Next-Cursor'] = data.meta.next_cursor;
-      const csv = toCsv(data.rows as unknown as Record<string, unknown>[], RAW_EXPORT_COLUMNS);
-      return csvFile(`scans-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
+      const csv = toCsv(data.rows, RAW_EXPORT_COLUMNS);
+      return csvResult(`scans-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
     }
     return { status: 200, body: { data } };
   },

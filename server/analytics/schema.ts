@@ -1,7 +1,7 @@
 // Query schemas (validated and coerced by ajv; bad range, dimension, limit or offset is 422) and
 // the payload schemas of the four analytics operations.
 import { dateTime, objectSchema, ulid } from '../schemas/common.js';
-import type { JsonSchema } from '../schemas/validation.js';
+import { patterned, type JsonSchema } from '../schemas/validation.js';
 
 export const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
@@ -86,7 +86,7 @@ export const rawExportQuery = objectSchema('RawExportQuery', {
   },
   cursor: {
     type: 'string',
-    pattern: '^[A-Za-z0-9_-]{1,200}$',
+    ...patterned('^[A-Za-z0-9_-]{1,200}$', 'Must be meta.next_cursor of the previous page.'),
     description: 'Keyset cursor from meta.next_cursor of the previous page; deep pages stay fast.',
   },
 });

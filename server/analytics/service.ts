@@ -2,7 +2,6 @@
 // dimension and child breakdowns from the daily rollup, CSV rows, and the paged raw export.
 // Every function takes the organization first; brands and codes are looked up inside it, so
 // another organization's ULID is simply not found.
-import { stringify } from 'csv-stringify/sync';
 import type { OrgRecord } from '../auth/principal.js';
 import { brandNames, getBrand } from '../brands/service.js';
 import type { AppContext } from '../context.js';
@@ -359,13 +358,4 @@ export async function rawExport(
       next_cursor: hasMore && last ? encodeCursor(last.scanned_at_ms, last.scan_id) : null,
     },
   };
-}
-
-/** Whether the caller asked for CSV (Accept: text/csv) rather than JSON. */
-export function wantsCsv(accept: string): boolean {
-  return /(^|,)\s*text\/csv\s*(;|,|$)/i.test(accept);
-}
-
-export function toCsv(rows: Record<string, unknown>[], columns: string[]): string {
-  return stringify(rows, { header: true, columns, cast: { boolean: (b) => String(b) } });
 }

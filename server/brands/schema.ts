@@ -1,6 +1,6 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
-import { dateTime, objectSchema, ulid } from '../schemas/common.js';
-import type { JsonSchema } from '../schemas/validation.js';
+import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
+import { patterned, type JsonSchema } from '../schemas/validation.js';
 
 export const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
@@ -33,17 +33,27 @@ export const Brand: JsonSchema = {
 };
 
 const fields: Record<string, JsonSchema> = {
-  name: { type: 'string', minLength: 1, maxLength: 255, pattern: '\\S', description: 'Display name.' },
+  name: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    ...patterned('\\S', 'Must not be blank.'),
+    description: 'Display name.',
+  },
   slug: {
     type: 'string',
-    pattern: BRAND_SLUG_PATTERN,
+    ...patterned(BRAND_SLUG_PATTERN, 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.'),
     description: '1 to 64 of A-Z, a-z, 0-9, _ and -. Omitted on creation: derived from the name.',
   },
   brand_kit: { type: 'object', description: 'Free-form object; replaces the stored one.' },
-  settings: { type: 'object', description: 'Free-form object; replaces the stored one.' },
+  settings: {
+    type: 'object',
+    description:
+      'Free-form object; replaces the stored one. A key named url or ending in _url (at any depth) must ' +
+      'hold an http or https URL (or null); it is stored normalised.',
+  },
   primary_domain_ulid: {
-    type: ['string', 'null'],
-    pattern: ulid.pattern as string,
+    ...nullableUlid,
     description: 'A custom domain of the organization or a shared fallback host; null: none.',
   },
 };

@@ -5,6 +5,7 @@ import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { findVisibleDomain } from '../domains/service.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import { requireHttpUrl } from '../schemas/http-url.js';
 import type { BrandInput, CreateBrandBody } from './schema.js';
 
 export interface BrandRow {
@@ -130,11 +131,33 @@ async function domainIdFor(
   return domain.id;
 }
 
+const URL_KEY = /(^|_)url$/i;
+
+/**
+ * Free-form brand settings, with the value of every key named `url` or ending in `_url` (at any
+ * depth) an http(s) URL stored normalised, or null; anything else there is a 422.
+ */
+export function normaliseBrandSettings(settings: Record<string, unknown>): Record<string, unknown> {
+  const walk = (value: unknown, path: string): unknown => {
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, `${path}.${i}`));
+    if (typeof value !== 'object' || value === null) return value;
+    // No prototype: a key named __proto__ stays a plain key.
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(value)) {
+      const here = `${path}.${k}`;
+      out[k] = URL_KEY.test(k) && v !== null ? requireHttpUrl(here, v) : walk(v, here);
+    }
+    return out;
+  };
+  return walk(settings, 'settings') as Record<string, unknown>;
+}
+
 function slugTaken(): ApiError {
   return ApiError.field('slug', 'The slug has already been taken.');
 }
 
 export async function createBrand(app: AppContext, org: OrgRecord, input: CreateBrandBody): Promise<BrandRow> {
+  const settings = normaliseBrandSettings(input.settings ?? {});
   const primaryDomainId = await domainIdFor(app.db, org, input.primary_domain_ulid);
   const now = app.clock.now();
   // A generated slug that loses a race to a concurrent insert is picked again; a given one is 422.
@@ -148,7 +171,7 @@ export async function createBrand(app: AppContext, org: OrgRecord, input: Create
         name: input.name,
         slug,
         brand_kit: JSON.stringify(input.brand_kit ?? {}),
-        settings: JSON.stringify(input.settings ?? {}),
+        settings: JSON.stringify(settings),
         primary_domain_id: primaryDomainId ?? null,
         created_at: now,
         updated_at: now,
@@ -172,7 +195,7 @@ export async function updateBrand(
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.slug !== undefined) changes.slug = patch.slug;
   if (patch.brand_kit !== undefined) changes.brand_kit = JSON.stringify(patch.brand_kit);
-  if (patch.settings !== undefined) changes.settings = JSON.stringify(patch.settings);
+  if (patch.settings !== undefined) changes.settings = JSON.stringify(normaliseBrandSettings(patch.settings));
   const primaryDomainId = await domainIdFor(app.db, org, patch.primary_domain_ulid);
   if (primaryDomainId !== undefined) changes.primary_domain_id = primaryDomainId;
   if (!Object.keys(changes).length) return row;

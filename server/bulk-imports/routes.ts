@@ -1,3 +1,4 @@
+import { csvResult, toCsv, wantsCsv } from '../operations/csv.js';
 import { defineOperation } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
@@ -79,17 +80,28 @@ export const bulkErrors = defineOperation<ImportParams>({
   id: 'codes.bulk.errors',
   method: 'GET',
   path: '/v1/qr-codes/bulk/{import_ulid}/errors',
-  summary: 'Every row error of a bulk import (staging and execution)',
+  summary: 'Every row error of a bulk import (staging and execution); Accept: text/csv returns a CSV file',
   tag: 'Bulk import',
   ability: 'codes.view',
   billable: true,
   params: importParams,
-  response: { status: 200, description: 'Row errors in row order.', schema: ImportErrors },
-  errors: [404],
-  handler: async ({ app, principal }, { params }) => ({
+  response: {
     status: 200,
-    body: { data: await importErrors(app, principal.org, params.import_ulid) },
-  }),
+    description: 'Row errors in row order, or the error report as CSV (row, field, message).',
+    schema: ImportErrors,
+    csv: true,
+  },
+  errors: [404],
+  handler: async ({ app, principal, accept }, { params }) => {
+    const errors = await importErrors(app, principal.org, params.import_ulid);
+    if (wantsCsv(accept)) {
+      return csvResult(
+        `import-${params.import_ulid.toUpperCase()}-errors.csv`,
+        toCsv(errors, ['row', 'field', 'message']),
+      );
+    }
+    return { status: 200, body: { data: errors } };
+  },
 });
 
 export const bulkImportOperations = [bulkCreate, bulkRead, bulkConfirm, bulkErrors];

@@ -12,7 +12,13 @@ import { enqueueJob } from '../jobs.js';
 import { getOrganizationById } from '../organizations/service.js';
 import type { NewCodeRow } from '../qr-codes/repository.js';
 import type { CodeWrite } from '../qr-codes/schema.js';
-import { checkReferences, insertPreparedCodes, prepareNewCodes, resolveReferences } from '../qr-codes/service.js';
+import {
+  checkReferences,
+  hashNewPasswords,
+  insertPreparedCodes,
+  prepareNewCodes,
+  resolveReferences,
+} from '../qr-codes/service.js';
 import type { StageImportInput } from './schema.js';
 
 export const EXECUTE_TASK = 'bulk-import-execute';
@@ -277,6 +283,7 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
       org,
       pending.map((r) => r.data),
     );
+    await hashNewPasswords(app, prepared);
     const toInsert = prepared.rows.filter((r): r is NewCodeRow => r !== null);
     const ids = await insertPreparedCodes(trx, toInsert);
     const updates: { row: number; status: string; codeId: number | null; error: FieldErrors | null }[] = [];

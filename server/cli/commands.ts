@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
 import { listPlanCodes } from '../plans/plans.js';
+import { parseDecimalInteger } from '../schemas/decimal.js';
 import { seedDemo } from '../analytics/demo-seed.js';
 import { checkDomainHost, listAllDomains } from '../domains/operator.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
@@ -171,8 +172,8 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     clickhouse: true,
     async run(app, a, io) {
-      const scans = a.scans === undefined ? 1_000_000 : Number(a.scans);
-      if (!Number.isSafeInteger(scans) || scans < 0 || scans > 1_000_000_000) {
+      const scans = a.scans === undefined ? 1_000_000 : parseDecimalInteger(String(a.scans));
+      if (scans === null || scans < 0 || scans > 1_000_000_000) {
         throw new UsageError('--scans must be a whole number from 0 to 1,000,000,000');
       }
       let last = -1;

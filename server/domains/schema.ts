@@ -1,13 +1,8 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
-import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
+import { dateTime, httpUrl, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
-const redirectUrl: JsonSchema = {
-  type: ['string', 'null'],
-  format: 'uri',
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-  maxLength: 2048,
-};
+const redirectUrl: JsonSchema = { ...httpUrl, type: ['string', 'null'] };
 
 export const DomainSettings: JsonSchema = {
   type: 'object',

@@ -8,6 +8,7 @@ import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { queueCertificate } from './certificate-jobs.js';
+import { requireHttpUrl } from '../schemas/http-url.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { normalizeHost, originHostname } from './hostname.js';
 import type { DomainRow } from './domain-row.js';
@@ -178,6 +179,16 @@ function closedClaim(status: 'failed' | 'expired'): ApiError {
       );
 }
 
+/** Settings with their redirect URLs normalised (server/schemas/http-url.ts); other keys as given. */
+function normaliseSettings(settings: DomainSettingsInput): DomainSettingsInput {
+  const out: DomainSettingsInput = { ...settings };
+  for (const key of ['root_redirect', 'not_found_redirect'] as const) {
+    const v = settings[key];
+    if (v !== undefined) out[key] = v === null ? null : requireHttpUrl(`settings.${key}`, v);
+  }
+  return out;
+}
+
 export async function updateDomain(
   app: AppContext,
   org: OrgRecord,
@@ -194,6 +205,7 @@ export async function updateDomain(
     return found;
   }
   if (patch.verify && (found.status === 'failed' || found.status === 'expired')) throw closedClaim(found.status);
+  const settings = patch.settings && normaliseSettings(patch.settings);
   // The DNS lookup happens before the transaction, so no row lock waits on the network.
   let check: TxtCheck | null = null;
   if (patch.verify) {
@@ -243,9 +255,9 @@ export async function updateDomain(
     } else if (patch.is_primary === false && row.is_primary) {
       changes.is_primary = false;
     }
-    if (patch.settings) {
+    if (settings) {
       const merged: Record<string, unknown> = { ...(row.settings ?? {}) };
-      for (const [k, v] of Object.entries(patch.settings)) {
+      for (const [k, v] of Object.entries(settings)) {
         if (v === null) delete merged[k];
         else merged[k] = v;
       }

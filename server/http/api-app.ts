@@ -1,6 +1,8 @@
 // The API listener: /v1 operations, /v1/openapi.json, /mcp, /healthz, /readyz, /metrics and the
 // rate-limit help page.
+import crypto from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { apiBaseUrl } from '../config.js';
@@ -20,6 +22,23 @@ export type RouteMounter = (router: Router, app: AppContext) => void;
 export interface ApiAppOptions {
   operations?: readonly Operation[];
   mounts?: RouteMounter[];
+}
+
+function isLoopback(address: string | undefined): boolean {
+  const a = address?.startsWith('::ffff:') ? address.slice(7) : (address ?? '');
+  return a === '::1' || (net.isIPv4(a) && a.startsWith('127.'));
+}
+
+const digest = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
+
+/**
+ * Who may read /metrics: with METRICS_TOKEN, a caller presenting it as a bearer token (from
+ * anywhere); without one, only a caller on a loopback address.
+ */
+export function metricsAllowed(token: string | null, authorization: string, peer: string | undefined): boolean {
+  if (!token) return isLoopback(peer);
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? '';
+  return crypto.timingSafeEqual(digest(given), digest(token));
 }
 
 /** The router of the API listener: infrastructure routes, every operation, and the mounts. */
@@ -51,6 +70,14 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
   });
   router.get('/metrics', async (ctx) => {
     (ctx.state as RequestState).route = '/metrics';
+    if (!metricsAllowed(app.config.metricsToken, ctx.get('Authorization'), ctx.req.socket.remoteAddress)) {
+      throw new ApiError(
+        'forbidden',
+        app.config.metricsToken
+          ? '/metrics needs Authorization: Bearer <METRICS_TOKEN>.'
+          : '/metrics answers only loopback addresses; set METRICS_TOKEN to scrape it from elsewhere.',
+      );
+    }
     ctx.type = app.metrics.registry.contentType;
     ctx.body = await app.metrics.registry.metrics();
   });

@@ -6,7 +6,7 @@
 import { defineOperation, type Operation } from '../operations/operation.js';
 import { createCodes, updateCodesStatus } from '../qr-codes/service.js';
 import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from '../qr-codes/schema.js';
-import { listEnvelope, ulid } from '../schemas/common.js';
+import { httpUrl, listEnvelope, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
 export const BULK_MAX_ROWS = 1000;
@@ -20,13 +20,7 @@ const rowForTools: JsonSchema = {
   ...createRow,
   properties: {
     ...(createCodeBody.properties as Record<string, JsonSchema>),
-    destination: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 2048,
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-      description: 'The http or https URL the code redirects to.',
-    },
+    destination: { ...httpUrl, description: `The URL the code redirects to. ${String(httpUrl.description)}` },
   },
 };
 

@@ -3,6 +3,7 @@
 // (computed by the QR-code service without changing anything).
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
+import { httpUrl } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from './bulk-codes.js';
 
@@ -49,11 +50,8 @@ const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, i
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
 
 const destinationUrl: JsonSchema = {
-  type: 'string',
-  format: 'uri',
-  maxLength: 2048,
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-  description: 'The http or https URL the code redirects to.',
+  ...httpUrl,
+  description: `The URL the code redirects to. ${String(httpUrl.description)}`,
 };
 
 export const BULK_CONFIRM_ABOVE = 10;

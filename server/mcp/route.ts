@@ -6,7 +6,6 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Principal } from '../auth/principal.js';
-import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { operations } from '../all-operations.js';
@@ -41,16 +40,19 @@ const INSTRUCTIONS =
   'confirmation_id; repeat the call with the same arguments plus confirm: true and that ' +
   'confirmation_id within 300 seconds to execute.';
 
-/** Whether a browser Origin may call: the API's own host, or the configured public API origin. */
-export function originAllowed(origin: string, host: string, publicApiOrigin: string): boolean {
+/**
+ * Whether a request carrying this Origin may call: only a configured origin (MCP_ALLOWED_ORIGINS,
+ * none by default). The Host header proves nothing: after DNS rebinding a hostile page's Origin
+ * and Host name the same attacker host.
+ */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
   let parsed: URL;
   try {
     parsed = new URL(origin);
   } catch {
     return false;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
-  return parsed.origin === publicApiOrigin || (host !== '' && parsed.host.toLowerCase() === host.toLowerCase());
+  return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && allowed.includes(parsed.origin);
 }
 
 /** Whether an Accept header lets us answer application/json (absent means anything). */
@@ -79,8 +81,6 @@ export function mountMcp(router: Router, app: AppContext): void {
   if (missing.length) app.log.warn({ missing }, 'MCP tools without an operation are not registered');
   const byName = new Map<string, Tool>(tools.map((t) => [t.def.name, t]));
   const toolList = tools.map(describeTool);
-  // Read per request: the bound port is known only once the listener is up.
-  const publicApiOrigin = () => new URL(apiBaseUrl(app.config, app.apiPort())).origin;
 
   const methods = (principal: Principal, ctx: Koa.Context): Record<string, MethodHandler> => {
     const state = ctx.state as RequestState;
@@ -123,8 +123,12 @@ export function mountMcp(router: Router, app: AppContext): void {
     const state = ctx.state as RequestState;
     state.route = MCP_PATH;
     const origin = ctx.get('Origin');
-    if (origin && !originAllowed(origin, ctx.get('Host'), publicApiOrigin())) {
-      return refuse(ctx, 403, `Forbidden: the Origin ${origin} may not call this endpoint.`);
+    if (origin && !originAllowed(origin, app.config.mcpAllowedOrigins)) {
+      return refuse(
+        ctx,
+        403,
+        `Forbidden: the Origin ${origin} may not call this endpoint; allowed origins are set by MCP_ALLOWED_ORIGINS.`,
+      );
     }
     const headerVersion = ctx.get('MCP-Protocol-Version');
     if (headerVersion && !isSupportedVersion(headerVersion)) {

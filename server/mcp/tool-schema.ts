@@ -13,7 +13,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * A copy fit for a tool's inputSchema: no $id (tools are compiled side by side by clients),
- * `x-mcp` replaced by the schema it carries, and OpenAPI's `example` as JSON Schema `examples`.
+ * `x-mcp` replaced by the schema it carries, no other vendor extension, and OpenAPI's `example` as JSON Schema `examples`.
  */
 export function toToolSchema(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toToolSchema);
@@ -21,7 +21,8 @@ export function toToolSchema(value: unknown): unknown {
   if (isObject(value['x-mcp'])) return toToolSchema(value['x-mcp']);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k === '$id' || k === '$schema' || k === 'x-mcp') continue;
+    // $id, $schema and vendor extensions (x-mcp, x-pattern-message) are for this service's own use.
+    if (k === '$id' || k === '$schema' || k.startsWith('x-')) continue;
     if (k === 'example') {
       if (!('examples' in value)) out.examples = [toToolSchema(v)];
       continue;

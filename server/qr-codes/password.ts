@@ -1,5 +1,8 @@
-// Code passwords: stored as scrypt hashes. The redirect's password form checks a visitor's answer
-// with verifyPassword (server/redirect/password.ts keeps the cookie and the throttle).
+// Code passwords: stored as scrypt hashes. scrypt runs on libuv's thread pool, off the event loop;
+// PasswordWork (one per process, on the application context) bounds how many hashes and checks run
+// at once, so a bulk import full of passwords cannot starve the redirect's password form (or the
+// pool's other users: DNS, files). The redirect's form checks answers through it
+// (server/redirect/password.ts keeps the cookie, server/redirect/password-throttle.ts the throttle).
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -31,4 +34,79 @@ export async function verifyPassword(password: string, stored: string): Promise<
     maxmem: 256 * N * r + 1024 * 1024,
   });
   return got.length === expected.length && crypto.timingSafeEqual(got, expected);
+}
+
+/** Thrown when more password checks are waiting than the process queues. */
+export class PasswordWorkBusy extends Error {}
+
+/** A counting semaphore: at most `max` tasks run, the others wait in arrival order. */
+export class Limiter {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly max: number,
+    /** Tasks allowed to wait; one more is refused (Infinity: never). */
+    readonly maxWaiting = Infinity,
+  ) {}
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.max) {
+      if (this.waiting.length >= this.maxWaiting) throw new PasswordWorkBusy('too many tasks waiting');
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.running++;
+    try {
+      return await task();
+    } finally {
+      // The slot passes straight to the next waiter (running stays the same), or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+export interface PasswordWorkOptions {
+  hashConcurrency: number;
+  verifyConcurrency: number;
+  /** Checks allowed to wait for a slot; more are refused with PasswordWorkBusy. */
+  verifyQueue: number;
+  /** Called once per password check that runs scrypt (a metric). */
+  onVerify?: () => void;
+  /** Called once per password hashed (a metric). */
+  onHash?: () => void;
+}
+
+/** The process's scrypt work: hashing new passwords and checking answers, each bounded. */
+export class PasswordWork {
+  private readonly hashing: Limiter;
+  private readonly checking: Limiter;
+
+  constructor(private readonly opts: PasswordWorkOptions) {
+    this.hashing = new Limiter(opts.hashConcurrency);
+    this.checking = new Limiter(opts.verifyConcurrency, opts.verifyQueue);
+  }
+
+  hash(password: string): Promise<string> {
+    return this.hashing.run(() => {
+      this.opts.onHash?.();
+      return hashPassword(password);
+    });
+  }
+
+  /** Whether a check would be refused right now (the form answers 429 without counting an attempt). */
+  get verifyBusy(): boolean {
+    return this.checking.queued >= this.opts.verifyQueue;
+  }
+
+  verify(password: string, stored: string): Promise<boolean> {
+    return this.checking.run(() => {
+      this.opts.onVerify?.();
+      return verifyPassword(password, stored);
+    });
+  }
 }

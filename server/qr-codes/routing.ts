@@ -1,6 +1,7 @@
 // The redirect decision: which answer a scan gets and where it goes. Pure functions of the code's
 // stored settings, the visitor's facts and the time, so every edge is unit-testable.
 import crypto from 'node:crypto';
+import { httpUrlOrNull } from '../schemas/http-url.js';
 
 /** The facts about a visitor that routing conditions look at. */
 export interface Visitor {
@@ -70,11 +71,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A destination is a URL string or an object with a url key; anything else is null. */
+/**
+ * A destination is a URL string or an object with a url key, normalised as the API stores it
+ * (server/schemas/http-url.ts); anything else, or a URL that cannot be sent, is null.
+ */
 export function destinationUrl(v: unknown): string | null {
-  const raw = typeof v === 'string' ? v : isObject(v) && typeof v.url === 'string' ? v.url : null;
-  if (!raw) return null;
-  return /^https?:\/\//i.test(raw) ? raw : null;
+  return httpUrlOrNull(isObject(v) ? v.url : v);
 }
 
 function stringList(v: unknown, normalise: (s: string) => string): string[] | null {
@@ -292,27 +294,36 @@ export function appendUtm(url: string, utm: unknown): string {
 
 // ---------------------------------------------------------------------------------------------
 
+/** A code's stored JSON read once (the redirect caches it with the code). */
+export interface ParsedCode {
+  rules: Rule[];
+  schedule: Schedule | null;
+  destination: string | null;
+}
+
+export function parseCode(code: Pick<CodeSettings, 'routing' | 'schedule' | 'destination'>): ParsedCode {
+  return {
+    rules: parseRules(code.routing),
+    schedule: parseSchedule(code.schedule),
+    destination: destinationUrl(code.destination),
+  };
+}
+
 /**
  * Status and dates first (404, 410), then the schedule (outside every window: its fallback, or 410
  * without one), then the routing rules, then UTM parameters. The redirect cap and the password are
  * checked by the listener, since they need the counters and the request.
  */
-export function decide(
-  code: CodeSettings,
-  v: Visitor,
-  now: Date,
-  parsed?: { rules: Rule[]; schedule: Schedule | null },
-): Decision {
+export function decide(code: CodeSettings, v: Visitor, now: Date, parsed: ParsedCode = parseCode(code)): Decision {
   if (code.status !== 'active') return { kind: 'not_found' };
   if (code.dateBegin && now < code.dateBegin) return { kind: 'gone', reason: 'not_started' };
   if (code.expireAt && now >= code.expireAt) return { kind: 'gone', reason: 'expired' };
-  const schedule = parsed ? parsed.schedule : parseSchedule(code.schedule);
+  const schedule = parsed.schedule;
   if (schedule && !inSchedule(schedule, now)) {
     if (!schedule.fallback) return { kind: 'gone', reason: 'outside_schedule' };
     return { kind: 'redirect', url: appendUtm(schedule.fallback, code.utmParams), matchedRule: -1 };
   }
-  const rules = parsed ? parsed.rules : parseRules(code.routing);
-  const { url, matchedRule } = route(rules, destinationUrl(code.destination), v, code.id);
+  const { url, matchedRule } = route(parsed.rules, parsed.destination, v, code.id);
   if (!url) return { kind: 'gone', reason: 'no_destination' };
   return { kind: 'redirect', url: appendUtm(url, code.utmParams), matchedRule };
 }

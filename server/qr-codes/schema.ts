@@ -2,13 +2,12 @@
 // validate REST requests, document the OpenAPI paths and become the MCP tools' inputSchema.
 // Rules the schemas cannot say (URL parsing, IANA time zones, date order, ownership of the
 // referenced domain, brand and style) are checked by validate.ts and the service.
-import { dateTime, nullableDateTime, objectSchema, ulid, ULID_PATTERN } from '../schemas/common.js';
+import { dateTime, httpUrl, nullableDateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { pagedEnvelope, pageQueryProperties } from '../schemas/paging.js';
-import type { JsonSchema } from '../schemas/validation.js';
+import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
+import { patterned, type JsonSchema } from '../schemas/validation.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
-export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://';
-export const MAX_URL_LENGTH = 2048;
 export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
 export type CodeStatus = (typeof CODE_STATUSES)[number];
 /** `url` is canonical; `redirect` is accepted on input as its alias and stored as url. */
@@ -16,13 +15,7 @@ export const CODE_TYPES = ['url', 'redirect'] as const;
 export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
 
-const url: JsonSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: MAX_URL_LENGTH,
-  pattern: URL_PATTERN,
-  description: 'An http or https URL of at most 2048 characters.',
-};
+const url = httpUrl;
 
 /**
  * A URL string or an object {url}. One schema with type [string, object]: string keywords apply
@@ -32,11 +25,13 @@ export const destination: JsonSchema = {
   type: ['string', 'object'],
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
-  pattern: URL_PATTERN,
+  ...patterned(HTTP_URL_PATTERN, 'Must be an http or https URL, or an object {url}.'),
   required: ['url'],
   properties: { url },
   additionalProperties: false,
-  description: 'An http or https URL (at most 2048 characters), as a string or as an object {url}. Echoed as given.',
+  description:
+    'An http or https URL (at most 2048 characters), as a string or as an object {url}. Echoed in the ' +
+    'shape given, with the URL normalised (host in punycode, path and query percent-encoded).',
 };
 
 const stringList = (item: JsonSchema): JsonSchema => ({
@@ -69,10 +64,14 @@ export const RoutingRule: JsonSchema = {
           maxLength: 50,
           description: 'e.g. iOS, Android, Windows, Mac OS.',
         }),
-        country: stringList({ type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2.' }),
+        country: stringList({
+          type: 'string',
+          ...patterned('^[A-Za-z]{2}$', 'Must be an ISO 3166-1 alpha-2 country code, e.g. DE.'),
+          description: 'ISO 3166-1 alpha-2.',
+        }),
         language: stringList({
           type: 'string',
-          pattern: '^[A-Za-z]{2,3}$',
+          ...patterned('^[A-Za-z]{2,3}$', 'Must be a primary language subtag of 2 or 3 letters, e.g. en.'),
           description: 'Primary language subtag, e.g. en.',
         }),
       },
@@ -102,7 +101,7 @@ export const Routing: JsonSchema = {
 
 const hhmm: JsonSchema = {
   type: 'string',
-  pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$',
+  ...patterned('^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', 'Must be a time HH:MM from 00:00 to 24:00.'),
   description: 'HH:MM, 00:00 to 24:00.',
 };
 
@@ -145,7 +144,7 @@ const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string
 const utmParams: JsonSchema = {
   type: 'object',
   maxProperties: 20,
-  propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' },
+  propertyNames: patterned('^[A-Za-z0-9_.-]{1,64}$', 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -.'),
   additionalProperties: { type: 'string', maxLength: 255 },
   description:
     'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
@@ -156,15 +155,15 @@ const writable = {
   name: { type: ['string', 'null'], maxLength: 255 },
   slug: {
     type: 'string',
-    pattern: SLUG_PATTERN,
+    ...patterned(SLUG_PATTERN, 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.'),
     description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.',
   },
   destination,
   type: { type: 'string', enum: [...CODE_TYPES], description: '`url`; `redirect` is accepted as its alias.' },
   status: { type: 'string', enum: [...CODE_STATUSES] },
   domain_ulid: { ...ulid, description: 'A shared fallback domain or a custom domain of the organization.' },
-  brand_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
-  style_ulid: { type: ['string', 'null'], pattern: ULID_PATTERN },
+  brand_ulid: nullableUlid,
+  style_ulid: nullableUlid,
   redirect_cap: {
     type: ['integer', 'null'],
     minimum: 1,
@@ -222,7 +221,10 @@ export const QrCode: JsonSchema = {
     type: { type: 'string', enum: ['url'] },
     status: { type: 'string', enum: [...CODE_STATUSES] },
     public_url: { type: 'string', format: 'uri' },
-    destination: { type: ['string', 'object'], description: 'As given: a URL string or {url}.' },
+    destination: {
+      type: ['string', 'object'],
+      description: 'In the shape given (a URL string or {url}), the URL normalised.',
+    },
     routing: { type: ['object', 'null'] },
     schedule: { type: ['object', 'null'] },
     password: { type: 'boolean', description: 'Whether a password is set.' },

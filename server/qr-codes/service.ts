@@ -7,7 +7,6 @@ import { requireFeature, type OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION, type FieldErrors } from '../errors.js';
 import { toFieldErrors } from '../schemas/validation.js';
-import { hashPassword } from './password.js';
 import { takesNewCodes } from '../domains/domain-row.js';
 import {
   codeNamesById,
@@ -26,15 +25,7 @@ import {
   type Refs,
 } from './repository.js';
 import { createCodeBody, type CodeStatus, type CodeWrite } from './schema.js';
-import {
-  addError,
-  checkDates,
-  checkDateValue,
-  checkDestination,
-  checkRouting,
-  checkSchedule,
-  slugProblem,
-} from './validate.js';
+import { addError, checkDates, checkDateValue, checkDestination, slugProblem, withNormalisedUrls } from './validate.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
 
 type Db = Knex | Knex.Transaction;
@@ -194,6 +185,8 @@ export interface PreparedCodes {
   errors: (FieldErrors | null)[];
   /** Per input: the row to insert, or null when invalid. */
   rows: (NewCodeRow | null)[];
+  /** The inputs with their URLs normalised (as stored). */
+  inputs: CodeWrite[];
   refs: Refs;
 }
 
@@ -212,15 +205,14 @@ export async function prepareNewCodes(
   const now = app.clock.now();
   // Values Postgres cannot store were refused at the boundary (validateInput).
   const errors: FieldErrors[] = inputs.map((input) => schemaErrors(app, input));
-  inputs.forEach((input, i) => {
-    if (Object.keys(errors[i]).length) return;
-    checkDestination(errors[i], input.destination);
+  // The inputs with every URL normalised: what is stored and previewed.
+  const normalised = inputs.map((input, i): CodeWrite => {
+    if (Object.keys(errors[i]).length) return input;
+    const out = withNormalisedUrls(errors[i], input);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
     checkDateValue(errors[i], 'expire_at', input.expire_at);
-    if (Object.keys(errors[i]).length) return;
-    checkRouting(errors[i], input.routing as Parameters<typeof checkRouting>[1]);
-    checkSchedule(errors[i], input.schedule as Parameters<typeof checkSchedule>[1]);
-    checkDates(errors[i], date(input.date_begin), date(input.expire_at));
+    if (!Object.keys(errors[i]).length) checkDates(errors[i], date(input.date_begin), date(input.expire_at));
+    return out;
   });
   const ok = (i: number) => !Object.keys(errors[i]).length;
   const idx = inputs.map((_, i) => i).filter(ok);
@@ -244,7 +236,7 @@ export async function prepareNewCodes(
   }
   const rows: (NewCodeRow | null)[] = [];
   for (let i = 0; i < inputs.length; i++) {
-    const input = inputs[i];
+    const input = normalised[i];
     if (!ok(i)) {
       rows.push(null);
       continue;
@@ -262,7 +254,8 @@ export async function prepareNewCodes(
       destination: JSON.stringify(input.destination),
       routing: json(input.routing),
       schedule: json(input.schedule),
-      password_hash: input.password ? await hashPassword(input.password) : null,
+      // Hashed by hashNewPasswords when the rows are written, never for a preview.
+      password_hash: null,
       redirect_cap: input.redirect_cap ?? null,
       date_begin: date(input.date_begin),
       expire_at: date(input.expire_at),
@@ -274,11 +267,24 @@ export async function prepareNewCodes(
       updated_at: now,
     });
   }
-  return { errors: errors.map((e, i) => (ok(i) ? null : e)), rows, refs };
+  return { errors: errors.map((e, i) => (ok(i) ? null : e)), rows, refs, inputs: normalised };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Services for REST and MCP.
+
+/**
+ * Hashes the passwords of prepared rows, in place, through the process's bounded PasswordWork:
+ * once, right before the rows are inserted (a preview or a staged import hashes nothing).
+ */
+export async function hashNewPasswords(app: AppContext, prepared: PreparedCodes): Promise<void> {
+  await Promise.all(
+    prepared.rows.map(async (row, i) => {
+      const password = prepared.inputs[i].password;
+      if (row && password) row.password_hash = await app.passwords.hash(password);
+    }),
+  );
+}
 
 export interface CodePreview {
   slug: string;
@@ -332,7 +338,7 @@ export async function previewCreateCodes(
     return {
       slug: r.slug,
       public_url: publicUrl(d, r.slug),
-      destination: inputs[i].destination,
+      destination: prepared.inputs[i].destination,
       status: r.status,
       name: r.name,
       domain: { ulid: d.ulid, host: d.host },
@@ -364,7 +370,8 @@ export async function createCodeRows(
   opts: { trx?: Knex.Transaction; fieldPrefix?: string } = {},
 ): Promise<CodeRow[]> {
   return inTransaction(app, opts.trx, async (trx) => {
-    const { rows, prefix } = await prepareOrFail(app, trx, org, inputs, opts.fieldPrefix);
+    const { prepared, rows, prefix } = await prepareOrFail(app, trx, org, inputs, opts.fieldPrefix);
+    await hashNewPasswords(app, prepared);
     const ids = await insertCodes(trx, rows);
     const lost = rows.findIndex((r) => !ids.has(r.slug.toLowerCase()));
     // Taken between the check and the insert by a concurrent request: the same 422.
@@ -430,12 +437,10 @@ export async function updateCode(
   return inTransaction(app, opts.trx, async (trx) => {
     const current = await getCodeRow(trx, org, codeUlid);
     const errors: FieldErrors = {};
-    if (patch.destination !== undefined) checkDestination(errors, patch.destination);
+    const urls = withNormalisedUrls(errors, patch);
     checkDateValue(errors, 'date_begin', patch.date_begin);
     checkDateValue(errors, 'expire_at', patch.expire_at);
     if (Object.keys(errors).length) throw ApiError.validation(errors);
-    checkRouting(errors, patch.routing as Parameters<typeof checkRouting>[1]);
-    checkSchedule(errors, patch.schedule as Parameters<typeof checkSchedule>[1]);
     const begin = patch.date_begin !== undefined ? date(patch.date_begin) : current.date_begin;
     const expire = patch.expire_at !== undefined ? date(patch.expire_at) : current.expire_at;
     checkDates(errors, begin, expire);
@@ -448,16 +453,17 @@ export async function updateCode(
     const set: CodeUpdate = { updated_at: app.clock.now() };
     if (patch.name !== undefined) set.name = patch.name;
     if (slug !== undefined) set.slug = slug;
-    if (patch.destination !== undefined) set.destination = JSON.stringify(patch.destination);
+    if (urls.destination !== undefined) set.destination = JSON.stringify(urls.destination);
     if (patch.type !== undefined) set.type = 'url';
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.domain_ulid !== undefined) set.domain_id = refs.domains.get(patch.domain_ulid)!.id;
     if (patch.brand_ulid !== undefined) set.brand_id = patch.brand_ulid ? refs.brands.get(patch.brand_ulid)!.id : null;
     if (patch.style_ulid !== undefined) set.style_id = patch.style_ulid ? refs.styles.get(patch.style_ulid)!.id : null;
     if (patch.redirect_cap !== undefined) set.redirect_cap = patch.redirect_cap;
-    if (patch.password !== undefined) set.password_hash = patch.password ? await hashPassword(patch.password) : null;
-    if (patch.routing !== undefined) set.routing = json(patch.routing);
-    if (patch.schedule !== undefined) set.schedule = json(patch.schedule);
+    if (patch.password !== undefined)
+      set.password_hash = patch.password ? await app.passwords.hash(patch.password) : null;
+    if (urls.routing !== undefined) set.routing = json(urls.routing);
+    if (urls.schedule !== undefined) set.schedule = json(urls.schedule);
     if (patch.date_begin !== undefined) set.date_begin = begin;
     if (patch.expire_at !== undefined) set.expire_at = expire;
     if (patch.utm_params !== undefined) set.utm_params = json(patch.utm_params);

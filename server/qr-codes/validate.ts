@@ -1,10 +1,12 @@
-// Checks on QR code input that JSON Schema cannot express: URLs that really parse, IANA time zones,
-// schedule windows and routing rules that the redirect's evaluator (./routing.ts) reads
-// exactly as stored, and the order of date_begin and expire_at. Pure functions: they return field
-// errors and never touch the database.
+// Checks on QR code input that JSON Schema cannot express: URLs that really parse (one rule,
+// server/schemas/http-url.ts; the URL checks return the input with its URLs normalised, the form that
+// is stored and served), IANA time zones, schedule windows and routing rules that the redirect's
+// evaluator (./routing.ts) reads exactly as stored, and the order of date_begin and expire_at. Pure
+// functions: they add field errors and never touch the database.
 import type { FieldErrors } from '../errors.js';
 import { validTimeZone } from './routing.js';
-import { MAX_URL_LENGTH, SLUG_PATTERN } from './schema.js';
+import { normaliseHttpUrl } from '../schemas/http-url.js';
+import { SLUG_PATTERN } from './schema.js';
 
 const SLUG_RE = new RegExp(SLUG_PATTERN);
 
@@ -13,20 +15,15 @@ export function addError(errors: FieldErrors, field: string, message: string): v
   if (!list.includes(message)) list.push(message);
 }
 
-/** null when the value is an absolute http(s) URL with a host, of at most 2048 characters. */
-export function urlProblem(value: unknown): string | null {
-  if (typeof value !== 'string' || value === '') return 'Must be an http or https URL.';
-  if (value.length > MAX_URL_LENGTH) return `Must be at most ${MAX_URL_LENGTH} characters.`;
-  if (/\s/.test(value)) return 'Must be a valid URL (no spaces).';
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    return 'Must be a valid URL.';
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'Must be an http or https URL.';
-  if (!parsed.hostname) return 'Must be a URL with a host.';
-  return null;
+/**
+ * Checks one URL field (server/schemas/http-url.ts): its normalised form, or undefined with the
+ * problem added to the field's errors.
+ */
+export function checkUrl(errors: FieldErrors, field: string, value: unknown): string | undefined {
+  const check = normaliseHttpUrl(value);
+  if (check.ok) return check.url;
+  addError(errors, field, check.problem);
+  return undefined;
 }
 
 export function slugProblem(value: unknown): string | null {
@@ -34,25 +31,28 @@ export function slugProblem(value: unknown): string | null {
   return SLUG_RE.test(value) ? null : 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.';
 }
 
-/** The destination's URL and the field an error about it belongs to. */
-export function destinationParts(d: unknown, field = 'destination'): { url: unknown; field: string } {
-  if (typeof d === 'object' && d !== null && !Array.isArray(d))
-    return { url: (d as { url?: unknown }).url, field: `${field}.url` };
-  return { url: d, field };
-}
-
-export function checkDestination(errors: FieldErrors, d: unknown, field = 'destination'): void {
+/**
+ * A destination (a URL string or an object {url}) with its URL normalised and in the shape it was
+ * given, or undefined with the problem added to the errors.
+ */
+export function checkDestination(
+  errors: FieldErrors,
+  d: unknown,
+  field = 'destination',
+): string | { url: string } | undefined {
   if (d === undefined || d === null) {
     addError(errors, field, 'This field is required.');
-    return;
+    return undefined;
   }
-  if (typeof d === 'object' && (Array.isArray(d) || Object.keys(d).some((k) => k !== 'url'))) {
-    addError(errors, field, 'Must be a URL or an object with only a url key.');
-    return;
+  if (typeof d === 'object') {
+    if (Array.isArray(d) || Object.keys(d).some((k) => k !== 'url')) {
+      addError(errors, field, 'Must be an http or https URL, or an object with only a url key.');
+      return undefined;
+    }
+    const url = checkUrl(errors, `${field}.url`, (d as { url?: unknown }).url);
+    return url === undefined ? undefined : { url };
   }
-  const parts = destinationParts(d, field);
-  const problem = urlProblem(parts.url);
-  if (problem) addError(errors, parts.field, problem);
+  return checkUrl(errors, field, d);
 }
 
 interface RuleInput {
@@ -60,23 +60,28 @@ interface RuleInput {
   variants?: { destination?: unknown }[];
 }
 
-/** Schema-valid routing: each rule needs a destination or variants (not both); URLs must parse. */
-export function checkRouting(errors: FieldErrors, routing: { rules?: RuleInput[] } | null | undefined): void {
-  if (!routing) return;
-  (routing.rules ?? []).forEach((rule, i) => {
+/**
+ * Schema-valid routing: each rule needs a destination or variants (not both); URLs must parse.
+ * Returns the routing with every URL normalised (the input itself when it is null or absent).
+ */
+export function checkRouting<R extends { rules?: RuleInput[] } | null | undefined>(errors: FieldErrors, routing: R): R {
+  if (!routing) return routing;
+  const rules = (routing.rules ?? []).map((rule, i) => {
     const at = `routing.rules.${i}`;
     const hasDest = rule.destination !== undefined;
     const hasVariants = rule.variants !== undefined;
     if (hasDest === hasVariants) addError(errors, at, 'A rule needs either a destination or variants.');
-    if (hasDest) {
-      const p = urlProblem(rule.destination);
-      if (p) addError(errors, `${at}.destination`, p);
+    const out = { ...rule };
+    if (hasDest) out.destination = checkUrl(errors, `${at}.destination`, rule.destination);
+    if (rule.variants) {
+      out.variants = rule.variants.map((v, j) => ({
+        ...v,
+        destination: checkUrl(errors, `${at}.variants.${j}.destination`, v.destination),
+      }));
     }
-    (rule.variants ?? []).forEach((v, j) => {
-      const p = urlProblem(v.destination);
-      if (p) addError(errors, `${at}.variants.${j}.destination`, p);
-    });
+    return out;
   });
+  return routing.rules ? { ...routing, rules } : routing;
 }
 
 interface ScheduleInput {
@@ -86,9 +91,12 @@ interface ScheduleInput {
   fallback_destination?: string | null;
 }
 
-/** An enabled schedule needs a valid IANA time zone and at least one window; start != end. */
-export function checkSchedule(errors: FieldErrors, schedule: ScheduleInput | null | undefined): void {
-  if (!schedule) return;
+/**
+ * An enabled schedule needs a valid IANA time zone and at least one window; start != end.
+ * Returns the schedule with its fallback URL normalised.
+ */
+export function checkSchedule<S extends ScheduleInput | null | undefined>(errors: FieldErrors, schedule: S): S {
+  if (!schedule) return schedule;
   if (schedule.timezone !== undefined && !validTimeZone(schedule.timezone)) {
     addError(errors, 'schedule.timezone', 'Must be a valid IANA time zone, e.g. Europe/Berlin.');
   }
@@ -102,9 +110,12 @@ export function checkSchedule(errors: FieldErrors, schedule: ScheduleInput | nul
     if (w.start === w.end) addError(errors, `schedule.windows.${i}.end`, 'Must differ from start.');
   });
   if (schedule.fallback_destination !== undefined && schedule.fallback_destination !== null) {
-    const p = urlProblem(schedule.fallback_destination);
-    if (p) addError(errors, 'schedule.fallback_destination', p);
+    return {
+      ...schedule,
+      fallback_destination: checkUrl(errors, 'schedule.fallback_destination', schedule.fallback_destination),
+    };
   }
+  return schedule;
 }
 
 /** A date-time the schema accepted that JavaScript or Postgres cannot hold (e.g. a leap second). */
@@ -122,4 +133,22 @@ export function checkDates(errors: FieldErrors, begin: Date | null, expire: Date
   if (begin && expire && begin.getTime() >= expire.getTime()) {
     addError(errors, 'expire_at', 'Must be after date_begin.');
   }
+}
+
+interface UrlFields {
+  destination?: unknown;
+  routing?: unknown;
+  schedule?: unknown;
+}
+
+/**
+ * A code's input with every URL it carries normalised (destination, rule destinations, variants,
+ * schedule fallback); the keys it does not give stay absent. Problems are added to the errors.
+ */
+export function withNormalisedUrls<T extends UrlFields>(errors: FieldErrors, input: T): T {
+  const out = { ...input };
+  if (input.destination !== undefined) out.destination = checkDestination(errors, input.destination);
+  if (input.routing !== undefined) out.routing = checkRouting(errors, input.routing as { rules?: RuleInput[] } | null);
+  if (input.schedule !== undefined) out.schedule = checkSchedule(errors, input.schedule as ScheduleInput | null);
+  return out;
 }

@@ -1,6 +1,6 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
-import { dateTime, objectSchema, ulid } from '../schemas/common.js';
-import type { JsonSchema } from '../schemas/validation.js';
+import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
+import { patterned, type JsonSchema } from '../schemas/validation.js';
 
 export const QrStyle: JsonSchema = {
   $id: 'QrStyle',
@@ -30,13 +30,12 @@ export const QrStyle: JsonSchema = {
 };
 
 const brandUlid: JsonSchema = {
-  type: ['string', 'null'],
-  pattern: ulid.pattern as string,
+  ...nullableUlid,
   description: 'A brand of the organization; null: no brand.',
 };
 
 const fields: Record<string, JsonSchema> = {
-  name: { type: 'string', minLength: 1, maxLength: 255, pattern: '\\S' },
+  name: { type: 'string', minLength: 1, maxLength: 255, ...patterned('\\S', 'Must not be blank.') },
   config: { type: 'object', description: 'Free-form style configuration; replaces the stored one.' },
   brand_ulid: brandUlid,
   is_preset: { type: 'boolean' },

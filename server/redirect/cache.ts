@@ -5,7 +5,8 @@
 // lookup reads Postgres.
 import type { Knex } from 'knex';
 import type { NotifyListener } from '../stores/notify.js';
-import { parseRules, parseSchedule, type CodeSettings, type Rule, type Schedule } from '../qr-codes/routing.js';
+import { parseCode, type CodeSettings, type ParsedCode } from '../qr-codes/routing.js';
+import { httpUrlOrNull } from '../schemas/http-url.js';
 
 export interface DomainEntry {
   id: number;
@@ -28,7 +29,7 @@ export interface CodeEntry {
   domainId: number;
   domainType: string;
   settings: CodeSettings;
-  parsed: { rules: Rule[]; schedule: Schedule | null };
+  parsed: ParsedCode;
   passwordHash: string | null;
   redirectCap: number | null;
   prelander: { seconds: number; message: string | null } | null;
@@ -42,10 +43,6 @@ interface Slot<T> {
 const CHANNEL = 'redirect_cache';
 
 const expiry = (d: Date | null): number => (d ? new Date(d).getTime() : 0);
-
-function httpUrl(v: unknown): string | null {
-  return typeof v === 'string' && /^https?:\/\//i.test(v) ? v : null;
-}
 
 export interface CacheOptions {
   /** Safety net: entries are re-read after this long even without a notification. */
@@ -140,8 +137,8 @@ export class RedirectCache {
           type: row.type,
           answersUntil: row.status === 'unverified' ? expiry(row.ssl_expires_at) : Infinity,
           httpsUntil: row.type === 'custom' && row.settings?.https_redirect !== false ? expiry(row.ssl_expires_at) : 0,
-          rootRedirect: httpUrl(row.settings?.root_redirect),
-          notFoundRedirect: httpUrl(row.settings?.not_found_redirect),
+          rootRedirect: httpUrlOrNull(row.settings?.root_redirect),
+          notFoundRedirect: httpUrlOrNull(row.settings?.not_found_redirect),
         }
       : null;
     this.store(this.domains, host, entry, gen);
@@ -203,7 +200,7 @@ export class RedirectCache {
         domainId: Number(row.domain_id),
         domainType: row.domain_type,
         settings,
-        parsed: { rules: parseRules(row.routing), schedule: parseSchedule(row.schedule) },
+        parsed: parseCode(settings),
         passwordHash: row.password_hash ?? null,
         redirectCap: row.redirect_cap === null ? null : Number(row.redirect_cap),
         prelander: row.prelander_enabled

@@ -23,14 +23,8 @@ import {
   type NetworkInfo,
 } from './enrich.js';
 import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
-import {
-  answerPasswordForm,
-  cookieName,
-  cookieValid,
-  PasswordThrottle,
-  readCookie,
-  type ThrottleOptions,
-} from './password.js';
+import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
+import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, answerAcmeChallenge } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
@@ -85,7 +79,7 @@ export class RedirectHandler {
     opts: { throttle?: ThrottleOptions } = {},
   ) {
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
-    this.throttle = new PasswordThrottle(opts.throttle);
+    this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
   }
 
   readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -300,7 +294,14 @@ export class RedirectHandler {
     const answer = await answerPasswordForm(
       req,
       { id: code.id, passwordHash: code.passwordHash! },
-      { throttle: this.throttle, ip, now, key: this.app.secretKey, secure: this.secure(req) },
+      {
+        throttle: this.throttle,
+        passwords: this.app.passwords,
+        ip,
+        now,
+        key: this.app.secretKey,
+        secure: this.secure(req),
+      },
     );
     if (answer.kind === 'throttled') {
       return this.page(res, false, 429, throttledPage(answer.retryAfter), { 'Retry-After': String(answer.retryAfter) });

@@ -13,7 +13,7 @@ import { RedirectCache } from './cache.js';
 import { RedirectCounters } from './counters.js';
 import { createEnricher } from './enrich.js';
 import { RedirectHandler } from './handler.js';
-import type { ThrottleOptions } from './password.js';
+import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer } from './scan-buffer.js';
 import { encodeScanRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';

@@ -1,9 +1,11 @@
 // The password flow of a protected code: the form's answer checked against the code's hash
-// (server/qr-codes/password.ts), remembered by a short-lived signed cookie, and wrong answers
-// throttled per visitor address and code.
+// (through the process's bounded PasswordWork, server/qr-codes/password.ts), remembered by a
+// short-lived signed cookie, and attempts throttled per visitor address and code
+// (./password-throttle.ts), counted before the check.
 import crypto from 'node:crypto';
 import type http from 'node:http';
-import { verifyPassword } from '../qr-codes/password.js';
+import type { PasswordWork } from '../qr-codes/password.js';
+import type { PasswordThrottle } from './password-throttle.js';
 
 // ---------------------------------------------------------------------------------------------
 // The access cookie: `<expires unix seconds>.<hmac>`, bound to the code and its current password
@@ -51,42 +53,6 @@ export function readCookie(header: string | undefined, name: string): string | u
 
 // ---------------------------------------------------------------------------------------------
 
-export interface ThrottleOptions {
-  /** Wrong answers allowed per window before the form is locked. */
-  maxFailures?: number;
-  windowMs?: number;
-}
-
-/** Wrong passwords per (address, code) in a fixed window; in memory, per process. */
-export class PasswordThrottle {
-  private failures = new Map<string, { count: number; resetAt: number }>();
-  private readonly max: number;
-  private readonly windowMs: number;
-
-  constructor(opts: ThrottleOptions = {}) {
-    this.max = opts.maxFailures ?? 5;
-    this.windowMs = opts.windowMs ?? 5 * 60_000;
-  }
-
-  /** Seconds to wait before another attempt is accepted, 0 when one may be tried now. */
-  retryAfter(key: string, now: number): number {
-    const f = this.failures.get(key);
-    if (!f || f.resetAt <= now) return 0;
-    return f.count >= this.max ? Math.ceil((f.resetAt - now) / 1000) : 0;
-  }
-
-  fail(key: string, now: number): void {
-    if (this.failures.size > 100_000) for (const [k, v] of this.failures) if (v.resetAt <= now) this.failures.delete(k);
-    const f = this.failures.get(key);
-    if (!f || f.resetAt <= now) this.failures.set(key, { count: 1, resetAt: now + this.windowMs });
-    else f.count++;
-  }
-
-  succeed(key: string): void {
-    this.failures.delete(key);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The posted form.
 
@@ -112,22 +78,24 @@ export type PasswordAnswer =
   /** The Set-Cookie value that remembers the right answer. */
   | { kind: 'right'; setCookie: string };
 
-/** Judges a posted password form for a code: throttled, wrong, or right (with the access cookie). */
+/**
+ * Judges a posted password form for a code: throttled, wrong, or right (with the access cookie).
+ * The attempt is counted before the answer is checked; an empty answer is wrong without a check.
+ */
 export async function answerPasswordForm(
   req: http.IncomingMessage,
   code: { id: number; passwordHash: string },
-  opts: { throttle: PasswordThrottle; ip: string; now: Date; key: Buffer; secure: boolean },
+  opts: { throttle: PasswordThrottle; passwords: PasswordWork; ip: string; now: Date; key: Buffer; secure: boolean },
 ): Promise<PasswordAnswer> {
-  const throttleKey = `${code.id}|${opts.ip}`;
-  const wait = opts.throttle.retryAfter(throttleKey, opts.now.getTime());
-  if (wait > 0) return { kind: 'throttled', retryAfter: wait };
   const form = await readForm(req);
   const given = form?.get('password') ?? '';
-  if (!given || !(await verifyPassword(given, code.passwordHash))) {
-    opts.throttle.fail(throttleKey, opts.now.getTime());
-    return { kind: 'wrong' };
-  }
-  opts.throttle.succeed(throttleKey);
+  if (!given) return { kind: 'wrong' };
+  // Too many checks waiting in this process: refused before it counts against the visitor.
+  if (opts.passwords.verifyBusy) return { kind: 'throttled', retryAfter: 1 };
+  const wait = await opts.throttle.take(code.id, opts.ip, opts.now);
+  if (wait > 0) return { kind: 'throttled', retryAfter: wait };
+  if (!(await opts.passwords.verify(given, code.passwordHash))) return { kind: 'wrong' };
+  await opts.throttle.clear(code.id, opts.ip);
   const cookie = issueCookie(opts.key, code.id, code.passwordHash, opts.now);
   return {
     kind: 'right',

@@ -1,10 +1,29 @@
 // Schema pieces shared by resources. Named resource schemas carry an $id; the OpenAPI generator
 // lifts every $id'd schema into components and refers to it.
-import type { JsonSchema } from './validation.js';
+import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from './http-url.js';
+import { patterned, type JsonSchema } from './validation.js';
 
 export const ULID_PATTERN = '^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$';
 
-export const ulid: JsonSchema = { type: 'string', pattern: ULID_PATTERN, description: 'A ULID.' };
+const ULID_MESSAGE = 'Must be a ULID: 26 characters of 0-9 and A-Z except I, L, O and U.';
+
+export const ulid: JsonSchema = { type: 'string', ...patterned(ULID_PATTERN, ULID_MESSAGE), description: 'A ULID.' };
+/** A ULID or null (clears a reference). */
+export const nullableUlid: JsonSchema = { type: ['string', 'null'], ...patterned(ULID_PATTERN, ULID_MESSAGE) };
+
+/**
+ * An http or https URL field: the schema's gate (length, scheme); the full rule and the normalised
+ * form are server/schemas/http-url.ts's, applied by the services.
+ */
+export const httpUrl: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  ...patterned(HTTP_URL_PATTERN, 'Must be an http or https URL.'),
+  description:
+    `An http or https URL of at most ${MAX_URL_LENGTH} characters, without control characters, spaces or ` +
+    'credentials. Stored and served normalised: host in punycode, path and query percent-encoded.',
+};
 export const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
 export const nullableDateTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 

@@ -1,31 +1,69 @@
 // JSON Schema validation with ajv. Every request schema has an $id and is compiled once at start.
-// Bodies are validated as sent (no coercion); query strings and path parameters are coerced
-// from strings to the declared types.
+// Bodies are validated as sent (no coercion); query strings and path parameters are read into the
+// declared types by coerceParams first, strictly: an integer is decimal digits only (`0x7`, ` 7`,
+// `7.0` and `7e0` stay strings and fail as such).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ApiError, type FieldErrors } from '../errors.js';
+import { parseDecimalInteger } from './decimal.js';
 
 export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A schema may say in words what its `pattern` accepts; a value that does not match gets this
+ * message rather than a generic one (an OpenAPI vendor extension, passed through to the document).
+ */
+export const PATTERN_MESSAGE = 'x-pattern-message';
+
+/** `pattern` with the message a mismatch gets, e.g. patterned(SLUG, 'Must be 1 to 64 of ...'). */
+export function patterned(pattern: string, message: string): JsonSchema {
+  return { pattern, [PATTERN_MESSAGE]: message };
+}
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module namespace.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-function makeAjv(coerce: boolean): Ajv {
+function typesOf(schema: unknown): string[] {
+  const t = (schema as JsonSchema | undefined)?.type;
+  return Array.isArray(t) ? (t as string[]) : typeof t === 'string' ? [t] : [];
+}
+
+/**
+ * Query and path values arrive as strings: each one whose property is declared integer or boolean
+ * becomes one when it is written as such (decimal digits; true or false), and stays a string
+ * otherwise, for the schema to refuse. Returns a copy.
+ */
+export function coerceParams(schema: JsonSchema, value: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const out: Record<string, unknown> = { ...value };
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v !== 'string' || !Object.hasOwn(properties, key)) continue;
+    const types = typesOf(properties[key]);
+    const n = types.includes('integer') ? parseDecimalInteger(v) : null;
+    if (n !== null) out[key] = n;
+    else if (types.includes('boolean') && (v === 'true' || v === 'false')) out[key] = v === 'true';
+  }
+  return out;
+}
+
+function makeAjv(): Ajv {
   const ajv = new Ajv({
     allErrors: true,
-    coerceTypes: coerce ? 'array' : false,
+    coerceTypes: false,
     useDefaults: true,
     strict: false,
+    // parentSchema on errors, for the pattern message.
+    verbose: true,
     // OpenAPI keywords that ajv does not know but our schemas carry for documentation.
-    keywords: ['example', 'x-mcp'],
+    keywords: ['example', 'x-mcp', PATTERN_MESSAGE],
   });
   addFormats(ajv);
   return ajv;
 }
 
 export class Validators {
-  private readonly bodyAjv = makeAjv(false);
-  private readonly queryAjv = makeAjv(true);
+  private readonly bodyAjv = makeAjv();
+  private readonly queryAjv = makeAjv();
   private readonly cache = new Map<string, ValidateFunction>();
 
   compile(schema: JsonSchema, kind: 'body' | 'query'): ValidateFunction {
@@ -40,11 +78,15 @@ export class Validators {
     return fn;
   }
 
-  /** Validates (and for queries coerces, in place) a value; throws 422 with field errors. */
+  /**
+   * Validates a value (a query or path object is first read into its declared types, strictly);
+   * returns it with defaults filled in, or throws 422 with field errors.
+   */
   check<T>(schema: JsonSchema, kind: 'body' | 'query', value: unknown): T {
     const fn = this.compile(schema, kind);
-    if (!fn(value)) throw ApiError.validation(toFieldErrors(fn.errors ?? []));
-    return value as T;
+    const input = kind === 'query' ? coerceParams(schema, value as Record<string, unknown>) : value;
+    if (!fn(input)) throw ApiError.validation(toFieldErrors(fn.errors ?? []));
+    return input as T;
   }
 }
 
@@ -69,13 +111,17 @@ function messageOf(err: ErrorObject): string {
     case 'additionalProperties':
       return 'This field is not allowed.';
     case 'type':
-      return `Must be of type ${String(p.type)}.`;
+      return p.type === 'integer'
+        ? 'Must be an integer written in decimal digits, e.g. 30.'
+        : `Must be of type ${String(p.type)}.`;
     case 'enum':
       return `Must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`;
     case 'format':
       return `Must be a valid ${String(p.format)}.`;
-    case 'pattern':
-      return 'Has an invalid format.';
+    case 'pattern': {
+      const own = (err.parentSchema as JsonSchema | undefined)?.[PATTERN_MESSAGE];
+      return typeof own === 'string' ? own : `Must match the pattern ${String(p.pattern)}.`;
+    }
     case 'minLength':
       return `Must be at least ${String(p.limit)} characters.`;
     case 'maxLength':

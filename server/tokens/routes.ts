@@ -81,9 +81,17 @@ export const tokensDelete = defineOperation<{ token_id: number }>({
   billable: false,
   params: tokenIdParams,
   response: { status: 204, description: 'Revoked.' },
+  description:
+    'A token may revoke only tokens whose abilities it holds itself (a `*` token: tokens of any abilities), ' +
+    'and always itself; others answer 403. Revoked tokens answer 401 from then on.',
   errors: [404],
   handler: async ({ app, principal }, { params }) => {
-    await revokeToken(app, principal.org, principal.token.userId, params.token_id);
+    await revokeToken(
+      app,
+      principal.org,
+      { userId: principal.token.userId, tokenId: principal.token.id, abilities: principal.abilities },
+      params.token_id,
+    );
     return { status: 204 };
   },
 });

@@ -94,13 +94,32 @@ export async function listTokens(db: Knex, org: OrgRecord, userId: number) {
   return rows.map(renderToken);
 }
 
-/** Revokes one of the user's tokens in the organization; anyone else's token is not found. */
-export async function revokeToken(app: AppContext, org: OrgRecord, userId: number, tokenId: number): Promise<void> {
-  const count = await app
-    .db('api_tokens')
-    .where({ id: tokenId, org_id: org.id, user_id: userId })
-    .whereNull('revoked_at')
-    .update({ revoked_at: app.clock.now() });
-  if (!count) throw ApiError.notFound('token');
+/**
+ * Revokes one of the user's tokens in the organization; anyone else's token is not found. A caller
+ * may revoke only a token whose abilities it holds itself (the rule of creation), and always itself.
+ */
+export async function revokeToken(
+  app: AppContext,
+  org: OrgRecord,
+  caller: { userId: number; tokenId: number; abilities: ReadonlySet<Ability> },
+  tokenId: number,
+): Promise<void> {
+  await app.db.transaction(async (trx) => {
+    const target = (await trx('api_tokens')
+      .where({ id: tokenId, org_id: org.id, user_id: caller.userId })
+      .whereNull('revoked_at')
+      .forUpdate()
+      .first('id', 'abilities')) as Pick<TokenRow, 'id' | 'abilities'> | undefined;
+    if (!target) throw ApiError.notFound('token');
+    const missing = target.id === caller.tokenId ? [] : missingForGrant(caller.abilities, target.abilities);
+    if (missing.length) {
+      throw ApiError.forbidden(
+        missing[0],
+        `You cannot revoke a token with abilities you do not hold: ${missing.join(', ')}. ` +
+          'Revoke it with a token that holds all of its abilities.',
+      );
+    }
+    await trx('api_tokens').where({ id: target.id }).update({ revoked_at: app.clock.now() });
+  });
   app.principals.forgetOrg(org.id);
 }

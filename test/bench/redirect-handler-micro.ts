@@ -44,7 +44,7 @@ const code = {
   domainId: 1,
   domainType: 'fallback',
   settings,
-  parsed: { rules: [], schedule: null },
+  parsed: { rules: [], schedule: null, destination: 'https://example.com/landing?from=qr' },
   passwordHash: null,
   redirectCap: null,
   prelander: null,

@@ -95,7 +95,7 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
       { row: 2, field: 'slug', message: 'Repeats the slug of entry 0.' },
       { row: 3, field: 'slug', message: 'The slug has already been taken.' },
       { row: 4, field: 'domain_ulid', message: 'No such domain in this organization.' },
-      { row: 5, field: 'destination', message: 'Must be a valid URL.' },
+      { row: 5, field: 'destination', message: 'Must be a valid http or https URL, e.g. https://example.com/page.' },
       { row: 6, field: 'destination', message: 'This field is required.' },
     ]);
     expect(await codeCount(a.org.id)).to.equal(1);

@@ -131,10 +131,25 @@ describe('MCP protocol over POST /mcp', () => {
       }
     });
 
-    it('accepts an Origin of the API host itself', async () => {
+    it('refuses an Origin naming the API host itself, as DNS rebinding produces, when none is configured', async () => {
       const res = await rpc(svc, token, 'ping', undefined, { Origin: svc.url });
-      expect(res.status).to.equal(200);
-      expect(res.body.result).to.deep.equal({});
+      expect(res.status).to.equal(403);
+      expect(res.body.error.message).to.match(/MCP_ALLOWED_ORIGINS/);
+    });
+
+    it('accepts only the configured origins', async () => {
+      const other = await startTestService({ config: { mcpAllowedOrigins: ['https://app.example.com'] } });
+      try {
+        const t = (await other.createOrg()).token;
+        const ok = await rpc(other, t, 'ping', undefined, { Origin: 'https://app.example.com' });
+        expect([ok.status, ok.body.result]).to.deep.equal([200, {}]);
+        expect(
+          (await rpc(other, t, 'ping', undefined, { Origin: 'https://app.example.com.evil.test' })).status,
+        ).to.equal(403);
+        expect((await rpc(other, t, 'ping', undefined, { Origin: other.url })).status).to.equal(403);
+      } finally {
+        await other.close();
+      }
     });
   });
 

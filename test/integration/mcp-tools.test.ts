@@ -74,7 +74,8 @@ describe('MCP tools', () => {
       const create = byName.codes_create.inputSchema;
       expect(create.required).to.have.members(['slug', 'destination', 'domain_ulid']);
       expect(create.properties.destination.type).to.equal('string');
-      expect(create.properties.destination.format).to.equal('uri');
+      // The REST rule, not format uri: an IDN or a non-ASCII path is accepted and stored normalised.
+      expect(create.properties.destination).to.include({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
       expect(create.properties.type.default).to.equal('redirect');
       expect(create.properties).to.include.keys(
         'name',

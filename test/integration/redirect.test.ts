@@ -26,7 +26,7 @@ describe('public redirect', function () {
     rd = await startRedirectListener(svc.app, 0, '127.0.0.1', {
       flushMs: 50,
       counterFlushMs: 50,
-      throttle: { maxFailures: 3, windowMs: 60_000 },
+      throttle: { maxAttempts: 3, windowMs: 60_000 },
     });
     const created = await svc.createOrg({ slug: 'acme' });
     org = { id: created.org.id, slug: created.org.slug };

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { metricsAllowed } from '../../server/http/api-app.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 
 describe('GET /v1/status and GET /v1/organization', () => {
@@ -72,5 +73,32 @@ describe('GET /v1/status and GET /v1/organization', () => {
     const metrics = await svc.get('/metrics');
     expect(metrics.text).to.include('http_requests_total{listener="api",method="GET",route="/readyz",status="200"} 1');
     expect(metrics.text).to.include('http_request_duration_seconds_bucket');
+  });
+
+  it('serves /metrics only with the configured bearer token when METRICS_TOKEN is set', async () => {
+    const guarded = await startTestService({ env: { METRICS_TOKEN: 'scrape-me-0123456789' } });
+    try {
+      const none = await guarded.get('/metrics');
+      expect([none.status, none.body.code]).to.deep.equal([403, 'forbidden']);
+      expect((await guarded.get('/metrics', undefined, { Authorization: 'Bearer wrong' })).status).to.equal(403);
+      const ok = await guarded.get('/metrics', undefined, { Authorization: 'Bearer scrape-me-0123456789' });
+      expect(ok.status).to.equal(200);
+      expect(ok.text).to.include('http_requests_total');
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
+describe('who may read /metrics (pure)', () => {
+  it('without a token: loopback callers only; with one: whoever presents it', () => {
+    for (const peer of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'])
+      expect(metricsAllowed(null, '', peer), peer).to.equal(true);
+    for (const peer of ['10.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', '', undefined])
+      expect(metricsAllowed(null, '', peer), String(peer)).to.equal(false);
+    expect(metricsAllowed('t0k', 'Bearer t0k', '10.0.0.1')).to.equal(true);
+    expect(metricsAllowed('t0k', 'bearer t0k', '10.0.0.1')).to.equal(true);
+    expect(metricsAllowed('t0k', 'Bearer t0', '127.0.0.1')).to.equal(false);
+    expect(metricsAllowed('t0k', '', '127.0.0.1')).to.equal(false);
   });
 });

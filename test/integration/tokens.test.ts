@@ -129,6 +129,33 @@ describe('token endpoints', () => {
     expect((await svc.delete(`/v1/tokens/${created.body.data.id}`, token)).status).to.equal(404);
   });
 
+  it('lets a narrow token revoke only tokens whose abilities it holds, and itself', async () => {
+    const { token: star } = await svc.createOrg();
+    const narrow = await svc.post('/v1/tokens', star, { name: 'narrow', abilities: ['api.tokens.manage'] });
+    const wider = await svc.post('/v1/tokens', star, {
+      name: 'wider',
+      abilities: ['api.tokens.manage', 'codes.view'],
+    });
+    const same = await svc.post('/v1/tokens', star, { name: 'same', abilities: ['api.tokens.manage'] });
+    const starId = (await svc.get('/v1/tokens', star)).body.data.find(
+      (t: { name: string }) => t.name === 'Initial token',
+    ).id;
+
+    const refused = await svc.delete(`/v1/tokens/${starId}`, narrow.body.token);
+    expect(refused.status).to.equal(403);
+    expect(refused.body).to.deep.include({ code: 'forbidden', required_ability: 'codes.view' });
+    expect(refused.body.message).to.match(/cannot revoke a token with abilities you do not hold: codes\.view, /);
+    expect((await svc.delete(`/v1/tokens/${wider.body.data.id}`, narrow.body.token)).status).to.equal(403);
+    // Nothing was revoked, and listing still shows every token.
+    expect((await svc.get('/v1/status', star)).status).to.equal(200);
+    expect((await svc.get('/v1/tokens', narrow.body.token)).body.data).to.have.length(4);
+
+    expect((await svc.delete(`/v1/tokens/${same.body.data.id}`, narrow.body.token)).status).to.equal(204);
+    expect((await svc.delete(`/v1/tokens/${narrow.body.data.id}`, wider.body.token)).status).to.equal(204);
+    expect((await svc.delete(`/v1/tokens/${wider.body.data.id}`, wider.body.token)).status).to.equal(204);
+    expect((await svc.get('/v1/status', wider.body.token)).status).to.equal(401);
+  });
+
   it('cannot see or revoke a token of another organization (404)', async () => {
     const a = await svc.createOrg();
     const b = await svc.createOrg();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { dimensionValueLabel } from '../../server/analytics/labels.js';
-import { dayRange, decodeCursor, encodeCursor, fillDays, totalsOf, wantsCsv } from '../../server/analytics/service.js';
+import { dayRange, decodeCursor, encodeCursor, fillDays, totalsOf } from '../../server/analytics/service.js';
 import { ApiError } from '../../server/errors.js';
 
 describe('analytics: ranges, totals and labels', () => {
@@ -100,14 +100,5 @@ describe('analytics: raw export cursor and content negotiation', () => {
         expect((err as ApiError).extra.errors).to.have.property('cursor');
       }
     }
-  });
-
-  it('answers CSV only when the Accept header asks for text/csv', () => {
-    expect(wantsCsv('text/csv')).to.equal(true);
-    expect(wantsCsv('text/csv; charset=utf-8')).to.equal(true);
-    expect(wantsCsv('application/json, text/csv')).to.equal(true);
-    expect(wantsCsv('application/json')).to.equal(false);
-    expect(wantsCsv('')).to.equal(false);
-    expect(wantsCsv('text/csvx')).to.equal(false);
   });
 });

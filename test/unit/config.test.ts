@@ -23,6 +23,15 @@ describe('configuration', () => {
   it('refuses bad values with the key in the message', () => {
     expect(() => loadConfig({ API_PORT: 'abc' })).to.throw(ConfigError, 'API_PORT');
     expect(() => loadConfig({ ENABLE_API: 'maybe' })).to.throw(ConfigError, 'ENABLE_API');
+    for (const notDecimal of ['0x10', '1e3', '7.0', ' 7', '+7'])
+      expect(() => loadConfig({ WORKER_CONCURRENCY: notDecimal }), notDecimal).to.throw(ConfigError, 'decimal digits');
+    expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example.com/path' })).to.throw(
+      ConfigError,
+      'MCP_ALLOWED_ORIGINS',
+    );
+    expect(
+      loadConfig({ MCP_ALLOWED_ORIGINS: 'https://App.Example.com/, http://localhost:8080' }).mcpAllowedOrigins,
+    ).to.deep.equal(['https://app.example.com', 'http://localhost:8080']);
     expect(() => loadConfig({ FALLBACK_ORIGINS: 'https://qr.example.com/path' })).to.throw(
       ConfigError,
       'FALLBACK_ORIGINS',

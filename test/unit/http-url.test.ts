@@ -1,0 +1,88 @@
+import { expect } from 'chai';
+import { httpUrlOrNull, MAX_URL_LENGTH, normaliseHttpUrl } from '../../server/schemas/http-url.js';
+
+const NOT_HTTP = 'Must be an http or https URL.';
+const CONTROL = 'Must be an http or https URL without control characters.';
+const SPACE = 'Must be an http or https URL without spaces (write a space as %20).';
+const INVALID = 'Must be a valid http or https URL, e.g. https://example.com/page.';
+
+describe('http(s) URL normalisation (pure)', () => {
+  const accepted: [string, string][] = [
+    ['https://example.com/a?b=1#c', 'https://example.com/a?b=1#c'],
+    ['HTTP://EXAMPLE.COM', 'http://example.com/'],
+    ['https://example.com/caf€', 'https://example.com/caf%E2%82%AC'],
+    ['https://例え.jp/', 'https://xn--r8jz45g.jp/'],
+    ['https://ｅｘａｍｐｌｅ.com/', 'https://example.com/'],
+    ['https://example.com/é?q=ü#ä', 'https://example.com/%C3%A9?q=%C3%BC#%C3%A4'],
+    // U+0080 to U+00FF leave as UTF-8 percent-escapes, never as raw single bytes.
+    ['https://example.com/\u00ff\u00a9', 'https://example.com/%C3%BF%C2%A9'],
+    ['https://example.com/😀', 'https://example.com/%F0%9F%98%80'],
+    ['https://example.com/<tag>"q"', 'https://example.com/%3Ctag%3E%22q%22'],
+    ['http://0x7f.1/', 'http://127.0.0.1/'],
+    ['https://[::1]:8080/x', 'https://[::1]:8080/x'],
+    ['https://example.com:443/x', 'https://example.com/x'],
+  ];
+  for (const [given, stored] of accepted) {
+    it(`stores ${JSON.stringify(given)} as ${stored}`, () => {
+      expect(normaliseHttpUrl(given)).to.deep.equal({ ok: true, url: stored });
+    });
+  }
+
+  it('always produces printable ASCII, so it can stand in a Location header', () => {
+    for (const [given] of accepted) {
+      const out = httpUrlOrNull(given);
+      expect(out).to.match(/^[\x21-\x7e]+$/);
+    }
+  });
+
+  const refused: [string, unknown, string][] = [
+    ['a C0 control character', 'https://example.com/a\u0001b', CONTROL],
+    ['DEL', 'https://example.com/\u007f', CONTROL],
+    ['a C1 control character', 'https://example.com/\u0085', CONTROL],
+    ['a tab a browser would drop', 'https://exa\tmple.com/', CONTROL],
+    ['a newline', 'https://example.com/\nSet-Cookie:x=1', CONTROL],
+    ['a space', 'https://ex ample.com', SPACE],
+    ['a line separator', 'https://example.com/\u2028', SPACE],
+    ['another scheme', 'ftp://example.com', NOT_HTTP],
+    ['javascript:', 'javascript:alert(1)', NOT_HTTP],
+    ['data:', 'data:text/html,<b>x</b>', NOT_HTTP],
+    ['no host', 'https://', INVALID],
+    ['an invalid punycode label', 'https://xn--a.com/', INVALID],
+    ['a port out of range', 'https://example.com:99999/', INVALID],
+    ['credentials', 'https://user:pw@example.com/', 'Must be an http or https URL without a user name or password.'],
+    [
+      'a user name posing as the host',
+      'https://bank.example@evil.example/',
+      'Must be an http or https URL without a user name or password.',
+    ],
+    ['the empty string', '', NOT_HTTP],
+    ['a number', 42, NOT_HTTP],
+    ['null', null, NOT_HTTP],
+  ];
+  for (const [what, given, problem] of refused) {
+    it(`refuses ${what}`, () => {
+      expect(normaliseHttpUrl(given)).to.deep.equal({ ok: false, problem });
+      expect(httpUrlOrNull(given)).to.equal(null);
+    });
+  }
+
+  it('takes 2048 characters and no more, before and after normalisation', () => {
+    const base = 'https://x.com/';
+    expect(normaliseHttpUrl(base + 'a'.repeat(MAX_URL_LENGTH - base.length))).to.deep.equal({
+      ok: true,
+      url: base + 'a'.repeat(MAX_URL_LENGTH - base.length),
+    });
+    expect(normaliseHttpUrl(base + 'a'.repeat(MAX_URL_LENGTH - base.length + 1))).to.deep.equal({
+      ok: false,
+      problem: 'Must be an http or https URL of at most 2048 characters.',
+    });
+    // 1000 characters that each become 6 once percent-encoded.
+    const grown = normaliseHttpUrl(base + 'é'.repeat(1000));
+    expect(grown.ok).to.equal(false);
+    expect(grown.ok === false && grown.problem).to.match(/at most 2048 characters once normalised/);
+  });
+
+  it('is idempotent: a stored URL normalises to itself', () => {
+    for (const [, stored] of accepted) expect(httpUrlOrNull(stored)).to.equal(stored);
+  });
+});
