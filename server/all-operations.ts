@@ -10,7 +10,8 @@ import { codeOperations } from './qr-codes/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
-import { walletOperations } from './wallet/routes.js';
+import { walletOperations, walletSettingsUpdate } from './wallet/routes.js';
+import { memberOperations } from './members/routes.js';
 
 export const operations: readonly Operation[] = [
   ...statusOperations,
@@ -23,3 +24,10 @@ export const operations: readonly Operation[] = [
   ...bulkImportOperations,
   ...styleOperations,
 ];
+
+/**
+ * Operations of the dashboard only: members, invitations and the wallet's settings (billing writes
+ * are not part of the API). The web adapter runs them beside every operation above; they are not
+ * mounted on REST, offered as tools or documented in OpenAPI.
+ */
+export const dashboardOnlyOperations: readonly Operation[] = [...memberOperations, walletSettingsUpdate];

@@ -45,6 +45,13 @@ export interface Config {
   domainClaimTtlHours: number;
   idempotencyWaitMs: number;
   domainTxtGraceHours: number;
+  webSessionIdleMinutes: number;
+  webSessionMaxHours: number;
+  webRateLimitPerMin: number;
+  webSignInAccountLimit: number;
+  webSignInAddressLimit: number;
+  webSignInWindowMinutes: number;
+  webLinkTtlHours: number;
 }
 
 interface KeyDef {
@@ -216,6 +223,41 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '72',
     help: 'Hours an active custom domain’s TXT record may be missing (daily re-check) before it becomes unverified.',
   },
+  webSessionIdleMinutes: {
+    env: 'WEB_SESSION_IDLE_MINUTES',
+    default: '60',
+    help: 'Dashboard sessions end after this many minutes without a request.',
+  },
+  webSessionMaxHours: {
+    env: 'WEB_SESSION_MAX_HOURS',
+    default: '12',
+    help: 'Dashboard sessions end this many hours after sign-in, however active.',
+  },
+  webRateLimitPerMin: {
+    env: 'WEB_RATE_LIMIT_PER_MIN',
+    default: '300',
+    help: 'Dashboard calls one session may make per minute (not counted in the API window, not metered).',
+  },
+  webSignInAccountLimit: {
+    env: 'WEB_SIGN_IN_ACCOUNT_LIMIT',
+    default: '10',
+    help: 'Sign-in attempts per account (email) per window, across every process; more are 429.',
+  },
+  webSignInAddressLimit: {
+    env: 'WEB_SIGN_IN_ADDRESS_LIMIT',
+    default: '50',
+    help: 'Sign-in attempts per client address per window, across every process; more are 429.',
+  },
+  webSignInWindowMinutes: {
+    env: 'WEB_SIGN_IN_WINDOW_MINUTES',
+    default: '15',
+    help: 'Length of the fixed sign-in throttle window, in minutes.',
+  },
+  webLinkTtlHours: {
+    env: 'WEB_LINK_TTL_HOURS',
+    default: '72',
+    help: 'Hours a one-time dashboard link (sign-in link, invitation) stays valid.',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -298,6 +340,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
     idempotencyWaitMs: int('IDEMPOTENCY_WAIT_MS', raw('idempotencyWaitMs')),
     domainTxtGraceHours: int('DOMAIN_TXT_GRACE_HOURS', raw('domainTxtGraceHours'), 1),
+    webSessionIdleMinutes: int('WEB_SESSION_IDLE_MINUTES', raw('webSessionIdleMinutes'), 1),
+    webSessionMaxHours: int('WEB_SESSION_MAX_HOURS', raw('webSessionMaxHours'), 1),
+    webRateLimitPerMin: int('WEB_RATE_LIMIT_PER_MIN', raw('webRateLimitPerMin'), 1),
+    webSignInAccountLimit: int('WEB_SIGN_IN_ACCOUNT_LIMIT', raw('webSignInAccountLimit'), 1),
+    webSignInAddressLimit: int('WEB_SIGN_IN_ADDRESS_LIMIT', raw('webSignInAddressLimit'), 1),
+    webSignInWindowMinutes: int('WEB_SIGN_IN_WINDOW_MINUTES', raw('webSignInWindowMinutes'), 1),
+    webLinkTtlHours: int('WEB_LINK_TTL_HOURS', raw('webLinkTtlHours'), 1),
     ...overrides,
   };
   cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {
@@ -331,4 +380,9 @@ export function apiBaseUrl(cfg: Config, boundPort?: number): string {
   if (cfg.publicApiUrl) return cfg.publicApiUrl.replace(/\/+$/, '');
   const host = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
   return `http://${host}:${boundPort ?? cfg.apiPort}`;
+}
+
+/** The rate-limit help page linked from 429 answers: RATE_LIMIT_HELP_URL or the API's own page. */
+export function rateLimitHelpUrl(cfg: Config, boundPort?: number): string {
+  return cfg.rateLimitHelpUrl || `${apiBaseUrl(cfg, boundPort)}/docs/rate-limits`;
 }

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { PrincipalCache } from './auth/principal-cache.js';
-import { apiBaseUrl, type Config } from './config.js';
+import { rateLimitHelpUrl, type Config } from './config.js';
 import { GeoDatabase } from './geo/database.js';
 import type { Logger } from './logger.js';
 import { Admitter } from './metering/admission.js';
@@ -104,7 +104,7 @@ export function createAppContext(parts: ContextParts): AppContext {
       config: parts.config,
       clock,
       batchSizes: metrics.admissionBatch,
-      helpUrl: () => parts.config.rateLimitHelpUrl || `${apiBaseUrl(parts.config, apiPort())}/docs/rate-limits`,
+      helpUrl: () => rateLimitHelpUrl(parts.config, apiPort()),
     }),
     idempotency: new IdempotencyKeys({ db: parts.db, clock, waitMs: parts.config.idempotencyWaitMs }),
     notify,

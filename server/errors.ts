@@ -7,6 +7,7 @@ export const ERROR_STATUS = {
   unauthenticated: 401,
   insufficient_funds: 402,
   forbidden: 403,
+  csrf_failed: 403,
   api_access_disabled: 403,
   feature_not_in_plan: 403,
   not_found: 404,
@@ -65,6 +66,10 @@ export class ApiError extends Error {
     return new ApiError('forbidden', message ?? `This action requires the ${requiredAbility} ability.`, {
       required_ability: requiredAbility,
     });
+  }
+  /** A dashboard write without the session's CSRF token (X-CSRF-Token). */
+  static csrfFailed(): ApiError {
+    return new ApiError('csrf_failed', 'The request lacks a valid CSRF token; reload the page and try again.');
   }
   static apiAccessDisabled(): ApiError {
     return new ApiError('api_access_disabled', 'The organization’s plan does not include API access.');

@@ -40,6 +40,7 @@ if (process.stdout.isTTY || process.env.QR_PRINT_BANNER) {
   process.stderr.write(
     `\nQR service is up.\n  API:      ${apiUrl}/v1/status   (OpenAPI: ${apiUrl}/v1/openapi.json)\n` +
       `  Redirect: ${config.fallbackOrigins[0]}/<org-slug>/<code-slug>\n` +
+      `  Dashboard: ${apiUrl}/app   (sign in with the link qrctl org create prints)\n` +
       `Create a first organization and token in another terminal:\n` +
       `  npx qrctl org create --name "Acme" --slug acme --plan business_monthly --currency EUR --owner-email you@example.com\n` +
       `then: curl -H "Authorization: Bearer <token>" ${apiUrl}/v1/status\n\n`,

@@ -1,5 +1,6 @@
-// Routes mounted on the API listener beside the /v1 operations (the MCP endpoint).
+// Routes mounted on the API listener beside the /v1 operations: the MCP endpoint and the dashboard.
 import type { RouteMounter } from './http/api-app.js';
 import { mountMcp } from './mcp/route.js';
+import { mountDashboard } from './web/mount.js';
 
-export const apiMounts: RouteMounter[] = [mountMcp];
+export const apiMounts: RouteMounter[] = [mountMcp, mountDashboard];

@@ -15,6 +15,8 @@ export const ABILITIES = [
   'wallet.view',
   'api.tokens.manage',
   'mcp.access',
+  'members.manage',
+  'wallet.manage',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];
@@ -23,7 +25,13 @@ export const WILDCARD = '*';
 export const ROLES = ['owner', 'admin', 'editor', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-const EDITOR_EXCLUDED: ReadonlySet<Ability> = new Set(['api.tokens.manage', 'domains.manage', 'wallet.view']);
+const EDITOR_EXCLUDED: ReadonlySet<Ability> = new Set([
+  'api.tokens.manage',
+  'domains.manage',
+  'wallet.view',
+  'members.manage',
+  'wallet.manage',
+]);
 
 export const ROLE_ABILITIES: Record<Role, readonly Ability[]> = {
   owner: ABILITIES,

@@ -33,10 +33,13 @@ export interface OrgRecord {
   plan: PlanRecord | null;
 }
 
-/** Who calls: the organization, the token and what it may do. */
+/**
+ * Who calls: the organization, the token and what it may do. A dashboard session calls as its
+ * user with the member's role and no token: token.id is null and token.abilities is `*`.
+ */
 export interface Principal {
   org: OrgRecord;
-  token: { id: number; name: string; abilities: string[]; userId: number; role: Role };
+  token: { id: number | null; name: string; abilities: string[]; userId: number; role: Role };
   /** The token's abilities narrowed by the holder's role. */
   abilities: ReadonlySet<Ability>;
 }

@@ -31,7 +31,7 @@ export const bulkCreate = defineOperation<Record<string, never>, Record<string, 
   handler: async ({ app, principal, via }, { body }) => {
     const staged = await stageImport(app, principal.org, body, {
       tokenId: principal.token.id,
-      source: via.name === 'mcp' ? 'mcp' : 'api',
+      source: via.name === 'rest' ? 'api' : via.name,
     });
     return { status: 201, body: { data: staged.data, meta: { confirm_token: staged.confirmToken } } };
   },

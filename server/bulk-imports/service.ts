@@ -121,12 +121,15 @@ export function withDefaults(row: Record<string, unknown>, defaults: StageImport
   return out as CodeWrite;
 }
 
-/** Stages rows for the organization; `tokenId` is the token that staged them, `source` its adapter. */
+/**
+ * Stages rows for the organization; `tokenId` is the token that staged them (null from a dashboard
+ * session), `source` its adapter.
+ */
 export async function stageImport(
   app: AppContext,
   org: OrgRecord,
   input: StageImportInput,
-  opts: { tokenId: number; source?: 'api' | 'mcp' },
+  opts: { tokenId: number | null; source?: string },
 ): Promise<{ data: BulkImportOut; confirmToken: string }> {
   const max = app.config.bulkImportMaxRows;
   if (input.rows.length > max)

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { isAbility, ROLES, type Role } from '../auth/abilities.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { createSignInLink, setStaff } from '../accounts/service.js';
 import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
 import { listPlanCodes } from '../plans/plans.js';
 import { parseDecimalInteger } from '../schemas/decimal.js';
@@ -68,7 +69,36 @@ export const COMMANDS: Record<string, CliCommand> = {
         owner: { ulid: created.owner.ulid, email: created.owner.email },
         token: created.token.secret,
         token_id: created.token.token.id,
+        sign_in_link: (await createSignInLink(app, created.owner.email)).url,
       };
+    },
+  },
+  'user login-link': {
+    usage: 'qrctl user login-link --email EMAIL [--json]',
+    options: {
+      email: { type: 'string', required: true, help: 'An existing user.' },
+      json,
+    },
+    async run(app, a) {
+      const link = await createSignInLink(app, String(a.email)).catch((err) => {
+        if (err instanceof ApiError && err.code === 'not_found') throw new UsageError(`no user ${String(a.email)}`);
+        throw err;
+      });
+      return { email: String(a.email), sign_in_link: link.url, expires_at: link.expiresAt.toISOString() };
+    },
+  },
+  'user staff': {
+    usage: 'qrctl user staff --email EMAIL [--off] [--json]',
+    options: {
+      email: { type: 'string', required: true, help: 'User email; created when new.' },
+      off: { type: 'boolean', help: 'Clear the staff flag instead of setting it.' },
+      json,
+    },
+    async run(app, a) {
+      const user = await setStaff(app, String(a.email), !a.off);
+      const out: Record<string, unknown> = { user: user.ulid, email: user.email, is_staff: user.is_staff };
+      if (!user.has_password) out.sign_in_link = (await createSignInLink(app, user.email)).url;
+      return out;
     },
   },
   'org set-plan': {
@@ -135,10 +165,11 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
   },
   'wallet top-up': {
-    usage: 'qrctl wallet top-up --org ULID|SLUG --amount 12.34 [--json]',
+    usage: 'qrctl wallet top-up --org ULID|SLUG --amount 12.34 [--reference TEXT] [--json]',
     options: {
       org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
       amount: { type: 'string', required: true, help: 'Decimal amount in the organization’s currency.' },
+      reference: { type: 'string', help: 'Reference kept on the ledger entry (default qrctl).' },
       json,
     },
     async run(app, a) {
@@ -147,7 +178,8 @@ export const COMMANDS: Record<string, CliCommand> = {
       if (minor === null || minor <= 0) {
         throw new UsageError(`--amount must be a positive decimal with at most the decimals of ${org.currency}`);
       }
-      const { balanceMinor } = await topUp(app, org, minor, 'qrctl');
+      const reference = (a.reference as string | undefined) ?? 'qrctl';
+      const { balanceMinor } = await topUp(app, org, minor, { reference, actor: { userId: null, name: 'qrctl' } });
       return {
         organization: org.ulid,
         credited: formatMinor(minor, org.currency),

@@ -116,7 +116,7 @@ export class Admitter {
     const p = batch[0].principal;
     // The batch is judged at the time of its newest call.
     const now = batch[batch.length - 1].now;
-    const tokens = [...new Set(batch.map((b) => b.principal.token.id))];
+    const tokens = [...new Set(batch.map((b) => b.principal.token.id).filter((id): id is number => id !== null))];
     const { rows } = await this.deps.db.raw<{ rows: BatchRow[] }>(
       'select * from api_admit_batch(?, ?::bigint[], ?, ?, ?, ?, ?, ?, ?, ?)',
       [

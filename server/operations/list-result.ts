@@ -9,7 +9,10 @@ import type { Call, OperationResult } from './operation.js';
 const STREAM_BATCH = 500;
 
 export interface ListSource<Row, Out> {
-  /** Up to `n` rows with id > afterId, in id order; the organization is bound by the caller. */
+  /**
+   * Up to `n` rows after the keyset position `afterId` (0: from the start), in the list's id order
+   * (ascending, or descending for a newest-first list); the organization is bound by the caller.
+   */
   fetch(afterId: number, n: number): Promise<Row[]>;
   id(row: Row): number;
   render(row: Row): Out;

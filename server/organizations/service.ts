@@ -5,9 +5,10 @@ import { ROLES, type Role } from '../auth/abilities.js';
 import type { OrgRecord, PlanRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
+import { likePattern } from '../stores/postgres.js';
 import { findPlanByCode, findPlanById, planSummary } from '../plans/plans.js';
 import { createToken, type CreatedToken } from '../tokens/service.js';
-import { isCurrency } from '../wallet/money.js';
+import { formatMinor, isCurrency } from '../wallet/money.js';
 import { ORG_SLUG_PATTERN } from './schema.js';
 
 export interface CreateOrganizationInput {
@@ -191,4 +192,28 @@ export function renderOrganization(org: OrgRecord) {
     created_at: org.createdAt.toISOString(),
     updated_at: org.updatedAt.toISOString(),
   };
+}
+
+/** Organizations by name or slug fragment with their wallet balance (the staff area), by name. */
+export async function searchOrganizations(db: Knex, search: string, limit: number) {
+  const q = db('organizations as o')
+    .leftJoin('wallets as w', 'w.org_id', 'o.id')
+    .leftJoin('plans as p', 'p.id', 'o.plan_id')
+    .orderByRaw('lower(o.name), o.id')
+    .limit(limit)
+    .select('o.ulid', 'o.name', 'o.slug', 'o.currency', 'p.code as plan', 'w.balance_minor');
+  const term = search.trim().toLowerCase();
+  if (term) {
+    const like = likePattern(term);
+    q.where((w) => w.whereRaw('lower(o.name) like ?', [like]).orWhereRaw('lower(o.slug) like ?', [like]));
+  }
+  const rows = await q;
+  return rows.map((r) => ({
+    ulid: r.ulid as string,
+    name: r.name as string,
+    slug: r.slug as string,
+    plan: (r.plan as string | null) ?? null,
+    currency: r.currency as string,
+    balance: formatMinor(Number(r.balance_minor ?? 0), r.currency),
+  }));
 }

@@ -3,7 +3,7 @@
 // visible to every organization.
 import type { Knex } from 'knex';
 import type { OrgRecord } from '../auth/principal.js';
-import { preparedQuery } from '../stores/postgres.js';
+import { likePattern, preparedQuery } from '../stores/postgres.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -89,11 +89,43 @@ export async function codeNamesById(
   return rows.map((r) => ({ id: Number(r.id), ulid: r.ulid, name: r.name, slug: r.slug }));
 }
 
-/** Up to `limit` codes with id > afterId, in id (creation) order. */
-export async function pageCodes(db: Db, org: OrgRecord, afterId: number, limit: number): Promise<CodeRow[]> {
+/** Narrows and orders a page of codes (GET /v1/qr-codes?search=&status=&order=). */
+export interface CodeFilter {
+  /** Substring of the name, the slug or the destination URL, any case. */
+  search?: string;
+  status?: string;
+  /** Newest first (the keyset runs backwards); default oldest first. */
+  newestFirst?: boolean;
+}
+
+/** The indexed search text of a code (sql/0013_dashboard_accounts.sql, qr_codes_search). */
+const SEARCH_TEXT = `lower(coalesce(c.name, '') || ' ' || c.slug || ' ' || coalesce(c.destination ->> 'url', c.destination #>> '{}'))`;
+
+/** Up to `limit` codes after the keyset position afterId (0: the first page), in the filter's order. */
+export async function pageCodes(
+  db: Db,
+  org: OrgRecord,
+  afterId: number,
+  limit: number,
+  filter: CodeFilter = {},
+): Promise<CodeRow[]> {
+  const where = ['c.org_id = ?', 'c.deleted_at is null'];
+  const binds: (string | number)[] = [org.id];
+  if (afterId > 0) {
+    where.push(filter.newestFirst ? 'c.id < ?' : 'c.id > ?');
+    binds.push(afterId);
+  }
+  if (filter.status) {
+    where.push('c.status = ?');
+    binds.push(filter.status);
+  }
+  if (filter.search) {
+    where.push(`${SEARCH_TEXT} like ?`);
+    binds.push(likePattern(filter.search));
+  }
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
-    `${CODE_SELECT} where c.org_id = ? and c.id > ? and c.deleted_at is null order by c.id limit ?`,
-    [org.id, afterId, limit],
+    `${CODE_SELECT} where ${where.join(' and ')} order by c.id ${filter.newestFirst ? 'desc' : 'asc'} limit ?`,
+    [...binds, limit],
   );
   return rows;
 }

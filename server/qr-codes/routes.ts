@@ -1,12 +1,12 @@
 import { defineOperation } from '../operations/operation.js';
 import { listResult } from '../operations/list-result.js';
-import type { PageQuery } from '../schemas/paging.js';
 import { dataEnvelope } from '../schemas/common.js';
 import {
   CodeList,
   codeParams,
   createCodeBody,
   listCodesQuery,
+  type ListCodesQuery,
   QrCode,
   updateCodeBody,
   type CodeParams,
@@ -15,14 +15,15 @@ import {
 import { renderCode, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
 
 // GET /v1/qr-codes
-export const codesList = defineOperation<Record<string, never>, PageQuery>({
+export const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
   id: 'codes.list',
   method: 'GET',
   path: '/v1/qr-codes',
   summary: 'Every QR code of the organization',
   description:
     'Without `limit` every code is returned, oldest first, streamed so that large organizations are ' +
-    'served in flat memory. With `limit` (1 to 1000) a page is returned and meta.next_cursor leads to the next.',
+    'served in flat memory. With `limit` (1 to 1000) a page is returned and meta.next_cursor leads to the next. ' +
+    '`search`, `status` and `order` narrow and order the list; the cursor keeps them only when they are sent again.',
   tag: 'QR codes',
   ability: 'codes.view',
   billable: true,
@@ -30,7 +31,12 @@ export const codesList = defineOperation<Record<string, never>, PageQuery>({
   response: { status: 200, description: 'The codes.', schema: CodeList },
   handler: async (call, { query }) =>
     listResult(call, query, {
-      fetch: (after, n) => listCodeRows(call.app, call.principal.org, after, n),
+      fetch: (after, n) =>
+        listCodeRows(call.app, call.principal.org, after, n, {
+          search: query.search,
+          status: query.status,
+          newestFirst: query.order === 'newest',
+        }),
       id: (row) => row.id,
       render: renderCode,
     }),

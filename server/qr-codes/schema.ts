@@ -3,7 +3,7 @@
 // Rules the schemas cannot say (URL parsing, IANA time zones, date order, ownership of the
 // referenced domain, brand and style) are checked by validate.ts and the service.
 import { dateTime, httpUrl, nullableDateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
-import { pagedEnvelope, pageQueryProperties } from '../schemas/paging.js';
+import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 
@@ -202,7 +202,28 @@ export const updateCodeBody = objectSchema('codes.update.body', writable);
 
 export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
 
-export const listCodesQuery = objectSchema('codes.list.query', pageQueryProperties);
+export interface ListCodesQuery extends PageQuery {
+  search?: string;
+  status?: CodeStatus;
+  order: 'oldest' | 'newest';
+}
+
+export const listCodesQuery = objectSchema('codes.list.query', {
+  ...pageQueryProperties,
+  search: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description: 'Only codes whose name, slug or destination URL contains this text (any case).',
+  },
+  status: { type: 'string', enum: [...CODE_STATUSES], description: 'Only codes with this status.' },
+  order: {
+    type: 'string',
+    enum: ['oldest', 'newest'],
+    default: 'oldest',
+    description: 'oldest (default): creation order; newest: newest first.',
+  },
+});
 
 const named: JsonSchema = {
   type: ['object', 'null'],

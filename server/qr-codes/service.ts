@@ -14,6 +14,7 @@ import {
   findCodes,
   insertCodes,
   pageCodes,
+  type CodeFilter,
   resolveRefs,
   softDeleteCode,
   takenSlugs,
@@ -420,9 +421,15 @@ export async function readCode(app: AppContext, org: OrgRecord, codeUlid: string
   return renderCode(await getCodeRow(app.db, org, codeUlid));
 }
 
-/** Rows for the list endpoint: up to n codes after the keyset position. */
-export function listCodeRows(app: AppContext, org: OrgRecord, afterId: number, n: number): Promise<CodeRow[]> {
-  return pageCodes(app.db, org, afterId, n);
+/** Rows for the list endpoint: up to n codes after the keyset position, filtered and ordered. */
+export function listCodeRows(
+  app: AppContext,
+  org: OrgRecord,
+  afterId: number,
+  n: number,
+  filter: CodeFilter = {},
+): Promise<CodeRow[]> {
+  return pageCodes(app.db, org, afterId, n, filter);
 }
 
 /** PATCH: only the keys given change; null clears a nullable key. */

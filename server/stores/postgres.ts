@@ -221,3 +221,8 @@ export async function withConnection<T>(db: Knex, fn: (conn: pg.PoolClient) => P
     await client.releaseConnection(conn);
   }
 }
+
+/** A LIKE pattern matching `term` anywhere, lower-cased, with LIKE's wildcards escaped. */
+export function likePattern(term: string): string {
+  return `%${term.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch)}%`;
+}

@@ -101,7 +101,8 @@ export async function listTokens(db: Knex, org: OrgRecord, userId: number) {
 export async function revokeToken(
   app: AppContext,
   org: OrgRecord,
-  caller: { userId: number; tokenId: number; abilities: ReadonlySet<Ability> },
+  /** tokenId: the calling token, null for a dashboard session. */
+  caller: { userId: number; tokenId: number | null; abilities: ReadonlySet<Ability> },
   tokenId: number,
 ): Promise<void> {
   await app.db.transaction(async (trx) => {

@@ -50,3 +50,15 @@ export const walletQuery = objectSchema('wallet.read.query', {
   page: { type: 'integer', minimum: 1, maximum: 1000000, default: 1 },
   per_page: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
 });
+
+export const walletSettingsBody = objectSchema(
+  'wallet.settings.body',
+  {
+    low_balance_threshold: {
+      type: ['string', 'null'],
+      maxLength: 20,
+      description: 'A decimal amount, or null for none.',
+    },
+  },
+  ['low_balance_threshold'],
+);

@@ -1,9 +1,10 @@
 // The prepaid wallet: reads with a paginated ledger, and operator top-ups. API usage debits are
 // written by the admission function (server/metering/admission.ts).
-import { ulid } from 'ulid';
 import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { recordAudit } from '../audit/service.js';
+import { fastUlid } from '../ids.js';
 import { formatMinor } from './money.js';
 
 interface TxnRow {
@@ -57,10 +58,26 @@ export async function readWallet(app: AppContext, org: OrgRecord, page: number, 
   };
 }
 
-/** Operator top-up: credits the wallet and records a credit transaction, atomically. */
-export async function topUp(app: AppContext, org: OrgRecord, amountMinor: number, reference?: string) {
+export interface TopUpActor {
+  /** The staff user recording it in the dashboard; null for an operator (qrctl). */
+  userId: number | null;
+  /** How the audit log names the actor: the staff user's email, or qrctl. */
+  name: string;
+}
+
+/**
+ * A top-up (operators with qrctl, platform staff in the dashboard): credits the wallet, records a
+ * credit transaction (reference_type top_up) and an audit entry, atomically.
+ */
+export async function topUp(
+  app: AppContext,
+  org: OrgRecord,
+  amountMinor: number,
+  opts: { reference?: string | null; actor?: TopUpActor } = {},
+) {
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0)
     throw ApiError.field('amount', 'Must be a positive amount.');
+  const actor = opts.actor ?? { userId: null, name: 'operator' };
   return app.db.transaction(async (trx) => {
     const now = app.clock.now();
     const [w] = await trx('wallets')
@@ -69,17 +86,40 @@ export async function topUp(app: AppContext, org: OrgRecord, amountMinor: number
       .update({ updated_at: now })
       .returning('balance_minor');
     if (!w) throw ApiError.notFound('wallet');
+    const ulid = fastUlid(now.getTime());
     await trx('wallet_transactions').insert({
-      ulid: ulid(now.getTime()),
+      ulid,
       org_id: org.id,
       type: 'credit',
       amount_minor: amountMinor,
       balance_after_minor: w.balance_minor,
       reference_type: 'top_up',
-      reference_id: reference ?? null,
+      reference_id: opts.reference ?? null,
       created_at: now,
       updated_at: now,
     });
-    return { balanceMinor: w.balance_minor as number };
+    await recordAudit(trx, {
+      orgId: org.id,
+      actorUserId: actor.userId,
+      actor: actor.name,
+      action: 'wallet.top_up',
+      details: {
+        amount: formatMinor(amountMinor, org.currency),
+        currency: org.currency,
+        reference: opts.reference ?? null,
+        transaction: ulid,
+      },
+      at: now,
+    });
+    return { balanceMinor: w.balance_minor as number, transactionUlid: ulid };
   });
+}
+
+/** The low-balance threshold (dashboard wallet page): minor units, or null for none. */
+export async function setLowBalanceThreshold(app: AppContext, org: OrgRecord, thresholdMinor: number | null) {
+  const n = await app
+    .db('wallets')
+    .where({ org_id: org.id })
+    .update({ low_balance_threshold_minor: thresholdMinor, updated_at: app.clock.now() });
+  if (!n) throw ApiError.notFound('wallet');
 }

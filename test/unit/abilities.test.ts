@@ -3,13 +3,15 @@ import { ABILITIES, effectiveAbilities, missingForGrant, ROLE_ABILITIES } from '
 import { newSecret, parseBearer } from '../../server/auth/principal.js';
 
 describe('abilities and tokens', () => {
-  it('gives owner and admin every ability, editor all but three, viewer four', () => {
+  it('gives owner and admin every ability, editor all but five, viewer four', () => {
     expect(ROLE_ABILITIES.owner).to.deep.equal(ABILITIES);
     expect(ROLE_ABILITIES.admin).to.deep.equal(ABILITIES);
     expect(ABILITIES.filter((a) => !ROLE_ABILITIES.editor.includes(a))).to.deep.equal([
       'domains.manage',
       'wallet.view',
       'api.tokens.manage',
+      'members.manage',
+      'wallet.manage',
     ]);
     expect(ROLE_ABILITIES.viewer).to.deep.equal(['codes.view', 'brands.view', 'domains.view', 'analytics.view']);
   });
