@@ -149,6 +149,24 @@ export async function rollupChildren(
   return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
 }
 
+/** The organization's codes with the most scans in the range (bots left out), most first. */
+export async function rollupTopCodes(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  limit: number,
+): Promise<(Counted & { id: number })[]> {
+  const out = await rows<Counted & { id: number }>(
+    ch,
+    `SELECT code_id AS id, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
+       FROM ${ch.database}.scan_daily
+      WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total'
+        AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0
+      GROUP BY id ORDER BY scans DESC, id LIMIT {limit:UInt32}`,
+    { org: f.orgId, from: f.from, to: f.to, limit },
+  );
+  return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
+}
+
 /** A raw scan as the export reads it: the contract's columns, the time in epoch milliseconds. */
 export type RawScan = Pick<
   ScanEvent,

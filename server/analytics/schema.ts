@@ -155,6 +155,15 @@ export const AnalyticsPayload: JsonSchema = {
         properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
       },
     },
+    top_codes: {
+      type: 'array',
+      description: 'Organization scope: the ten codes with the most scans in the range, most first.',
+      items: {
+        type: 'object',
+        required: ['key', 'label', 'scans', 'uniques'],
+        properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
+      },
+    },
     csv_rows: {
       type: 'array',
       description: 'Export only: {date, <dimension>, scans} per day and dimension value with scans.',

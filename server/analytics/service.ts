@@ -13,6 +13,8 @@ import {
   rawScanPage,
   rollupBreakdown,
   rollupChildren,
+  rollupTopCodes,
+  type Counted,
   rollupDailyBreakdown,
   rollupDaily,
   type RollupDimension,
@@ -100,6 +102,7 @@ export interface AnalyticsPayload {
   dimension_label: string;
   dimension_breakdown: BreakdownEntry[];
   child_breakdown?: BreakdownEntry[];
+  top_codes?: BreakdownEntry[];
   csv_rows?: Record<string, string | number>[];
 }
 
@@ -143,7 +146,22 @@ async function childLabels(
 
 async function childBreakdown(app: AppContext, org: OrgRecord, filter: RollupFilter): Promise<BreakdownEntry[]> {
   const child = filter.brandId === undefined ? 'brand' : 'code';
-  const counted = await rollupChildren(app.ch, { ...filter, codeId: undefined });
+  return labelled(app, org, child, await rollupChildren(app.ch, { ...filter, codeId: undefined }));
+}
+
+/** The organization's ten most scanned codes of the range. */
+export const TOP_CODES = 10;
+
+async function topCodes(app: AppContext, org: OrgRecord, filter: RollupFilter): Promise<BreakdownEntry[]> {
+  return labelled(app, org, 'code', await rollupTopCodes(app.ch, filter, TOP_CODES));
+}
+
+async function labelled(
+  app: AppContext,
+  org: OrgRecord,
+  child: 'brand' | 'code',
+  counted: (Counted & { id: number })[],
+): Promise<BreakdownEntry[]> {
   const labels = await childLabels(
     app,
     org,
@@ -221,13 +239,15 @@ export async function organizationAnalytics(
     delete filter.brandId;
     scope = 'code';
   }
-  const [summary, children, rows] = await independently(app, [
+  const [summary, children, top, rows] = await independently(app, [
     () => rollupSummary(app, org, filter, range, q.dimension),
     async () => (scope === 'code' ? undefined : childBreakdown(app, org, filter)),
+    async () => (scope === 'organization' ? topCodes(app, org, filter) : undefined),
     async () => (opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined),
   ] as const);
   const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };
   if (children) payload.child_breakdown = children;
+  if (top) payload.top_codes = top;
   if (rows) payload.csv_rows = rows;
   return payload;
 }

@@ -271,6 +271,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
           via: webVia(s.sessionId),
+          idempotencyKey: ctx.get('Idempotency-Key') || undefined,
         },
       );
       respond(ctx, result);

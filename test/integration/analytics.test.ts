@@ -145,7 +145,7 @@ describe('Scan analytics API', () => {
   beforeEach(() => svc.clock.advance(61_000));
 
   describe('GET /v1/analytics', () => {
-    it('reports organization totals, every day of the last 7 UTC days and the country breakdown with bots left out', async () => {
+    it('reports organization totals, every day of the last 7 UTC days, the country breakdown and the top codes with bots left out', async () => {
       const res = await svc.get('/v1/analytics?range=7&dimension=country', a.token);
       expect(res.status).to.equal(200);
       expect(res.body.data).to.deep.equal({
@@ -174,6 +174,12 @@ describe('Scan analytics API', () => {
           { key: brands.B1.ulid, label: 'Coffee', scans: 7, uniques: 5 },
           { key: brands.B2.ulid, label: 'Books', scans: 2, uniques: 2 },
           { key: '', label: 'No brand', scans: 1, uniques: 1 },
+        ],
+        top_codes: [
+          { key: codes.C1.ulid, label: 'Menu', scans: 4, uniques: 3 },
+          { key: codes.C2.ulid, label: 'loyalty', scans: 3, uniques: 2 },
+          { key: codes.C3.ulid, label: 'Catalog', scans: 2, uniques: 2 },
+          { key: codes.C4.ulid, label: 'Business card', scans: 1, uniques: 1 },
         ],
       });
     });
