@@ -41,9 +41,8 @@ export class ApiError extends Error {
     this.status = ERROR_STATUS[code];
   }
 
-  /** The JSON body: {message, code, ...extra}. 429 bodies are the spec's own shape. */
+  /** The JSON body: {message, code, ...extra}; a 429 adds retry_after and documentation. */
   body(): Record<string, unknown> {
-    if (this.code === 'rate_limited') return { message: this.message, ...this.extra };
     return { message: this.message, code: this.code, ...this.extra };
   }
 

@@ -1,5 +1,6 @@
 // Schema pieces shared by resources. Named resource schemas carry an $id; the OpenAPI generator
 // lifts every $id'd schema into components and refers to it.
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from './http-url.js';
 import { patterned, type JsonSchema } from './validation.js';
 
@@ -38,7 +39,11 @@ export const ErrorBody: JsonSchema = {
   required: ['message', 'code'],
   properties: {
     message: { type: 'string' },
-    code: { type: 'string' },
+    code: {
+      type: 'string',
+      // A closed set, so typed clients can switch on it; a 429 has its own body (RateLimited).
+      enum: (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => c !== 'rate_limited'),
+    },
     errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
     required_ability: { type: 'string' },
     feature: { type: 'string' },
@@ -46,14 +51,16 @@ export const ErrorBody: JsonSchema = {
   },
 };
 
+/** The 429 body: the error shape (code rate_limited) plus when to retry and where limits are explained. */
 export const RateLimitedBody: JsonSchema = {
   $id: 'RateLimited',
   type: 'object',
-  required: ['message', 'retry_after', 'documentation'],
+  required: ['message', 'code', 'retry_after', 'documentation'],
   properties: {
     message: { type: 'string' },
-    retry_after: { type: 'integer' },
-    documentation: { type: 'string', format: 'uri' },
+    code: { type: 'string', const: 'rate_limited' },
+    retry_after: { type: 'integer', minimum: 0, description: 'Seconds until the window resets (as Retry-After).' },
+    documentation: { type: 'string', format: 'uri', description: 'The rate-limit help page.' },
   },
 };
 

@@ -401,7 +401,7 @@ describe('Scan analytics API', () => {
       expect(res.body.data.meta.limit).to.equal(5000);
     });
 
-    it('answers the 7th raw export within a minute with 429, Retry-After, the help link and the spec body', async () => {
+    it('answers the 7th raw export within a minute with 429, Retry-After, the help link and the rate-limited body', async () => {
       const url = `/v1/analytics/qr-codes/${codes.C1.ulid}/raw-export?range=7`;
       for (let i = 0; i < 6; i++) expect((await svc.get(url, a.token)).status).to.equal(200);
       const res = await svc.get(url, a.token);
@@ -409,7 +409,7 @@ describe('Scan analytics API', () => {
       const retryAfter = Number(res.headers.get('retry-after'));
       expect(retryAfter).to.be.within(1, 60);
       expect(res.headers.get('link')).to.match(/^<[^>]+>; rel="help"; type="text\/html"$/);
-      expect(res.body).to.have.all.keys('message', 'retry_after', 'documentation');
+      expect(res.body).to.have.all.keys('message', 'code', 'retry_after', 'documentation');
       expect(res.body.retry_after).to.equal(retryAfter);
       // The organization's own window is untouched by the raw-export bucket.
       expect((await svc.get('/v1/analytics?range=7', a.token)).status).to.equal(200);

@@ -44,7 +44,7 @@ describe('MCP shares rate limit and metering with REST', () => {
     expect(mcp.text).to.equal(rest.text);
     expect(comparableHeaders(mcp.headers)).to.deep.equal(comparableHeaders(rest.headers));
     expect(mcp.headers.get('retry-after')).to.equal('30');
-    expect(mcp.body).to.have.all.keys('message', 'retry_after', 'documentation');
+    expect(mcp.body).to.have.all.keys('message', 'code', 'retry_after', 'documentation');
 
     // tools/list and initialize still answer: they are not rate limited.
     expect((await rpc(svc, token, 'tools/list', {})).status).to.equal(200);

@@ -29,6 +29,7 @@ describe('rate limiting', () => {
     expect(res.headers.get('link')).to.equal(`<${doc}>; rel="help"; type="text/html"`);
     expect(res.body).to.deep.equal({
       message: 'Too many requests. Retry after the rate-limit window resets.',
+      code: 'rate_limited',
       retry_after: 40,
       documentation: doc,
     });
