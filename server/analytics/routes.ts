@@ -105,6 +105,16 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
     description: 'One page of raw scans, or the page as CSV.',
     schema: dataEnvelope(RawExportPayload),
     csv: true,
+    headers: {
+      'X-Has-More': {
+        description: 'With Accept: text/csv: meta.has_more of the page (`true` or `false`).',
+        schema: { type: 'string', enum: ['true', 'false'] },
+      },
+      'X-Next-Cursor': {
+        description: 'With Accept: text/csv, when there is a next page: meta.next_cursor.',
+        schema: { type: 'string' },
+      },
+    },
   },
   errors: [404, 422],
   handler: async ({ app, principal, accept }, { params, query }) => {

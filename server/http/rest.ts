@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { rateHeaders } from '../metering/admission.js';
 import { executeOperation } from '../operations/execute.js';
-import { VIA_REST, type Operation, type OperationResult } from '../operations/operation.js';
+import { readsBody, VIA_REST, type Operation, type OperationResult } from '../operations/operation.js';
 import { readJsonBody } from './body.js';
 import type { RequestState } from './middleware.js';
 
@@ -41,9 +41,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
         async () => ({
           params: { ...ctx.params },
           query: { ...ctx.query },
-          body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(ctx.method)
-            ? await readJsonBody(ctx, app.config.bodyLimitBytes)
-            : undefined,
+          body: readsBody(ctx.method) ? await readJsonBody(ctx, app.config.bodyLimitBytes) : undefined,
         }),
         {
           requestId: state.requestId,

@@ -54,6 +54,14 @@ export function compileOperationSchemas(app: AppContext, ops: readonly Operation
 export function validateInput(app: AppContext, op: Operation, raw: RawInput): OperationInput {
   const params = op.params ? app.validators.check<Record<string, unknown>>(op.params, 'query', { ...raw.params }) : {};
   const query = op.query ? app.validators.check<Record<string, unknown>>(op.query, 'query', { ...raw.query }) : {};
+  // An operation without a query schema takes no query parameters; any sent is refused like an
+  // unknown one of a schema (additionalProperties: false), so a typo never passes silently.
+  const unexpected = op.query ? [] : Object.keys(raw.query);
+  if (unexpected.length) {
+    throw ApiError.validation(
+      Object.fromEntries(unexpected.map((k) => [k, ['This endpoint takes no query parameters.']])),
+    );
+  }
   let body: Record<string, unknown> = {};
   if (op.body) {
     const value = raw.body === undefined ? {} : raw.body;

@@ -3,7 +3,7 @@
 import type { JsonSchema } from '../schemas/validation.js';
 import { ErrorBody, RateLimitedBody } from '../schemas/common.js';
 import { takesIdempotencyKey } from './idempotency.js';
-import { API_VERSION, type Operation } from './operation.js';
+import { API_VERSION, readsBody, type Operation } from './operation.js';
 
 type Doc = Record<string, unknown>;
 
@@ -20,16 +20,96 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 };
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Malformed request (invalid_json).',
-  401: 'Missing, malformed, unknown, expired or revoked token.',
+  400: 'Malformed request body (invalid_json, bad_request).',
+  401: 'Missing, malformed, unknown, expired or revoked token (unauthenticated).',
   402: 'Included calls used up and the wallet cannot cover the call (insufficient_funds).',
   403: 'Ability missing (forbidden, with required_ability), api_access_disabled or feature_not_in_plan.',
   404: 'Not found (also for records of another organization).',
   409: 'The resource is in a state that forbids the action (conflict), or a call with the same Idempotency-Key is still running (idempotency_key_in_progress).',
-  413: 'Request body too large.',
-  422: 'Validation failed (validation_failed, with errors per field), or the Idempotency-Key was used with another request (idempotency_key_reused).',
-  429: 'Rate limit exceeded.',
+  413: 'Request body too large (payload_too_large).',
+  415: 'A request body that is not Content-Type: application/json (unsupported_media_type).',
+  422: 'Validation failed (validation_failed, with errors per field; unknown body fields and unknown query parameters included), or the Idempotency-Key was used with another request (idempotency_key_reused).',
+  429: 'Rate limit exceeded (rate_limited).',
+  500: 'A bug (internal): the body carries the request_id to quote; never a stack trace.',
 };
+
+/**
+ * Response headers, declared once as components. Rate-limit headers are certain on a success (the
+ * call was admitted) and possible on an error (present once the call was admitted: not on 401 or
+ * 403 api_access_disabled).
+ */
+const integer: JsonSchema = { type: 'integer', minimum: 0 };
+const RESPONSE_HEADERS: Record<string, Doc> = {
+  RequestId: {
+    description: 'The request id (a sane incoming X-Request-Id is kept); quote it when reporting a problem.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  RateLimitLimit: { description: 'Size of the organization’s one-minute window.', required: true, schema: integer },
+  RateLimitRemaining: { description: 'Calls left in the current window.', required: true, schema: integer },
+  RateLimitReset: {
+    description: 'Unix time (seconds) when the window resets.',
+    required: true,
+    schema: integer,
+  },
+  RateLimitLimitIfAdmitted: {
+    description: 'Size of the organization’s one-minute window; present once the call was admitted.',
+    schema: integer,
+  },
+  RateLimitRemainingIfAdmitted: {
+    description: 'Calls left in the current window; present once the call was admitted.',
+    schema: integer,
+  },
+  RateLimitResetIfAdmitted: {
+    description: 'Unix time (seconds) when the window resets; present once the call was admitted.',
+    schema: integer,
+  },
+  RetryAfter: { description: 'Seconds until the window resets.', required: true, schema: integer },
+  RateLimitHelp: {
+    description: 'The rate-limit help page: `<url>; rel="help"; type="text/html"`.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  WwwAuthenticate: { description: 'Always `Bearer`.', required: true, schema: { type: 'string', const: 'Bearer' } },
+  IdempotentReplayed: {
+    description: '`true` when this is the stored answer to an earlier call with the same Idempotency-Key.',
+    schema: { type: 'string', const: 'true' },
+  },
+  ContentDisposition: {
+    description: 'With Accept: text/csv: `attachment; filename="..."`.',
+    schema: { type: 'string' },
+  },
+};
+
+const headerRef = (name: keyof typeof RESPONSE_HEADERS): Doc => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers of one response of an operation. */
+function responseHeaders(op: Operation, status: number): Record<string, Doc> {
+  const ok = status === op.response.status;
+  const out: Record<string, Doc> = { 'X-Request-Id': headerRef('RequestId') };
+  if (status !== 401) {
+    const suffix = ok || status === 429 || status === 402 ? '' : 'IfAdmitted';
+    out['X-RateLimit-Limit'] = headerRef(`RateLimitLimit${suffix}`);
+    out['X-RateLimit-Remaining'] = headerRef(`RateLimitRemaining${suffix}`);
+    out['X-RateLimit-Reset'] = headerRef(`RateLimitReset${suffix}`);
+  }
+  if (status === 401) out['WWW-Authenticate'] = headerRef('WwwAuthenticate');
+  if (status === 429) {
+    out['Retry-After'] = headerRef('RetryAfter');
+    out.Link = headerRef('RateLimitHelp');
+  }
+  if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
+  if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
+  if (ok) for (const [name, h] of Object.entries(op.response.headers ?? {})) out[name] = { ...h };
+  return out;
+}
+
+/** What every operation says about its query string. */
+function queryNote(op: Operation): string {
+  return op.query
+    ? 'Query parameters other than the documented ones are refused with 422 validation_failed.'
+    : 'Takes no query parameters: any is refused with 422 validation_failed.';
+}
 
 class Components {
   readonly schemas: Record<string, JsonSchema> = {};
@@ -105,7 +185,7 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
       });
     }
     const responses: Record<string, Doc> = {};
-    const ok: Doc = { description: op.response.description };
+    const ok: Doc = { description: op.response.description, headers: responseHeaders(op, op.response.status) };
     if (op.response.schema) {
       const content: Doc = { 'application/json': { schema: components.ref(op.response.schema) } };
       if (op.response.csv) content['text/csv'] = { schema: { type: 'string' } };
@@ -115,31 +195,25 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
     const statuses = new Set([
       401,
       403,
+      422,
       429,
-      ...(op.body ? [400, 413, 422] : []),
-      ...(op.query || op.params ? [422] : []),
+      500,
+      ...(readsBody(op.method) ? [400, 413, 415] : []),
       ...(op.errors ?? []),
-      ...(idempotent ? [409, 422] : []),
+      ...(idempotent ? [409] : []),
+      ...(op.billable ? [402] : []),
     ]);
-    if (op.billable) statuses.add(402);
     for (const s of [...statuses].sort()) {
       responses[String(s)] = {
         description: STATUS_TEXT[s] ?? 'Error.',
+        headers: responseHeaders(op, s),
         content: { 'application/json': { schema: s === 429 ? rateRef : errorRef } },
-        ...(s === 429
-          ? {
-              headers: {
-                'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until the window resets.' },
-                Link: { schema: { type: 'string' }, description: 'Rate-limit help page, rel=help, type text/html.' },
-              },
-            }
-          : {}),
       };
     }
     const operation: Doc = {
       operationId: op.id,
       summary: op.summary,
-      ...(op.description ? { description: op.description } : {}),
+      description: [op.description, queryNote(op)].filter(Boolean).join(' '),
       tags: [op.tag],
       'x-ability': op.ability ?? 'any valid token',
       'x-billable': op.billable,
@@ -169,6 +243,7 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
     paths,
     components: {
       schemas: components.schemas,
+      headers: RESPONSE_HEADERS,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token `<id>|<secret>`.' } },
     },
   };

@@ -14,6 +14,17 @@ export const API_VERSION = 'v1';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
+/** Whether a request of this method may carry a body that is read (and so answer 400, 413, 415). */
+export function readsBody(method: string): boolean {
+  return method === 'POST' || method === 'PATCH' || method === 'PUT' || method === 'DELETE';
+}
+
+/** A response header an operation sets itself (beyond those every response carries). */
+export interface ResponseHeader {
+  description: string;
+  schema: JsonSchema;
+}
+
 /**
  * The kind of caller an adapter runs operations for. The runner and the operations read its
  * properties, never its name, so a new adapter (the web dashboard) adds a Via of its own and no
@@ -86,7 +97,15 @@ export interface Operation<P = any, Q = any, B = any> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
-  response: { status: number; description: string; schema?: JsonSchema; csv?: boolean };
+  response: {
+    status: number;
+    description: string;
+    schema?: JsonSchema;
+    /** Accept: text/csv gets the same as a CSV file (with Content-Disposition). */
+    csv?: boolean;
+    /** Headers the handler sets on its success response, by name; each may be absent. */
+    headers?: Record<string, ResponseHeader>;
+  };
   /** Extra error statuses worth documenting beyond the ones every endpoint can answer. */
   errors?: number[];
   handler(call: Call, input: OperationInput<P, Q, B>): Promise<OperationResult>;

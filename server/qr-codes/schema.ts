@@ -231,6 +231,9 @@ const named: JsonSchema = {
   properties: { ulid: { type: 'string' }, name: { type: 'string' } },
 };
 
+/** Fields a code payload carries that this API does not set: routing and schedule replace the first two. */
+const reserved = 'Reserved: not settable through this API; null.';
+
 export const QrCode: JsonSchema = {
   $id: 'QrCode',
   type: 'object',
@@ -261,11 +264,15 @@ export const QrCode: JsonSchema = {
     expire_at: nullableDateTime,
     redirect_cap: { type: ['integer', 'null'] },
     utm_params: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
-    device_routing: { type: ['object', 'null'] },
-    language_routing: { type: ['object', 'null'] },
-    tracking_pixels: { type: ['array', 'null'] },
+    device_routing: { type: ['object', 'null'], description: reserved },
+    language_routing: { type: ['object', 'null'], description: reserved },
+    tracking_pixels: {
+      type: ['array', 'null'],
+      items: { type: 'object', additionalProperties: true },
+      description: reserved,
+    },
     custom_js: { type: 'null', description: 'Not executed; always null.' },
-    landing_config: { type: ['object', 'null'] },
+    landing_config: { type: ['object', 'null'], description: reserved },
     prelander_enabled: { type: 'boolean' },
     prelander_seconds: { type: ['integer', 'null'] },
     prelander_message: { type: ['string', 'null'] },
