@@ -1,5 +1,5 @@
-// The API listener: /v1 operations, /v1/openapi.json, /mcp, /healthz, /readyz, /metrics and the
-// rate-limit help page.
+// The API listener: /v1 operations, /v1/openapi.json, /mcp, /healthz, /readyz, /metrics, the
+// index at / and the help pages under /docs.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
@@ -11,10 +11,10 @@ import { ApiError } from '../errors.js';
 import { operations as allOperations } from '../all-operations.js';
 import { compileOperationSchemas } from '../operations/execute.js';
 import { buildOpenApi } from '../operations/openapi.js';
-import type { Operation } from '../operations/operation.js';
+import { API_VERSION, type Operation } from '../operations/operation.js';
 import { accessLog, errorHandler, requestId, type RequestState } from './middleware.js';
 import { mountOperations } from './rest.js';
-import { rateLimitPage } from './pages.js';
+import { docsPage, rateLimitPage } from './pages.js';
 
 /** Extra routes mounted by other entry points (the MCP endpoint) without this file knowing them. */
 export type RouteMounter = (router: Router, app: AppContext) => void;
@@ -47,6 +47,25 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
   compileOperationSchemas(app, ops);
   const router = new Router();
 
+  // GET /: where to start, for a person or a client that only knows the host.
+  router.get('/', (ctx) => {
+    (ctx.state as RequestState).route = '/';
+    const base = apiBaseUrl(app.config, app.apiPort());
+    ctx.body = {
+      name: 'QR code service',
+      version: API_VERSION,
+      description: 'Organization-scoped dynamic QR codes: REST API under /v1, tool calls (MCP) at /mcp.',
+      links: {
+        openapi: `${base}/v1/openapi.json`,
+        docs: `${base}/docs`,
+        status: `${base}/v1/status`,
+        mcp: `${base}/mcp`,
+        rate_limits: `${base}/docs/rate-limits`,
+        health: `${base}/healthz`,
+        ready: `${base}/readyz`,
+      },
+    };
+  });
   router.get('/healthz', (ctx) => {
     (ctx.state as RequestState).route = '/healthz';
     ctx.body = { status: 'ok' };
@@ -87,6 +106,11 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
     openapi ??= JSON.stringify(buildOpenApi(ops, `${apiBaseUrl(app.config, app.apiPort())}`));
     ctx.type = 'application/json';
     ctx.body = openapi;
+  });
+  router.get('/docs', (ctx) => {
+    (ctx.state as RequestState).route = '/docs';
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = docsPage(app);
   });
   router.get('/docs/rate-limits', (ctx) => {
     (ctx.state as RequestState).route = '/docs/rate-limits';

@@ -11,9 +11,18 @@ import { testRoot } from '../helpers/stores.js';
 
 const run = promisify(execFile);
 
-// Served without being API operations: infrastructure, the document itself, the MCP endpoint, and
-// the dashboard under /app (its JSON calls are the session's, see docs/dashboard.md).
-const UNDOCUMENTED = new Set(['/healthz', '/readyz', '/metrics', '/docs/rate-limits', '/v1/openapi.json', '/mcp']);
+// Served without being API operations: the index, infrastructure, the document itself, the MCP
+// endpoint, and the dashboard under /app (its JSON calls are the session's, see docs/dashboard.md).
+const UNDOCUMENTED = new Set([
+  '/',
+  '/docs',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/docs/rate-limits',
+  '/v1/openapi.json',
+  '/mcp',
+]);
 const isDashboard = (route: string) => route === '/app' || route.startsWith('/app/');
 
 describe('the OpenAPI document', () => {
@@ -50,17 +59,43 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('declares OpenAPI 3.1, version v1, bearer security and the spec’s error shapes', () => {
+  it('declares OpenAPI 3.1, version v1, bearer security and the error shapes', () => {
     expect(doc.openapi).to.equal('3.1.0');
     expect(doc.info.version).to.equal('v1');
     expect(doc.security).to.deep.equal([{ bearerAuth: [] }]);
     expect(doc.components.schemas.Error.required).to.deep.equal(['message', 'code']);
-    expect(doc.components.schemas.RateLimited.required).to.deep.equal(['message', 'retry_after', 'documentation']);
+    expect(doc.components.schemas.RateLimited.required).to.deep.equal([
+      'message',
+      'code',
+      'retry_after',
+      'documentation',
+    ]);
     const status = doc.paths['/v1/status'].get;
     expect(status.responses['200'].content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/Status',
     });
-    expect(status.responses['429'].headers).to.have.keys('Retry-After', 'Link');
+    expect(status.responses['429'].headers).to.have.keys(
+      'Retry-After',
+      'Link',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'X-Request-Id',
+    );
+  });
+
+  it('answers GET / with a JSON index linking the document and the docs, which are served', async () => {
+    const index = await svc.get('/');
+    expect(index.status).to.equal(200);
+    expect(index.body).to.include({ name: 'QR code service', version: 'v1' });
+    expect(index.body.links.openapi).to.equal(`${svc.url}/v1/openapi.json`);
+    for (const link of Object.values<string>(index.body.links)) {
+      if (link.endsWith('/mcp') || link.endsWith('/v1/status')) continue;
+      expect((await fetch(link)).status, link).to.equal(200);
+    }
+    const docs = await svc.get('/docs');
+    expect(docs.headers.get('content-type')).to.match(/^text\/html/);
+    expect(docs.text).to.include('/v1/openapi.json');
   });
 
   it('passes redocly lint', async function () {
