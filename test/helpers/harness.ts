@@ -1,24 +1,20 @@
 // A running service for a test file: a fresh Postgres database and ClickHouse database, the API
 // on a random port, a controllable clock, and factories for organizations and tokens. Every
-// response the tests receive from a documented operation is validated against its schema.
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { expect } from 'chai';
+// answer the tests receive from a documented operation is checked against the OpenAPI document by
+// Prism's validator (./conformance.ts).
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig, type Config } from '../../server/config.js';
 import type { AppContext, Clock } from '../../server/context.js';
 import { createApiApp, listen, type RouteMounter } from '../../server/http/api-app.js';
-import type { Operation } from '../../server/operations/operation.js';
 import { createLogger } from '../../server/logger.js';
 import { apiMounts } from '../../server/mounts.js';
-import { operations } from '../../server/all-operations.js';
 import { addMember, createOrganization } from '../../server/organizations/service.js';
 import type { OrgRecord } from '../../server/auth/principal.js';
 import type { Role } from '../../server/auth/abilities.js';
-import { ErrorBody, RateLimitedBody } from '../../server/schemas/common.js';
 import { migrateClickHouse } from '../../server/stores/migrate.js';
 import { createToken } from '../../server/tokens/service.js';
 import { topUp } from '../../server/wallet/service.js';
+import { assertConforms } from './conformance.js';
 import { testGeo } from './geo.js';
 import { freshDatabases, testLogLevel } from './stores.js';
 
@@ -63,46 +59,6 @@ export interface TestOrg {
   ownerEmail: string;
 }
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const responseAjv = addFormats(new Ajv({ strict: false, allErrors: true, keywords: ['example', 'x-mcp'] }));
-const compiled = new Map<unknown, ReturnType<Ajv['compile']>>();
-
-function validatorFor(schema: Record<string, unknown>) {
-  let fn = compiled.get(schema);
-  if (!fn) {
-    // Response validation ignores $id so that shared sub-schemas can be compiled many times.
-    fn = responseAjv.compile(JSON.parse(JSON.stringify(schema, (k, v) => (k === '$id' ? undefined : v))));
-    compiled.set(schema, fn);
-  }
-  return fn;
-}
-
-function matchOperation(ops: readonly Operation[], method: string, path: string): Operation | undefined {
-  const pathname = path.split('?')[0];
-  return ops.find(
-    (op) => op.method === method && new RegExp('^' + op.path.replace(/\{[a-z_]+\}/g, '[^/]+') + '$').test(pathname),
-  );
-}
-
-/** Fails the test when a response does not match its documented schema. */
-export function assertDocumented(op: Operation | undefined, res: ApiResponse): void {
-  if (!op || !res.headers.get('content-type')?.includes('application/json')) return;
-  let schema: Record<string, unknown> | undefined;
-  if (res.status === op.response.status) schema = op.response.schema;
-  else if (res.status === 429) schema = RateLimitedBody;
-  else if (res.status >= 400) schema = ErrorBody;
-  if (!schema) return;
-  const fn = validatorFor(schema);
-  if (!fn(res.body)) {
-    expect.fail(
-      `${op.method} ${op.path} answered ${res.status} with a body that does not match its documented schema: ` +
-        JSON.stringify(fn.errors) +
-        '\nbody: ' +
-        res.text.slice(0, 500),
-    );
-  }
-}
-
 export class TestService {
   orgCounter = 0;
   constructor(
@@ -126,7 +82,7 @@ export class TestService {
     let parsed: unknown = text;
     if (res.headers.get('content-type')?.includes('json') && text) parsed = JSON.parse(text);
     const out: ApiResponse<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
-    assertDocumented(matchOperation(operations, method, path), out);
+    await assertConforms({ method, path, status: res.status, headers: res.headers, body: text ? parsed : undefined });
     return out;
   }
 
