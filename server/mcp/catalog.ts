@@ -43,6 +43,8 @@ export interface Tool {
   def: ToolDef;
   op: Operation;
   inputSchema: JsonSchema;
+  /** The result's schema when it has one fixed shape (tool-schema.ts buildOutputSchema). */
+  outputSchema?: JsonSchema;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };

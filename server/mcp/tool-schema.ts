@@ -11,23 +11,86 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Keywords whose value is data, not a schema. */
+const LITERALS = new Set(['enum', 'const', 'default', 'examples', 'required', 'description', 'title']);
+/** Keywords whose value maps names to schemas (a property may be called `type` or `enum`). */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/** Keywords that apply to one JSON type only, for splitting a multi-typed schema into branches. */
+const KEYWORDS_OF_TYPE: Record<string, readonly string[]> = {
+  string: ['minLength', 'maxLength', 'pattern', 'format', 'contentEncoding', 'contentMediaType'],
+  object: [
+    'properties',
+    'required',
+    'additionalProperties',
+    'patternProperties',
+    'propertyNames',
+    'minProperties',
+    'maxProperties',
+  ],
+  array: ['items', 'prefixItems', 'minItems', 'maxItems', 'uniqueItems', 'contains'],
+  integer: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+};
+
 /**
- * A copy fit for a tool's inputSchema: no $id (tools are compiled side by side by clients),
- * `x-mcp` replaced by the schema it carries, no other vendor extension, and OpenAPI's `example` as JSON Schema `examples`.
+ * A schema with `type: [a, b]` as `anyOf` branches of one type each, every type-specific keyword
+ * moved into its branch: what clients that allow one type per schema read.
  */
-export function toToolSchema(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toToolSchema);
+function splitTypes(schema: Record<string, unknown>, types: string[]): Record<string, unknown> {
+  const specific = new Set(Object.values(KEYWORDS_OF_TYPE).flat());
+  const shared: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) if (k !== 'type' && !specific.has(k)) shared[k] = v;
+  if ('anyOf' in shared) throw new Error('a multi-typed schema with its own anyOf cannot be split');
+  const anyOf = types.map((t) => {
+    const branch: Record<string, unknown> = { type: t };
+    for (const k of KEYWORDS_OF_TYPE[t] ?? []) if (k in schema) branch[k] = schema[k];
+    return branch;
+  });
+  return { ...shared, anyOf };
+}
+
+/**
+ * What a tool's schema says about a JSON Schema of ours. Both kinds give every schema one `type`:
+ * function-calling formats that allow one type per field reject `type: [...]`.
+ * - input: a nullable field (`[T, "null"]`) is offered as T; a caller omits the key instead of
+ *   sending null (the operation still accepts null where REST does).
+ * - output: the result may hold null, so `[T, "null"]` becomes anyOf branches of one type each.
+ */
+export type ToolSchemaKind = 'input' | 'output';
+
+/**
+ * A copy fit for a tool's inputSchema or outputSchema: no $id (tools are compiled side by side by
+ * clients), `x-mcp` replaced by the schema it carries, no vendor extensions, OpenAPI's `example`
+ * as JSON Schema `examples`, and one type per schema (ToolSchemaKind).
+ */
+export function toToolSchema(value: unknown, kind: ToolSchemaKind = 'input'): unknown {
+  if (Array.isArray(value)) return value.map((v) => toToolSchema(v, kind));
   if (!isObject(value)) return value;
-  if (isObject(value['x-mcp'])) return toToolSchema(value['x-mcp']);
-  const out: Record<string, unknown> = {};
+  if (isObject(value['x-mcp'])) return toToolSchema(value['x-mcp'], kind);
+  let out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     // $id, $schema and vendor extensions (x-mcp, x-pattern-message) are for this service's own use.
     if (k === '$id' || k === '$schema' || k.startsWith('x-')) continue;
     if (k === 'example') {
-      if (!('examples' in value)) out.examples = [toToolSchema(v)];
+      if (!('examples' in value)) out.examples = [v];
       continue;
     }
-    out[k] = toToolSchema(v);
+    if (LITERALS.has(k)) out[k] = v;
+    else if (SCHEMA_MAPS.has(k) && isObject(v)) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, toToolSchema(sub, kind)]));
+    } else out[k] = toToolSchema(v, kind);
+  }
+  if (Array.isArray(out.type)) {
+    const types = out.type as string[];
+    const solid = types.filter((t) => t !== 'null');
+    if (kind === 'input') {
+      if (solid.length !== 1) throw new Error(`a tool input needs one type, not ${types.join(' or ')}: override it`);
+      out.type = solid[0];
+      if (Array.isArray(out.enum)) out.enum = out.enum.filter((e) => e !== null);
+    } else {
+      out = splitTypes(out, types);
+    }
   }
   return out;
 }
@@ -82,7 +145,7 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
     const flat = flatten(schema, `${def.name} ${part}`);
     for (const [name, prop] of Object.entries(flat.properties)) {
       if (name in properties) throw new Error(`${def.name}: input ${name} appears in two parts of ${op.id}`);
-      properties[name] = toToolSchema(def.inputOverrides?.[name] ?? prop);
+      properties[name] = toToolSchema(def.inputOverrides?.[name] ?? prop, 'input');
     }
     flat.required.forEach((r) => required.add(r));
   }
@@ -92,6 +155,17 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
     properties.confirmation_id = { type: 'string', description: 'The confirmation_id returned by the preview call.' };
   }
   return { type: 'object', properties, required: [...required], additionalProperties: false };
+}
+
+/**
+ * The tool's outputSchema: its operation's success payload, for tools whose result has one fixed
+ * shape. Guarded tools answer a preview first, and results that are not a JSON object (no body,
+ * an image) have none; MCP wants an object at the root.
+ */
+export function buildOutputSchema(def: ToolDef, op: Operation): JsonSchema | undefined {
+  if (def.guard || !op.response.schema) return undefined;
+  const schema = toToolSchema(op.response.schema, 'output') as JsonSchema;
+  return schema.type === 'object' ? schema : undefined;
 }
 
 /** Splits tool arguments into the operation's params, query and body; unknown names are 422. */

@@ -9,11 +9,13 @@ import { executeOperation, type ExecuteMeta } from '../operations/execute.js';
 import { VIA_MCP, type Operation } from '../operations/operation.js';
 import { TOOL_DEFS, type Tool } from './catalog.js';
 import { guardedOperation, isPreview, operationArgs } from './confirm.js';
-import { buildInputSchema, IDEMPOTENCY_ARG, splitArguments } from './tool-schema.js';
+import { buildInputSchema, buildOutputSchema, IDEMPOTENCY_ARG, splitArguments } from './tool-schema.js';
 import { REPLAYED_HEADER } from '../operations/idempotency.js';
 
 export interface CallToolResult {
   content: { type: 'text'; text: string }[];
+  /** The same payload as the text, for tools that declare an outputSchema. */
+  structuredContent?: Record<string, unknown>;
   isError: boolean;
   /** idempotent_replayed: the stored answer of an earlier call with the same idempotency_key. */
   _meta?: Record<string, unknown>;
@@ -30,7 +32,7 @@ export function buildTools(ops: readonly Operation[]): { tools: Tool[]; missing:
       missing.push(def.name);
       continue;
     }
-    tools.push({ def, op, inputSchema: buildInputSchema(def, op) });
+    tools.push({ def, op, inputSchema: buildInputSchema(def, op), outputSchema: buildOutputSchema(def, op) });
   }
   return { tools, missing };
 }
@@ -45,6 +47,7 @@ export function describeTool(tool: Tool) {
     title: tool.def.title,
     description: `${tool.def.description} ${needs}`,
     inputSchema: tool.inputSchema,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     annotations: { title: tool.def.title, ...tool.def.annotations },
   };
 }
@@ -107,7 +110,9 @@ export async function callTool(
     );
     const payload =
       result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
-    return replayed(textResult(payload, false), result.headers);
+    const answer = textResult(payload, false);
+    if (tool.outputSchema) answer.structuredContent = payload as Record<string, unknown>;
+    return replayed(answer, result.headers);
   } catch (err) {
     if (err instanceof ApiError) {
       if (isTransportError(err) && !opts.inBatch) throw err;
