@@ -11,6 +11,7 @@ export interface Metrics {
   domainTransitions: Counter<'transition'>;
   passwordChecks: Counter<never>;
   passwordHashes: Counter<never>;
+  orphanScansDropped: Counter<never>;
 }
 
 export function createMetrics(collectDefaults: boolean): Metrics {
@@ -57,6 +58,11 @@ export function createMetrics(collectDefaults: boolean): Metrics {
     passwordHashes: new Counter({
       name: 'code_password_hashes_total',
       help: 'Code passwords hashed (scrypt runs) when codes are written; previews and bulk staging hash none.',
+      registers: [registry],
+    }),
+    orphanScansDropped: new Counter({
+      name: 'redirect_orphan_scans_dropped_total',
+      help: 'Requests for unknown or inactive slugs not recorded as orphan scans (beyond 100 per domain per second).',
       registers: [registry],
     }),
   };

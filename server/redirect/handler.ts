@@ -24,6 +24,7 @@ import {
 } from './enrich.js';
 import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
+import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, answerAcmeChallenge } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
@@ -68,6 +69,7 @@ function safeDecode(s: string): string | null {
 export class RedirectHandler {
   private readonly trust: net.BlockList | null;
   private readonly throttle: PasswordThrottle;
+  private readonly orphanSampler: OrphanSampler;
 
   constructor(
     private readonly app: AppContext,
@@ -76,10 +78,13 @@ export class RedirectHandler {
     readonly counters: RedirectCounters,
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
-    opts: { throttle?: ThrottleOptions } = {},
+    opts: { throttle?: ThrottleOptions; orphansPerSecond?: number } = {},
   ) {
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
+    this.orphanSampler = new OrphanSampler(opts.orphansPerSecond ?? DEFAULT_ORPHANS_PER_SECOND, () =>
+      app.metrics.orphanScansDropped.inc(),
+    );
   }
 
   readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -233,7 +238,9 @@ export class RedirectHandler {
         ? null
         : found;
     if (!code || code.settings.status !== 'active') {
-      if (!head) this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
+      if (!head && this.orphanSampler.take(domain.id, Date.now())) {
+        this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
+      }
       if (domain.notFoundRedirect) return this.redirect(res, 302, domain.notFoundRedirect);
       return this.page(res, head, 404, notFoundPage());
     }

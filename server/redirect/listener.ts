@@ -9,7 +9,7 @@ import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
-import { RedirectCache } from './cache.js';
+import { RedirectCache, type CacheOptions } from './cache.js';
 import { RedirectCounters } from './counters.js';
 import { createEnricher } from './enrich.js';
 import { RedirectHandler } from './handler.js';
@@ -29,6 +29,10 @@ export interface RedirectOptions {
   backoffMs?: number;
   spillDir?: string;
   throttle?: ThrottleOptions;
+  /** Orphan rows recorded per domain per second (default 100); more are counted, not written. */
+  orphansPerSecond?: number;
+  /** The code and domain cache: sizes, TTL, lookups of filtered keys per second. */
+  cache?: CacheOptions;
   /** HTTPS port (0: any free one); default REDIRECT_TLS_PORT, null: no HTTPS listener. */
   tlsPort?: number | null;
   /** The default certificate; default the files REDIRECT_TLS_CERT_FILE and REDIRECT_TLS_KEY_FILE. */
@@ -74,7 +78,10 @@ export async function startRedirectListener(
 ): Promise<RedirectListener> {
   const spillDir = opts.spillDir ?? path.join(app.config.dataDir, 'spill');
   const enricher = createEnricher(await app.geo.load(), app.secretKey);
-  const cache = new RedirectCache(app.db, app.notify);
+  const cache = new RedirectCache(app.db, app.notify, {
+    ...opts.cache,
+    onError: (err) => app.log.warn({ err }, 'redirect: building the known-keys filter failed; lookups read Postgres'),
+  });
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
   counters.start();

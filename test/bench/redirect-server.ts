@@ -155,5 +155,10 @@ onShutdown(log, async () => {
   // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
   const served = (await app.db('qr_codes').where({ id: ids.go }).first('redirects_count')).redirects_count;
   process.stdout.write(`SCANS ${row.c} ${row.u} ${served} spilled=${rd.scans.stats.spilledRows}\n`);
+  const { hits, misses, filtered } = rd.cache.stats;
+  const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
+  process.stdout.write(
+    `CACHE hits=${hits} misses=${misses} filtered=${filtered} orphans=${rd.orphans.stats.inserted} dropped=${dropped}\n`,
+  );
   await app.close();
 });

@@ -1,8 +1,11 @@
 // make bench-redirect: at 50 connections, a bare node:http server answering the same 302, then our
 // public redirect with scan recording on (code lookup from the cache, decision, 302, scan into the
-// buffer, batches to embedded ClickHouse), in one run. Prints req/s, p50, p99 for both, the ratio,
-// and the scans that reached ClickHouse against the redirects served.
+// buffer, batches to embedded ClickHouse), then the redirect flooded with random unknown slugs
+// (404 page, orphan scans sampled), in one run. Prints req/s, p50, p99 for each, the ratios, the
+// Postgres lookups the flood caused, and the scans that reached ClickHouse against the redirects
+// served.
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,14 +30,23 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
+/** Runs autocannon; `paths` gives each request its own path (else the URL's), `expect` the answer class. */
 async function run(
   label: string,
   url: string,
   seconds: number,
   pid: number,
+  opts: { paths?: () => string; expect?: '3xx' | '4xx' } = {},
 ): Promise<Figures & { redirects: number; cpuUs: number }> {
   const cpu0 = await cpuSeconds(pid);
-  const r = await autocannon({ url, connections, duration: seconds, headers });
+  const paths = opts.paths;
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    headers,
+    ...(paths ? { requests: [{ setupRequest: (req: object) => ({ ...req, path: paths() }) }] } : {}),
+  });
   const cpu = (await cpuSeconds(pid)) - cpu0;
   return {
     cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
@@ -42,11 +54,14 @@ async function run(
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
-    non2xx: r.non2xx - r['3xx'], // a 302 is the expected answer here
+    non2xx: r.non2xx - r[opts.expect ?? '3xx'], // answers other than the expected class
     requests: r.requests.total,
     redirects: r['3xx'],
   };
 }
+
+/** A random slug no code has: what a flood of guesses sends. */
+const randomSlug = (): string => `/bench/${crypto.randomBytes(9).toString('base64url')}`;
 
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-redirect-'));
 await fs.chmod(root, 0o755);
@@ -67,10 +82,13 @@ const service = await startChild(
   env,
 );
 let scansLine = '';
+let cacheLine = '';
 let probeLine = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
   const m = /SCANS .*/.exec(chunk.toString());
   if (m) scansLine = m[0];
+  const c = /CACHE .*/.exec(chunk.toString());
+  if (c) cacheLine = c[0];
   const p = /PROBE .*/.exec(chunk.toString());
   if (p) probeLine = p[0];
 });
@@ -87,6 +105,13 @@ try {
   );
   if (process.env.BENCH_PROBE === '1') service.child.kill('SIGUSR2'); // measure from here
   const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, service.child.pid!);
+  const unknown = await run(
+    'random unknown slugs (404)',
+    `http://127.0.0.1:${service.port}/bench/go`,
+    duration,
+    service.child.pid!,
+    { paths: randomSlug, expect: '4xx' },
+  );
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
   await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
   await ended;
@@ -95,7 +120,7 @@ try {
   process.stdout.write(
     `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  connections: ${connections}  duration: ${duration}s each\n\n`,
   );
-  process.stdout.write(table([bare, ours]) + '\n\n');
+  process.stdout.write(table([bare, ours, unknown]) + '\n\n');
   process.stdout.write(
     `redirect: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); ` +
       `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms)\n` +
@@ -104,10 +129,19 @@ try {
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n`,
   );
   process.stdout.write(
-    `server CPU per request (all threads): bare ${bare.cpuUs} µs, redirect + scan ${ours.cpuUs} µs\n`,
+    `server CPU per request (all threads): bare ${bare.cpuUs} µs, redirect + scan ${ours.cpuUs} µs, ` +
+      `unknown slugs ${unknown.cpuUs} µs\n`,
+  );
+  const stat = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheLine)?.[1] ?? NaN);
+  process.stdout.write(
+    `random unknown slugs: ${((unknown.rps / ours.rps) * 100).toFixed(1)}% of the known code's throughput ` +
+      `(goal >= 50%); Postgres lookups over the whole run: ${stat('misses')} for ${unknown.requests} unknown ` +
+      `slugs (${stat('filtered')} answered by the known-keys filter); orphan rows written ${stat('orphans')}, ` +
+      `dropped by the per-domain sampling ${stat('dropped')}\n`,
   );
   if (probeLine) process.stdout.write(probeLine + '\n');
   if (bare.non2xx || ours.non2xx) process.stdout.write('WARNING: answers other than 302 during the run\n');
+  if (unknown.non2xx) process.stdout.write('WARNING: answers other than 404 during the unknown-slug run\n');
 } finally {
   await stopChild(baseline.child);
   await stopChild(service.child);
