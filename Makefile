@@ -7,7 +7,8 @@ NPM_INSTALL := npm install --no-audit --no-fund
 # relays signals and would cut a graceful SIGTERM drain short.
 TSX := node --import tsx
 MOCHA := node_modules/.bin/mocha
-SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
+SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/**/*.test.ts'
+DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
         bench bench-api bench-redirect bench-redirect-tls bench-analytics openapi install clean
@@ -19,12 +20,18 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-## start: install if needed, migrate, and run the service on the embedded defaults
-start: install
+## dashboard: build the web dashboard (dashboard/ -> dashboard/dist) when its sources changed
+dashboard/dist/index.html: node_modules/.installed $(DASHBOARD_SRC)
+	node_modules/.bin/vite build --config dashboard/vite.config.ts
+
+dashboard: dashboard/dist/index.html
+
+## start: install if needed, build the dashboard, migrate, and run the service on the embedded defaults
+start: install dashboard
 	QR_PRINT_BANNER=1 $(TSX) server/main.ts
 
-## test: install if needed and run the whole suite (unit + integration, real embedded stores)
-test: install
+## test: install if needed and run the whole suite (unit + integration + browser, real embedded stores)
+test: install dashboard
 	$(MOCHA) $(SPECS)
 
 test-unit: install
@@ -32,6 +39,10 @@ test-unit: install
 
 test-integration: install
 	$(MOCHA) 'test/integration/**/*.test.ts'
+
+## test-browser: the dashboard in Debian's Chromium (installed with apt-get when missing)
+test-browser: install dashboard
+	$(MOCHA) 'test/browser/**/*.test.ts'
 
 ## lint: eslint + prettier, the import rules (dependency-cruiser), and the OpenAPI document linted by redocly
 lint: install openapi
@@ -47,6 +58,7 @@ openapi: install
 
 typecheck: install
 	node_modules/.bin/tsc --noEmit
+	node_modules/.bin/tsc --noEmit -p dashboard/tsconfig.json
 
 ## migrate: apply Postgres and ClickHouse migrations
 migrate: install
@@ -78,4 +90,4 @@ bench-analytics: install
 	$(TSX) test/bench/analytics.ts
 
 clean:
-	rm -rf var node_modules/.installed
+	rm -rf var node_modules/.installed dashboard/dist

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'var/**', 'dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'var/**', 'dist/**', 'dashboard/dist/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -139,6 +139,13 @@ const rollupProperties = {
   dimension_breakdown: dimensionBreakdown,
 };
 
+/** A brand or code with its scans and distinct visitors (child_breakdown, top_codes). */
+const childEntry: JsonSchema = {
+  type: 'object',
+  required: ['key', 'label', 'scans', 'uniques'],
+  properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
+};
+
 export const AnalyticsPayload: JsonSchema = {
   $id: 'Analytics',
   type: 'object',
@@ -149,20 +156,12 @@ export const AnalyticsPayload: JsonSchema = {
     child_breakdown: {
       type: 'array',
       description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
-      items: {
-        type: 'object',
-        required: ['key', 'label', 'scans', 'uniques'],
-        properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
-      },
+      items: childEntry,
     },
     top_codes: {
       type: 'array',
       description: 'Organization scope: the ten codes with the most scans in the range, most first.',
-      items: {
-        type: 'object',
-        required: ['key', 'label', 'scans', 'uniques'],
-        properties: { key: { type: 'string' }, label: { type: 'string' }, scans: count, uniques: count },
-      },
+      items: childEntry,
     },
     csv_rows: {
       type: 'array',

@@ -100,6 +100,13 @@ try {
     headers,
   });
 
+  // The dashboard's code list: a page of 25, newest first, plain and searched (trigram index).
+  const q = (extra: string) => `${base}/v1/qr-codes?limit=25&order=newest${extra}`;
+  const listPage = await load('page of 25, newest first', q(''), { connections, duration, headers });
+  const rare = await load('  search, one match', q('&search=code-77777'), { connections, duration, headers });
+  const common = await load('  search, every code matches', q('&search=landing'), { connections, duration, headers });
+  const none = await load('  search, no match', q('&search=nowhere'), { connections, duration, headers });
+
   process.stdout.write(
     `\nbench-api (codes)  machine: ${machine()}  codes: ${codes} (seeded in ${(seedMs / 1000).toFixed(1)} s)\n\n`,
   );
@@ -110,11 +117,12 @@ try {
       `GET /v1/qr-codes?limit=1000 page by page (baseline): ${pages} pages in ${(pagedMs / 1000).toFixed(2)} s\n\n`,
   );
   process.stdout.write(`connections: ${connections}  duration: ${duration}s each\n\n`);
-  process.stdout.write(table([status, one]) + '\n\n');
+  process.stdout.write(table([status, one, listPage, rare, common, none]) + '\n\n');
   process.stdout.write(
     `GET one code: adds ${(one.p50 - status.p50).toFixed(2)} ms at p50 over GET /v1/status; ${((one.rps / status.rps) * 100).toFixed(1)}% of its throughput\n`,
   );
-  if (status.non2xx || one.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
+  if ([status, one, listPage, rare, common, none].some((r) => r.non2xx))
+    process.stdout.write('WARNING: non-2xx answers during the run\n');
 } finally {
   await db.destroy();
   await bench.stop();

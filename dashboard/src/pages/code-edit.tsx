@@ -1,0 +1,409 @@
+// Create or edit a code: every field the API takes (destination, status, domain, brand, style,
+// redirect cap, password, dates, UTM parameters, prelander, routing rules with A/B variants,
+// schedule windows), with pause, archive and delete behind a confirmation. A member without
+// codes.update sees the code read-only.
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ApiFailure, orgApi } from '../api';
+import {
+  CheckboxField,
+  ConfirmButton,
+  ErrorMessage,
+  Loading,
+  Page,
+  SelectField,
+  StatusMessage,
+  TextField,
+  useLoad,
+} from '../components/ui';
+import { CodeAside } from '../components/code-aside';
+import { RoutingEditor, ScheduleEditor } from '../components/rules';
+import { can } from '../session';
+import type { Brand, Domain, Membership, Paged, QrCode, QrStyle, RoutingRule, Schedule } from '../types';
+import { destinationUrl } from './codes';
+
+const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
+
+interface Draft {
+  name: string;
+  slug: string;
+  destination: string;
+  status: string;
+  domain_ulid: string;
+  brand_ulid: string;
+  style_ulid: string;
+  redirect_cap: string;
+  /** A new password to set ('' leaves it as it is). */
+  password: string;
+  removePassword: boolean;
+  date_begin: string;
+  expire_at: string;
+  utm: Record<string, string>;
+  prelander_enabled: boolean;
+  prelander_seconds: string;
+  prelander_message: string;
+  rules: RoutingRule[];
+  schedule: Schedule;
+}
+
+/** datetime-local value (local time) from an ISO instant, and back. */
+function toLocalInput(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+function fromLocalInput(v: string): string | null {
+  return v ? new Date(v).toISOString() : null;
+}
+
+function draftOf(c: QrCode | null, domains: Domain[]): Draft {
+  return {
+    name: c?.name ?? '',
+    slug: c ? c.slug.slice(c.slug.indexOf('/') + 1) : '',
+    destination: c ? destinationUrl(c.destination) : '',
+    status: c?.status ?? 'active',
+    domain_ulid: c?.domain?.ulid ?? domains.find((d) => d.is_primary)?.ulid ?? domains[0]?.ulid ?? '',
+    brand_ulid: c?.brand?.ulid ?? '',
+    style_ulid: c?.style?.ulid ?? '',
+    redirect_cap: c?.redirect_cap ? String(c.redirect_cap) : '',
+    password: '',
+    removePassword: false,
+    date_begin: toLocalInput(c?.date_begin),
+    expire_at: toLocalInput(c?.expire_at),
+    utm: Object.fromEntries(UTM_KEYS.map((k) => [k, c?.utm_params?.[k] ?? c?.utm_params?.[k.slice(4)] ?? ''])),
+    prelander_enabled: c?.prelander_enabled ?? false,
+    prelander_seconds: c?.prelander_seconds != null ? String(c.prelander_seconds) : '',
+    prelander_message: c?.prelander_message ?? '',
+    rules: c?.routing?.rules ?? [],
+    schedule: c?.schedule ?? { enabled: false, timezone: 'UTC', windows: [], fallback_destination: null },
+  };
+}
+
+/** The request body: every field, gated ones as null when unused so plans without them accept it. */
+function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
+  const utm = Object.fromEntries(Object.entries(d.utm).filter(([, v]) => v.trim()));
+  const body: Record<string, unknown> = {
+    name: d.name.trim() || null,
+    slug: d.slug.trim(),
+    destination: d.destination.trim(),
+    status: d.status,
+    domain_ulid: d.domain_ulid,
+    brand_ulid: d.brand_ulid || null,
+    style_ulid: d.style_ulid || null,
+    redirect_cap: d.redirect_cap ? Number(d.redirect_cap) : null,
+    date_begin: fromLocalInput(d.date_begin),
+    expire_at: fromLocalInput(d.expire_at),
+    utm_params: Object.keys(utm).length ? utm : null,
+    prelander_enabled: d.prelander_enabled,
+    prelander_seconds: d.prelander_seconds ? Number(d.prelander_seconds) : null,
+    prelander_message: d.prelander_message.trim() || null,
+    routing: d.rules.length ? { rules: d.rules } : null,
+    schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
+  };
+  if (d.password) body.password = d.password;
+  else if (d.removePassword) body.password = null;
+  if (creating) {
+    for (const k of Object.keys(body)) if (body[k] === null) delete body[k];
+  }
+  return body;
+}
+
+export default function CodeEdit(props: { org: string; code?: string; membership: Membership }) {
+  const api = orgApi(props.org);
+  const { route } = useLocation();
+  const creating = !props.code;
+  const editable = can(props.membership, creating ? 'codes.create' : 'codes.update');
+  const refs = useLoad(async () => {
+    const [domains, brands, styles] = await Promise.all([
+      api.get<Paged<Domain>>('/v1/domains'),
+      api.get<Paged<Brand>>('/v1/brands'),
+      can(props.membership, 'styles.manage')
+        ? api.get<Paged<QrStyle>>('/v1/qr-styles')
+        : Promise.resolve({ data: [] as QrStyle[] }),
+    ]);
+    const code = props.code ? (await api.get<{ data: QrCode }>(`/v1/qr-codes/${props.code}`)).data : null;
+    return { domains: domains.data, brands: brands.data, styles: styles.data, code };
+  }, [props.org, props.code]);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [saved, setSaved] = useState<QrCode | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (refs.data) {
+      setDraft(draftOf(refs.data.code, refs.data.domains));
+      setSaved(refs.data.code);
+    }
+  }, [refs.data]);
+
+  if (refs.error) {
+    return (
+      <Page title="Code not found">
+        <ErrorMessage error={refs.error} />
+        <p>
+          <a href={`/app/o/${props.org}/codes`}>Back to the codes</a>
+        </p>
+      </Page>
+    );
+  }
+  if (!refs.data || !draft) return <Loading />;
+  const { domains, brands, styles } = refs.data;
+  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
+  const fieldError = (name: string) => (error instanceof ApiFailure ? error.field(name) : undefined);
+
+  async function save(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setNotice('');
+    try {
+      const body = bodyOf(draft!, creating);
+      if (creating) {
+        const created = await api.post<{ data: QrCode }>('/v1/qr-codes', body);
+        route(`/app/o/${props.org}/codes/${created.data.ulid}`);
+      } else {
+        const updated = await api.patch<{ data: QrCode }>(`/v1/qr-codes/${props.code}`, body);
+        setSaved(updated.data);
+        setDraft(draftOf(updated.data, domains));
+        setNotice('Saved.');
+      }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function setStatus(status: string) {
+    const updated = await api.patch<{ data: QrCode }>(`/v1/qr-codes/${props.code}`, { status });
+    setSaved(updated.data);
+    setDraft(draftOf(updated.data, domains));
+    setNotice(`The code is ${status} now.`);
+  }
+
+  const title = creating ? 'New code' : saved?.name || saved?.slug || 'Code';
+  const domainOptions = domains
+    .filter((d) => d.status === 'active' || d.ulid === draft.domain_ulid)
+    .map((d) => ({ value: d.ulid, label: `${d.host}${d.is_shared ? ' (shared)' : ''}` }));
+  return (
+    <Page
+      title={title}
+      actions={
+        !creating &&
+        can(props.membership, 'analytics.view') && (
+          <a class="btn" href={`/app/o/${props.org}/codes/${props.code}/analytics`}>
+            Analytics
+          </a>
+        )
+      }
+    >
+      <div class="split">
+        <form onSubmit={save} aria-label={creating ? 'New code' : 'Edit code'} noValidate>
+          <fieldset disabled={!editable}>
+            <legend>Code</legend>
+            <div class="grid">
+              <TextField label="Name" value={draft.name} onValue={(v) => set({ name: v })} error={fieldError('name')} />
+              <TextField
+                label="Slug"
+                required
+                value={draft.slug}
+                onValue={(v) => set({ slug: v })}
+                hint="1 to 64 letters, digits, - or _; part of the public URL."
+                error={fieldError('slug')}
+              />
+            </div>
+            <TextField
+              label="Destination URL"
+              type="url"
+              required
+              value={draft.destination}
+              onValue={(v) => set({ destination: v })}
+              error={fieldError('destination')}
+            />
+            <div class="grid">
+              <SelectField
+                label="Status"
+                value={draft.status}
+                onValue={(v) => set({ status: v })}
+                options={['active', 'paused', 'archived'].map((s) => ({ value: s, label: s }))}
+              />
+              <SelectField
+                label="Domain"
+                value={draft.domain_ulid}
+                onValue={(v) => set({ domain_ulid: v })}
+                options={domainOptions}
+                error={fieldError('domain_ulid')}
+              />
+              <SelectField
+                label="Brand"
+                value={draft.brand_ulid}
+                onValue={(v) => set({ brand_ulid: v })}
+                options={[{ value: '', label: 'None' }, ...brands.map((b) => ({ value: b.ulid, label: b.name }))]}
+                error={fieldError('brand_ulid')}
+              />
+              <SelectField
+                label="Style"
+                value={draft.style_ulid}
+                onValue={(v) => set({ style_ulid: v })}
+                options={[
+                  { value: '', label: 'Default' },
+                  ...styles.map((s) => ({ value: s.ulid, label: s.name })),
+                  ...(draft.style_ulid && !styles.some((s) => s.ulid === draft.style_ulid)
+                    ? [{ value: draft.style_ulid, label: saved?.style?.name ?? 'Current style' }]
+                    : []),
+                ]}
+                error={fieldError('style_ulid')}
+              />
+            </div>
+          </fieldset>
+
+          <fieldset disabled={!editable}>
+            <legend>Limits and access</legend>
+            <div class="grid">
+              <TextField
+                label="Redirect cap"
+                type="number"
+                min={1}
+                value={draft.redirect_cap}
+                onValue={(v) => set({ redirect_cap: v })}
+                hint="Scans served before the code answers 410. Business plan and up."
+                error={fieldError('redirect_cap')}
+              />
+              <TextField
+                label={saved?.password ? 'New password' : 'Password'}
+                type="password"
+                autoComplete="new-password"
+                value={draft.password}
+                onValue={(v) => set({ password: v, removePassword: false })}
+                hint={
+                  saved?.password
+                    ? 'A password is set; leave empty to keep it.'
+                    : 'Visitors must enter it. Professional plan and up.'
+                }
+                error={fieldError('password')}
+              />
+              <TextField
+                label="Active from"
+                type="datetime-local"
+                value={draft.date_begin}
+                onValue={(v) => set({ date_begin: v })}
+                error={fieldError('date_begin')}
+              />
+              <TextField
+                label="Expires at"
+                type="datetime-local"
+                value={draft.expire_at}
+                onValue={(v) => set({ expire_at: v })}
+                error={fieldError('expire_at')}
+              />
+            </div>
+            {saved?.password && (
+              <CheckboxField
+                label="Remove the password"
+                checked={draft.removePassword}
+                onChecked={(v) => set({ removePassword: v, password: '' })}
+              />
+            )}
+          </fieldset>
+
+          <fieldset disabled={!editable}>
+            <legend>UTM parameters</legend>
+            <p class="hint">Appended to the destination; a key the URL already has is kept.</p>
+            <div class="grid">
+              {UTM_KEYS.map((k) => (
+                <TextField
+                  key={k}
+                  label={k}
+                  value={draft.utm[k]}
+                  onValue={(v) => set({ utm: { ...draft.utm, [k]: v } })}
+                />
+              ))}
+            </div>
+          </fieldset>
+
+          <fieldset disabled={!editable}>
+            <legend>Prelander</legend>
+            <CheckboxField
+              label="Show an interstitial page before redirecting"
+              checked={draft.prelander_enabled}
+              onChecked={(v) => set({ prelander_enabled: v })}
+            />
+            <div class="grid">
+              <TextField
+                label="Countdown (seconds)"
+                type="number"
+                min={0}
+                max={60}
+                value={draft.prelander_seconds}
+                onValue={(v) => set({ prelander_seconds: v })}
+              />
+              <TextField
+                label="Message"
+                value={draft.prelander_message}
+                onValue={(v) => set({ prelander_message: v })}
+              />
+            </div>
+          </fieldset>
+
+          <RoutingEditor rules={draft.rules} onChange={(rules) => set({ rules })} disabled={!editable} />
+          <ScheduleEditor schedule={draft.schedule} onChange={(schedule) => set({ schedule })} disabled={!editable} />
+
+          <ErrorMessage error={error} />
+          {notice && <StatusMessage>{notice}</StatusMessage>}
+          {editable && (
+            <div class="row">
+              <button type="submit" class="btn primary" disabled={busy}>
+                {busy ? 'Saving…' : creating ? 'Create code' : 'Save changes'}
+              </button>
+              <a class="btn" href={`/app/o/${props.org}/codes`}>
+                Back to the codes
+              </a>
+            </div>
+          )}
+        </form>
+        <CodeAside org={props.org} code={saved} draft={bodyOf(draft, creating)} />
+      </div>
+
+      {!creating && saved && (
+        <section aria-labelledby="code-actions">
+          <h2 id="code-actions">Status and deletion</h2>
+          <div class="row">
+            {can(props.membership, 'codes.update') &&
+              (saved.status === 'active' ? (
+                <ConfirmButton
+                  label="Pause"
+                  question="While paused, scanning this code shows a not-found page. Pause it?"
+                  onConfirm={() => setStatus('paused')}
+                />
+              ) : (
+                <ConfirmButton
+                  label="Activate"
+                  question="Scans will redirect again. Activate this code?"
+                  onConfirm={() => setStatus('active')}
+                />
+              ))}
+            {can(props.membership, 'codes.update') && saved.status !== 'archived' && (
+              <ConfirmButton
+                label="Archive"
+                question="An archived code stops redirecting and is kept for its analytics. Archive it?"
+                onConfirm={() => setStatus('archived')}
+              />
+            )}
+            {can(props.membership, 'codes.delete') && (
+              <ConfirmButton
+                label="Delete"
+                danger
+                question={`Delete ${saved.name || saved.slug}? Scanning it shows a not-found page and its slug can be used again. This cannot be undone.`}
+                onConfirm={async () => {
+                  await api.del(`/v1/qr-codes/${props.code}`);
+                  route(`/app/o/${props.org}/codes`);
+                }}
+              />
+            )}
+          </div>
+        </section>
+      )}
+    </Page>
+  );
+}
