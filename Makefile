@@ -11,7 +11,7 @@ SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-redirect-tls bench-analytics openapi install clean
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks openapi install clean
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
@@ -73,7 +73,7 @@ seed-demo: install
 	$(TSX) server/cli/qrctl.ts seed-demo --scans $${SCANS:-1000000}
 
 ## bench: every benchmark
-bench: bench-api bench-redirect bench-redirect-tls bench-analytics
+bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks
 
 bench-api: install
 	$(TSX) test/bench/api.ts
@@ -88,6 +88,10 @@ bench-redirect-tls: install
 
 bench-analytics: install
 	$(TSX) test/bench/analytics.ts
+
+## bench-webhooks: 10,000 events through the outbox and graphile-worker to a local receiver (BENCH_EVENTS)
+bench-webhooks: install
+	$(TSX) test/bench/webhooks.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist

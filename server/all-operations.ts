@@ -12,6 +12,7 @@ import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
 import { walletOperations, walletSettingsUpdate } from './wallet/routes.js';
 import { memberOperations } from './members/routes.js';
+import { webhookOperations } from './webhooks/routes.js';
 
 export const operations: readonly Operation[] = [
   ...statusOperations,
@@ -23,6 +24,7 @@ export const operations: readonly Operation[] = [
   ...codeOperations,
   ...bulkImportOperations,
   ...styleOperations,
+  ...webhookOperations,
 ];
 
 /**

@@ -1,5 +1,6 @@
 // Every configuration key the service reads, with its default and a line of help.
 // This is the only file that reads process.env; docs/configuration.md is generated from CONFIG_KEYS.
+import net from 'node:net';
 import path from 'node:path';
 import { parseDecimalInteger } from './schemas/decimal.js';
 
@@ -52,6 +53,8 @@ export interface Config {
   webSignInAddressLimit: number;
   webSignInWindowMinutes: number;
   webLinkTtlHours: number;
+  webhookAllowedTargets: string[];
+  webhookTimeoutMs: number;
 }
 
 interface KeyDef {
@@ -258,6 +261,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '72',
     help: 'Hours a one-time dashboard link (sign-in link, invitation) stays valid.',
   },
+  webhookAllowedTargets: {
+    env: 'WEBHOOK_ALLOWED_TARGETS',
+    default: '',
+    help: 'Comma-separated host:port or CIDR entries webhooks may reach although private, loopback or link-local (e.g. 10.0.0.0/8, hooks.internal:8443). Empty: only public addresses.',
+  },
+  webhookTimeoutMs: {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    default: '10000',
+    help: 'Time a webhook delivery may take (connect, send, answer) before it counts as failed.',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -347,6 +360,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webSignInAddressLimit: int('WEB_SIGN_IN_ADDRESS_LIMIT', raw('webSignInAddressLimit'), 1),
     webSignInWindowMinutes: int('WEB_SIGN_IN_WINDOW_MINUTES', raw('webSignInWindowMinutes'), 1),
     webLinkTtlHours: int('WEB_LINK_TTL_HOURS', raw('webLinkTtlHours'), 1),
+    webhookAllowedTargets: list(raw('webhookAllowedTargets')),
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', raw('webhookTimeoutMs'), 1),
     ...overrides,
   };
   cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {
@@ -359,6 +374,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       throw new ConfigError(`MCP_ALLOWED_ORIGINS entry "${origin}" is not an origin like https://app.example.com`);
     }
   });
+  for (const entry of cfg.webhookAllowedTargets) {
+    if (!parseAllowedTarget(entry)) {
+      throw new ConfigError(
+        `WEBHOOK_ALLOWED_TARGETS entry "${entry}" is neither host:port ([v6]:port) nor a CIDR like 10.0.0.0/8`,
+      );
+    }
+  }
   for (const origin of cfg.fallbackOrigins) {
     try {
       const u = new URL(origin);
@@ -373,6 +395,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     );
   }
   return cfg;
+}
+
+/** One WEBHOOK_ALLOWED_TARGETS entry: a host (name or address) with a port, or a network. */
+export type AllowedTarget =
+  | { kind: 'host'; host: string; port: number }
+  | { kind: 'cidr'; address: string; prefix: number; family: 'ipv4' | 'ipv6' };
+
+export function parseAllowedTarget(entry: string): AllowedTarget | null {
+  const cidr = /^\[?([0-9A-Fa-f:.]+)\]?\/(\d{1,3})$/.exec(entry);
+  if (cidr) {
+    const family = net.isIPv4(cidr[1]) ? 'ipv4' : net.isIPv6(cidr[1]) ? 'ipv6' : null;
+    const prefix = Number(cidr[2]);
+    if (!family || prefix > (family === 'ipv4' ? 32 : 128)) return null;
+    return { kind: 'cidr', address: cidr[1], prefix, family };
+  }
+  const host = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry);
+  if (!host) return null;
+  const port = Number(host[3]);
+  if (port < 1 || port > 65535 || (host[1] !== undefined && !net.isIPv6(host[1]))) return null;
+  return { kind: 'host', host: (host[1] ?? host[2]).toLowerCase(), port };
 }
 
 /** The API's public base URL: PUBLIC_API_URL or the listener address. */

@@ -12,6 +12,7 @@ export interface Metrics {
   passwordChecks: Counter<never>;
   passwordHashes: Counter<never>;
   orphanScansDropped: Counter<never>;
+  webhookDeliveries: Counter<'outcome'>;
 }
 
 export function createMetrics(collectDefaults: boolean): Metrics {
@@ -63,6 +64,12 @@ export function createMetrics(collectDefaults: boolean): Metrics {
     orphanScansDropped: new Counter({
       name: 'redirect_orphan_scans_dropped_total',
       help: 'Requests for unknown or inactive slugs not recorded as orphan scans (beyond 100 per domain per second).',
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts, by outcome (succeeded, failed).',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

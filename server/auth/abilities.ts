@@ -17,6 +17,7 @@ export const ABILITIES = [
   'mcp.access',
   'members.manage',
   'wallet.manage',
+  'webhooks.manage',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];
@@ -31,6 +32,7 @@ const EDITOR_EXCLUDED: ReadonlySet<Ability> = new Set([
   'wallet.view',
   'members.manage',
   'wallet.manage',
+  'webhooks.manage',
 ]);
 
 export const ROLE_ABILITIES: Record<Role, readonly Ability[]> = {

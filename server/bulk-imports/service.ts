@@ -19,6 +19,7 @@ import {
   prepareNewCodes,
   resolveReferences,
 } from '../qr-codes/service.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { StageImportInput } from './schema.js';
 
 export const EXECUTE_TASK = 'bulk-import-execute';
@@ -329,20 +330,35 @@ export async function executeBatch(app: AppContext, importId: number, batchSize 
   });
 }
 
+/** bulk_import.completed (completed or completed_with_errors) or bulk_import.failed, in the trx of the change. */
+async function emitFinished(trx: Knex.Transaction, row: ImportRow, now: Date): Promise<void> {
+  await emitEvent(
+    trx,
+    row.org_id,
+    row.status === 'failed' ? 'bulk_import.failed' : 'bulk_import.completed',
+    renderImport(row),
+    now,
+  );
+}
+
 /** Sets the final status from the counters once no row is left. */
 export async function finishImport(app: AppContext, importId: number): Promise<void> {
   const now = app.clock.now();
-  await app.db.raw(
-    `update bulk_imports
-        set status = case when success_count = 0 then 'failed'
-                          when failed_count + skipped_count = 0 then 'completed'
-                          else 'completed_with_errors' end,
-            error_message = case when success_count = 0 then 'No row could be created; see the error report.' else null end,
-            completed_at = ?, updated_at = ?
-      where id = ? and status in ('queued', 'processing')
-        and not exists (select 1 from bulk_import_rows where import_id = ? and status in ('pending', 'invalid'))`,
-    [now, now, importId, importId],
-  );
+  await app.db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: ImportRow[] }>(
+      `update bulk_imports
+          set status = case when success_count = 0 then 'failed'
+                            when failed_count + skipped_count = 0 then 'completed'
+                            else 'completed_with_errors' end,
+              error_message = case when success_count = 0 then 'No row could be created; see the error report.' else null end,
+              completed_at = ?, updated_at = ?
+        where id = ? and status in ('queued', 'processing')
+          and not exists (select 1 from bulk_import_rows where import_id = ? and status in ('pending', 'invalid'))
+        returning *`,
+      [now, now, importId, importId],
+    );
+    for (const row of rows) await emitFinished(trx, row, now);
+  });
 }
 
 export async function executeImport(app: AppContext, importId: number, batchSize = BATCH_SIZE): Promise<void> {
@@ -355,9 +371,12 @@ export async function executeImport(app: AppContext, importId: number, batchSize
 /** After the last attempt: the import is failed with the reason; rows already created stay. */
 export async function failImport(app: AppContext, importId: number, message: string): Promise<void> {
   const now = app.clock.now();
-  await app
-    .db('bulk_imports')
-    .where({ id: importId })
-    .whereIn('status', ['queued', 'processing'])
-    .update({ status: 'failed', error_message: message.slice(0, 1000), completed_at: now, updated_at: now });
+  await app.db.transaction(async (trx) => {
+    const rows = await trx('bulk_imports')
+      .where({ id: importId })
+      .whereIn('status', ['queued', 'processing'])
+      .update({ status: 'failed', error_message: message.slice(0, 1000), completed_at: now, updated_at: now })
+      .returning<ImportRow[]>('*');
+    for (const row of rows) await emitFinished(trx, row, now);
+  });
 }

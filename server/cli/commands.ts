@@ -13,7 +13,7 @@ import { checkDomainHost, listAllDomains } from '../domains/operator.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
-import { topUp } from '../wallet/service.js';
+import { setLowBalanceThreshold, topUp } from '../wallet/service.js';
 
 export class UsageError extends Error {}
 
@@ -184,6 +184,32 @@ export const COMMANDS: Record<string, CliCommand> = {
         organization: org.ulid,
         credited: formatMinor(minor, org.currency),
         balance: formatMinor(balanceMinor, org.currency),
+        currency: org.currency,
+      };
+    },
+  },
+  'wallet threshold': {
+    usage: 'qrctl wallet threshold --org ULID|SLUG --amount 5.00|none [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      amount: {
+        type: 'string',
+        required: true,
+        help: 'Balance below which a wallet.low_balance webhook event is sent; none removes it.',
+      },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const given = String(a.amount);
+      const minor = given === 'none' ? null : parseAmount(given, org.currency);
+      if (minor === null && given !== 'none') {
+        throw new UsageError(`--amount must be a decimal with at most the decimals of ${org.currency}, or none`);
+      }
+      await setLowBalanceThreshold(app, org, minor);
+      return {
+        organization: org.ulid,
+        low_balance_threshold: minor === null ? null : formatMinor(minor, org.currency),
         currency: org.currency,
       };
     },

@@ -14,6 +14,7 @@
 import type { Knex } from 'knex';
 import type { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
+import { emitEvent } from '../webhooks/events.js';
 import { queueCertificate, type CertificatePayload } from './certificate-jobs.js';
 import { saveCertificate, type IssuedCertificate } from './certificate-store.js';
 import type { DomainRow } from './domain-row.js';
@@ -38,6 +39,19 @@ function recorded(app: AppContext, transition: DomainTransition, row: DomainRow,
     { domain_id: row.id, org_id: row.org_id, host: row.host, from: row.status, transition, ...extra },
     `domain ${transition}`,
   );
+}
+
+/** The data of the domain.* webhook events: the domain after the transition. */
+export function domainEventData(row: DomainRow) {
+  return {
+    ulid: row.ulid,
+    host: row.host,
+    status: row.status,
+    ssl_status: row.ssl_status,
+    verified_at: row.verified_at?.toISOString() ?? null,
+    ssl_expires_at: row.ssl_expires_at?.toISOString() ?? null,
+    ssl_error: row.ssl_error,
+  };
 }
 
 /** The live rows of a host, locked in id order (so two verifications of one host take turns). */
@@ -100,6 +114,7 @@ export async function claimVerified(
     })
     .returning<DomainRow[]>('*');
   recorded(app, 'verified', row);
+  await emitEvent(trx, updated.org_id!, 'domain.verified', domainEventData(updated), now);
   return updated;
 }
 
@@ -134,10 +149,12 @@ export async function domainUnverified(
   now: Date,
   reason: string,
 ): Promise<void> {
-  await trx('domains')
+  const [updated] = await trx('domains')
     .where({ id: row.id, status: 'active' })
-    .update({ status: 'unverified', last_checked_at: now, last_check_error: reason, updated_at: now });
+    .update({ status: 'unverified', last_checked_at: now, last_check_error: reason, updated_at: now })
+    .returning<DomainRow[]>('*');
   recorded(app, 'unverified', row, { txt_missing_since: row.txt_missing_since });
+  if (updated) await emitEvent(trx, updated.org_id!, 'domain.unverified', domainEventData(updated), now);
 }
 
 /** The certificate job takes a domain (ssl_status issuing); null when it no longer wants one. */
@@ -167,13 +184,17 @@ export async function certificateIssued(
   await app.db.transaction(async (trx) => {
     await saveCertificate(trx, sealer, row.id, cert);
     // This update is what tells every process's TLS cache to drop the old certificate.
-    await trx('domains').where({ id: row.id }).update({
-      ssl_status: 'active',
-      ssl_expires_at: cert.notAfter,
-      ssl_error: null,
-      ssl_failures: 0,
-      updated_at: now,
-    });
+    const [updated] = await trx('domains')
+      .where({ id: row.id })
+      .update({
+        ssl_status: 'active',
+        ssl_expires_at: cert.notAfter,
+        ssl_error: null,
+        ssl_failures: 0,
+        updated_at: now,
+      })
+      .returning<DomainRow[]>('*');
+    await emitEvent(trx, updated.org_id!, 'domain.certificate_issued', domainEventData(updated), now);
   });
   recorded(app, 'certificate_issued', row, { not_after: cert.notAfter });
 }
@@ -190,10 +211,15 @@ export async function certificateFailed(
   retryAt: Date,
 ): Promise<void> {
   await app.db.transaction(async (trx) => {
-    await trx('domains')
+    const [updated] = await trx('domains')
       .where({ id: row.id })
-      .update({ ssl_status: 'failed', ssl_error: reason, ssl_failures: row.ssl_failures + 1, updated_at: now });
+      .update({ ssl_status: 'failed', ssl_error: reason, ssl_failures: row.ssl_failures + 1, updated_at: now })
+      .returning<DomainRow[]>('*');
     await queueCertificate(trx, { org_id: row.org_id!, domain_id: row.id, reason: 'retry' }, retryAt);
+    // Announced once per run of failures, not at every retry.
+    if (row.ssl_failures === 0) {
+      await emitEvent(trx, updated.org_id!, 'domain.certificate_failed', domainEventData(updated), now);
+    }
   });
   app.metrics.domainTransitions.inc({ transition: 'certificate_failed' });
   app.log.warn(

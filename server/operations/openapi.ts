@@ -17,6 +17,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'QR codes': 'Dynamic QR codes and their redirect configuration.',
   'Bulk import': 'Two-phase bulk creation of QR codes: stage, review, confirm.',
   'QR styles': 'Reusable style presets for the QR designer and render pipeline.',
+  Webhooks: 'Signed event deliveries (Standard Webhooks) to the organization’s endpoints, with a delivery log.',
 };
 
 const STATUS_TEXT: Record<number, string> = {

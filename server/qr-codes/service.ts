@@ -28,6 +28,7 @@ import {
 import { createCodeBody, type CodeStatus, type CodeWrite } from './schema.js';
 import { addError, checkDates, checkDateValue, checkDestination, slugProblem, withNormalisedUrls } from './validate.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
+import { emitEvent, emitEvents } from '../webhooks/events.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -389,7 +390,9 @@ export async function createCodeRows(
       rows.map((r) => r.ulid),
     );
     const byUlid = new Map(created.map((c) => [c.ulid, c]));
-    return rows.map((r) => byUlid.get(r.ulid)!);
+    const out = rows.map((r) => byUlid.get(r.ulid)!);
+    await emitEvents(trx, org.id, 'code.created', out.map(renderCode), app.clock.now());
+    return out;
   });
 }
 
@@ -457,7 +460,8 @@ export async function updateCode(
     if (slug && (await takenSlugs(trx, org, [slug.toLowerCase()], current.id)).size)
       addError(errors, 'slug', 'The slug has already been taken.');
     if (Object.keys(errors).length) throw ApiError.validation(errors);
-    const set: CodeUpdate = { updated_at: app.clock.now() };
+    const now = app.clock.now();
+    const set: CodeUpdate = { updated_at: now };
     if (patch.name !== undefined) set.name = patch.name;
     if (slug !== undefined) set.slug = slug;
     if (urls.destination !== undefined) set.destination = JSON.stringify(urls.destination);
@@ -485,7 +489,9 @@ export async function updateCode(
       if (sqlState(err) === UNIQUE_VIOLATION) throw ApiError.field('slug', 'The slug has already been taken.');
       throw err;
     }
-    return renderCode((await findCode(trx, org, codeUlid))!);
+    const updated = renderCode((await findCode(trx, org, codeUlid))!);
+    await emitEvent(trx, org.id, 'code.updated', updated, now);
+    return updated;
   });
 }
 
@@ -542,13 +548,15 @@ export async function updateCodesStatus(
       status,
       app.clock.now(),
     );
-    return (
+    const updated = (
       await findCodes(
         trx,
         org,
         rows.map((r) => r.ulid),
       )
     ).map(renderCode);
+    await emitEvents(trx, org.id, 'code.updated', updated, app.clock.now());
+    return updated;
   });
 }
 
@@ -566,6 +574,9 @@ export async function deleteCode(
 ): Promise<void> {
   await inTransaction(app, opts.trx, async (trx) => {
     const row = await findCode(trx, org, codeUlid);
-    if (!row || !(await softDeleteCode(trx, org, row.id, app.clock.now()))) throw ApiError.notFound('QR code');
+    const now = app.clock.now();
+    if (!row || !(await softDeleteCode(trx, org, row.id, now))) throw ApiError.notFound('QR code');
+    // The code as it was when deleted.
+    await emitEvent(trx, org.id, 'code.deleted', renderCode(row), now);
   });
 }

@@ -115,7 +115,11 @@ export async function topUp(
   });
 }
 
-/** The low-balance threshold (dashboard wallet page): minor units, or null for none. */
+/**
+ * The low-balance threshold (dashboard wallet page, qrctl wallet threshold): minor units, or null for
+ * none. API usage debits that take the balance below it announce wallet.low_balance (the admission
+ * function, sql/0015_admission_events.sql).
+ */
 export async function setLowBalanceThreshold(app: AppContext, org: OrgRecord, thresholdMinor: number | null) {
   const n = await app
     .db('wallets')

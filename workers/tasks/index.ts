@@ -5,6 +5,9 @@ import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { webhookDeliver } from './webhook-deliver.js';
+import { webhookLogPrune } from './webhook-log-prune.js';
+import { webhookSweep } from './webhook-sweep.js';
 
 export type TaskFactory = (app: AppContext) => Task;
 
@@ -13,10 +16,18 @@ export const taskFactories: Record<string, TaskFactory> = {
   'domain-certificate': domainCertificate,
   'domain-maintenance': domainMaintenance,
   'idempotency-keys-prune': idempotencyKeysPrune,
+  'webhook-deliver': webhookDeliver,
+  'webhook-log-prune': webhookLogPrune,
+  'webhook-sweep': webhookSweep,
 };
 
 /**
  * Recurring jobs, in graphile-worker's crontab format (one line per schedule, UTC). domain-maintenance
  * runs daily at 03:17; `fill=1d` runs a missed one when the worker comes back within a day.
  */
-export const crontab = ['0 * * * * idempotency-keys-prune', '17 3 * * * domain-maintenance ?fill=1d'].join('\n');
+export const crontab = [
+  '0 * * * * idempotency-keys-prune',
+  '17 3 * * * domain-maintenance ?fill=1d',
+  '* * * * * webhook-sweep',
+  '30 3 * * * webhook-log-prune',
+].join('\n');
