@@ -2,8 +2,9 @@
 -- and event, and the log of its attempts.
 --
 -- An event is written by webhook_emit in the transaction of the change that causes it, together
--- with a delivery for every enabled endpoint that wants it and a graphile-worker job per delivery:
--- a change that rolls back leaves no event, one that commits loses none.
+-- with a delivery for every enabled endpoint that wants it and the graphile-worker job of each such
+-- endpoint (one job per endpoint, job key webhook:<id>, drains its due deliveries): a change that
+-- rolls back leaves no event, one that commits loses none.
 
 -- A ULID (Crockford base32: 48-bit millisecond time, 80 random bits) for rows made in SQL.
 create function new_ulid(p_at timestamptz) returns text
@@ -70,6 +71,8 @@ create table webhook_deliveries (
   next_attempt_at timestamptz,
   -- An attempt in flight holds the delivery until then; past it, the sweep queues it again.
   lease_until timestamptz,
+  -- The next attempt was asked for by a redelivery: a single attempt, no retries.
+  manual boolean not null default false,
   last_attempt_at timestamptz,
   response_status integer,
   latency_ms integer,
@@ -93,37 +96,41 @@ create table webhook_delivery_attempts (
 );
 create index webhook_delivery_attempts_delivery on webhook_delivery_attempts (delivery_id, id);
 
--- Writes one event of an organization with a delivery (and its job) for every enabled endpoint
--- that lists the type, or for every enabled endpoint when p_to_all (notices such as
--- webhook.disabled). Nothing is written when no endpoint wants it. Returns the deliveries made.
+-- Writes events of one type of an organization (p_data: a JSON array, one element per event) with a
+-- delivery for every enabled endpoint that lists the type, or for every enabled endpoint when
+-- p_to_all (notices such as webhook.disabled), and queues each such endpoint's job once. Nothing is
+-- written when no endpoint wants them. Returns the deliveries made.
 create function webhook_emit(p_org bigint, p_type text, p_data json, p_at timestamptz, p_to_all boolean default false)
 returns integer
 language plpgsql as $$
 declare
-  v_event bigint;
+  v_endpoints bigint[];
   v_deliveries integer;
 begin
-  if not exists (
-    select 1 from webhook_endpoints
-     where org_id = p_org and enabled and (p_to_all or p_type = any (events))
-  ) then
+  select array_agg(id order by id) into v_endpoints
+    from webhook_endpoints
+   where org_id = p_org and enabled and (p_to_all or p_type = any (events));
+  if v_endpoints is null then
     return 0;
   end if;
-  insert into webhook_events (ulid, org_id, type, data, created_at)
-  values (new_ulid(p_at), p_org, p_type, p_data, p_at)
-  returning id into v_event;
-  with d as (
-    insert into webhook_deliveries (ulid, org_id, endpoint_id, event_id, status, next_attempt_at, created_at)
-    select new_ulid(p_at), p_org, e.id, v_event, 'pending', p_at, p_at
-      from webhook_endpoints e
-     where e.org_id = p_org and e.enabled and (p_to_all or p_type = any (e.events))
+  with ev as (
+    insert into webhook_events (ulid, org_id, type, data, created_at)
+    select new_ulid(p_at), p_org, p_type, x.value, p_at
+      from json_array_elements(p_data) with ordinality as x(value, n)
+     order by x.n
     returning id
+  ), d as (
+    insert into webhook_deliveries (ulid, org_id, endpoint_id, event_id, status, next_attempt_at, created_at)
+    select new_ulid(p_at), p_org, e.id, ev.id, 'pending', p_at, p_at
+      from ev cross join unnest(v_endpoints) as e(id)
+     order by ev.id, e.id
+    returning 1
   )
-  select count(graphile_worker.add_job(
-           'webhook-deliver', json_build_object('delivery_id', d.id),
-           job_key => 'webhook-delivery:' || d.id, max_attempts => 5))
-    into v_deliveries
-    from d;
+  select count(*) into v_deliveries from d;
+  perform graphile_worker.add_job(
+            'webhook-deliver', json_build_object('webhook_id', e.id),
+            job_key => 'webhook:' || e.id, max_attempts => 5)
+     from unnest(v_endpoints) as e(id);
   return v_deliveries;
 end;
 $$;

@@ -88,17 +88,17 @@ begin
         on conflict (org_id, usage_minute) where usage_minute is not null do update
           set amount_minor = t.amount_minor - v_paid, balance_after_minor = excluded.balance_after_minor, updated_at = p_now;
         if v_threshold is not null and v_balance_before >= v_threshold and v_balance < v_threshold then
-          perform webhook_emit(p_org, 'wallet.low_balance', json_build_object(
+          perform webhook_emit(p_org, 'wallet.low_balance', json_build_array(json_build_object(
             'currency', (select currency from organizations where id = p_org),
-            'balance_minor', v_balance, 'low_balance_threshold_minor', v_threshold), p_now);
+            'balance_minor', v_balance, 'low_balance_threshold_minor', v_threshold)), p_now);
         end if;
       end if;
     end if;
     update api_usage_months set calls = calls + v_free + v_paid where org_id = p_org and month = v_month
     returning calls into v_calls;
     if p_included > 0 and v_calls_before < p_included and v_calls >= p_included then
-      perform webhook_emit(p_org, 'usage.included_calls_exhausted', json_build_object(
-        'month', to_char(v_month, 'YYYY-MM'), 'calls_included_month', p_included, 'calls_used_month', v_calls), p_now);
+      perform webhook_emit(p_org, 'usage.included_calls_exhausted', json_build_array(json_build_object(
+        'month', to_char(v_month, 'YYYY-MM'), 'calls_included_month', p_included, 'calls_used_month', v_calls)), p_now);
     end if;
   else
     select calls into v_calls from api_usage_months where org_id = p_org and month = v_month;

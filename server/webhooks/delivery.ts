@@ -1,36 +1,46 @@
-// Delivery of webhook events, one attempt per graphile-worker job (workers/tasks/webhook-deliver.ts).
+// Delivery of webhook events. Each endpoint has one graphile-worker job at a time (job key
+// webhook:<id>, workers/tasks/webhook-deliver.ts) that drains the endpoint's due deliveries: it
+// leases a batch (lease_until, so two jobs never send one delivery at once), POSTs them a few at a
+// time, records the outcomes in a few statements, and finally queues itself for the next retry
+// due. One job per endpoint keeps the per-delivery cost in Postgres low and never floods one
+// receiver with more than PARALLEL requests.
 //
-// An attempt first leases its delivery (lease_until), so two jobs never send it at once, then POSTs
-// the signed body and records the outcome in one transaction with the job of the next attempt.
 // Retries follow RETRY_SCHEDULE_S: three within the first minute, then growing to a day, about 75
 // hours in all. An endpoint whose attempts have all failed for 3 days, or that answers 410 Gone, is
 // disabled and every other enabled endpoint of the organization gets a webhook.disabled event.
-// A worker killed mid-attempt loses nothing: once the lease is over the sweep (every minute) queues
-// the delivery again, and the receiver sees the same webhook-id (at-least-once delivery).
+// A worker killed mid-attempt loses nothing: once the lease is over the endpoint's next job, or
+// the sweep (every minute), sends the delivery again and the receiver sees the same webhook-id
+// (at-least-once delivery).
+import type http from 'node:http';
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { emitEvent, eventBody, messageId } from './events.js';
-import { enqueueDelivery } from './service.js';
+import { enqueueEndpoint } from './service.js';
 import { openSecret, signedHeaders } from './signing.js';
-import { postOnce, TargetPolicy, type PostOutcome } from './target.js';
+import { endpointAgent, postOnce, TargetPolicy, type PostOutcome } from './target.js';
 
 /** Seconds to wait after failed attempt n (index n - 1); after the last one the delivery fails. */
 export const RETRY_SCHEDULE_S = [5, 15, 30, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 86_400];
 /** An endpoint failing for this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3600_000;
+/** Deliveries leased at once, and requests in flight to one endpoint. */
+export const DRAIN_BATCH = 50;
+export const PARALLEL = 8;
+/** A drain hands its worker back after this long (the endpoint's next job goes on). */
+const DRAIN_BUDGET_MS = 30_000;
 /** A lease outlives the attempt's timeout by this much. */
 const LEASE_MARGIN_MS = 30_000;
-/** A due delivery without a running attempt for this long is queued again by the sweep. */
+/** A due delivery with no attempt in flight for this long is queued again by the sweep. */
 export const SWEEP_AFTER_MS = 2 * 60_000;
-export const SWEEP_BATCH = 500;
 
-export type AttemptResult = 'succeeded' | 'retrying' | 'failed' | 'skipped';
+export type AttemptResult = 'succeeded' | 'retrying' | 'failed';
 
-interface LeasedDelivery {
+interface Leased {
   id: number;
   org_id: number;
   endpoint_id: number;
   attempts: number;
+  manual: boolean;
   url: string;
   endpoint_ulid: string;
   enabled: boolean;
@@ -44,6 +54,12 @@ interface LeasedDelivery {
   event_created_at: Date;
 }
 
+interface Attempted {
+  d: Leased;
+  at: Date;
+  outcome: PostOutcome;
+}
+
 /** Delay before the attempt after failed attempt `n` (1-based), or null when none is left. */
 export function retryDelayMs(n: number, retryAfterS: number | null, random = Math.random): number | null {
   const base = RETRY_SCHEDULE_S[n - 1];
@@ -55,135 +71,193 @@ export function retryDelayMs(n: number, retryAfterS: number | null, random = Mat
   return Math.round(Math.max(jittered, wanted) * 1000);
 }
 
-async function lease(app: AppContext, deliveryId: number, now: Date): Promise<LeasedDelivery | undefined> {
-  const { rows } = await app.db.raw<{ rows: LeasedDelivery[] }>(
-    `with d as (
-       update webhook_deliveries set lease_until = ?
-        where id = ? and status = 'pending' and (lease_until is null or lease_until < ?)
-       returning *)
-     select d.id, d.org_id, d.endpoint_id, d.attempts, w.url, w.ulid as endpoint_ulid, w.enabled, w.secret_enc,
-            w.previous_secret_enc, w.previous_secret_expires_at, w.failing_since,
+/** Leases up to `n` due deliveries of the endpoint, oldest first, with what sending them needs. */
+async function leaseDue(app: AppContext, endpointId: number, now: Date, n: number): Promise<Leased[]> {
+  const { rows } = await app.db.raw<{ rows: Leased[] }>(
+    `with due as (
+       select id from webhook_deliveries
+        where endpoint_id = ? and status = 'pending' and next_attempt_at <= ?
+          and (lease_until is null or lease_until < ?)
+        order by next_attempt_at, id
+        limit ?
+        for update skip locked),
+     d as (
+       update webhook_deliveries w set lease_until = ? from due where w.id = due.id returning w.*)
+     select d.id, d.org_id, d.endpoint_id, d.attempts, d.manual, w.url, w.ulid as endpoint_ulid, w.enabled,
+            w.secret_enc, w.previous_secret_enc, w.previous_secret_expires_at, w.failing_since,
             e.ulid as event_ulid, e.type, e.data, e.created_at as event_created_at
        from d
        join webhook_endpoints w on w.id = d.endpoint_id
-       join webhook_events e on e.id = d.event_id`,
-    [new Date(now.getTime() + app.config.webhookTimeoutMs + LEASE_MARGIN_MS), deliveryId, now],
+       join webhook_events e on e.id = d.event_id
+      order by d.next_attempt_at, d.id`,
+    [endpointId, now, now, n, new Date(now.getTime() + app.config.webhookTimeoutMs + LEASE_MARGIN_MS)],
   );
-  return rows[0];
+  return rows;
+}
+
+/** Runs `fn` over the items, at most `limit` at a time, keeping their order in the results. */
+async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
 }
 
 /**
- * One attempt of a delivery. `manual` (a redelivery) is a single attempt: when it fails the
- * delivery is failed, with no retries. Returns what became of the delivery.
+ * Sends the endpoint's due deliveries and records what became of each; then queues the endpoint's
+ * job for its next due retry. Returns the outcome of every delivery attempted, by delivery id.
  */
-export async function attemptDelivery(
-  app: AppContext,
-  deliveryId: number,
-  opts: { manual?: boolean } = {},
-): Promise<AttemptResult> {
-  const d = await lease(app, deliveryId, app.clock.now());
-  if (!d) return 'skipped';
-  if (!d.enabled) {
-    await app
-      .db('webhook_deliveries')
-      .where({ id: d.id })
-      .update({ status: 'failed', lease_until: null, next_attempt_at: null, error: 'The endpoint is disabled.' });
-    return 'failed';
+export async function drainEndpoint(app: AppContext, endpointId: number): Promise<Map<number, AttemptResult>> {
+  const results = new Map<number, AttemptResult>();
+  const started = Date.now();
+  const policy = new TargetPolicy(app.config.webhookAllowedTargets);
+  // Connections are kept for the drain, per URL (a change of URL mid-drain gets new ones).
+  const agents = new Map<string, http.Agent>();
+  try {
+    for (;;) {
+      const batch = await leaseDue(app, endpointId, app.clock.now(), DRAIN_BATCH);
+      if (!batch.length) break;
+      const first = batch[0];
+      if (!first.enabled) {
+        await app
+          .db('webhook_deliveries')
+          .whereIn(
+            'id',
+            batch.map((d) => d.id),
+          )
+          .update({ status: 'failed', lease_until: null, next_attempt_at: null, error: 'The endpoint is disabled.' });
+        for (const d of batch) results.set(d.id, 'failed');
+        break;
+      }
+      const sentAt = app.clock.now();
+      const secrets = [openSecret(app.secretKey, first.secret_enc)];
+      if (first.previous_secret_enc && first.previous_secret_expires_at && first.previous_secret_expires_at > sentAt) {
+        secrets.push(openSecret(app.secretKey, first.previous_secret_enc));
+      }
+      const url = new URL(first.url);
+      let agent = agents.get(first.url);
+      if (!agent) agents.set(first.url, (agent = endpointAgent(url, PARALLEL)));
+      const attempted = await inParallel(batch, PARALLEL, async (d): Promise<Attempted> => {
+        const at = app.clock.now();
+        const body = eventBody({ type: d.type, data: d.data, created_at: d.event_created_at });
+        const headers = signedHeaders(secrets, messageId(d.event_ulid), at, body);
+        const outcome = await postOnce(url, body, headers, {
+          policy,
+          timeoutMs: app.config.webhookTimeoutMs,
+          agent,
+        });
+        return { d, at, outcome };
+      });
+      const ok = attempted.filter((a) => a.outcome.error === null);
+      const failed = attempted.filter((a) => a.outcome.error !== null);
+      app.metrics.webhookDeliveries.inc({ outcome: 'succeeded' }, ok.length);
+      app.metrics.webhookDeliveries.inc({ outcome: 'failed' }, failed.length);
+      let disabled = false;
+      if (failed.length) {
+        disabled = await app.db.transaction((trx) => recordFailures(app, trx, failed, ok.length > 0, results));
+      }
+      if (ok.length) await recordSuccesses(app, ok, results);
+      if (disabled || Date.now() - started > DRAIN_BUDGET_MS) break;
+    }
+  } finally {
+    for (const a of agents.values()) a.destroy();
   }
-  const sentAt = app.clock.now();
-  const secrets = [openSecret(app.secretKey, d.secret_enc)];
-  if (d.previous_secret_enc && d.previous_secret_expires_at && d.previous_secret_expires_at > sentAt) {
-    secrets.push(openSecret(app.secretKey, d.previous_secret_enc));
-  }
-  const body = eventBody({ type: d.type, data: d.data, created_at: d.event_created_at });
-  const outcome = await postOnce(new URL(d.url), body, signedHeaders(secrets, messageId(d.event_ulid), sentAt, body), {
-    policy: new TargetPolicy(app.config.webhookAllowedTargets),
-    timeoutMs: app.config.webhookTimeoutMs,
-  });
-  app.metrics.webhookDeliveries.inc({ outcome: outcome.error === null ? 'succeeded' : 'failed' });
-  if (outcome.error === null) {
-    await recordSuccess(app, d, outcome, sentAt, opts.manual ?? false);
-    return 'succeeded';
-  }
-  return app.db.transaction((trx) => recordFailure(app, trx, d, outcome, sentAt, opts.manual ?? false));
+  await scheduleNext(app, endpointId);
+  return results;
 }
 
-/** One statement: the attempt, the delivery done, the endpoint healthy again. */
-async function recordSuccess(app: AppContext, d: LeasedDelivery, o: PostOutcome, at: Date, manual: boolean) {
+/** One statement: every attempt, every delivery done, the endpoint healthy again. */
+async function recordSuccesses(app: AppContext, ok: Attempted[], results: Map<number, AttemptResult>) {
   await app.db.raw(
-    `with a as (
+    `with v as (
+       select * from unnest(?::bigint[], ?::int[], ?::boolean[], ?::timestamptz[], ?::int[], ?::int[])
+         as v(id, attempt, manual, at, status, latency)),
+     a as (
        insert into webhook_delivery_attempts (delivery_id, attempt, manual, attempted_at, response_status, latency_ms)
-       values (?, ?, ?, ?, ?, ?)),
+       select id, attempt, manual, at, status, latency from v),
      d as (
-       update webhook_deliveries
-          set status = 'succeeded', attempts = ?, last_attempt_at = ?, response_status = ?, latency_ms = ?,
-              error = null, delivered_at = ?, next_attempt_at = null, lease_until = null
-        where id = ?)
+       update webhook_deliveries w
+          set status = 'succeeded', attempts = v.attempt, last_attempt_at = v.at, response_status = v.status,
+              latency_ms = v.latency, error = null, delivered_at = v.at + make_interval(secs => v.latency / 1000.0),
+              next_attempt_at = null,
+              lease_until = null, manual = false
+         from v where w.id = v.id)
      update webhook_endpoints set failing_since = null where id = ? and failing_since is not null`,
     [
-      d.id,
-      d.attempts + 1,
-      manual,
-      at,
-      o.status,
-      o.latencyMs,
-      d.attempts + 1,
-      at,
-      o.status,
-      o.latencyMs,
-      at,
-      d.id,
-      d.endpoint_id,
+      ok.map((a) => a.d.id),
+      ok.map((a) => a.d.attempts + 1),
+      ok.map((a) => a.d.manual),
+      ok.map((a) => a.at),
+      ok.map((a) => a.outcome.status ?? 0),
+      ok.map((a) => a.outcome.latencyMs),
+      ok[0].d.endpoint_id,
     ],
   );
+  for (const a of ok) results.set(a.d.id, 'succeeded');
 }
 
-async function recordFailure(
+/**
+ * The failed attempts of a batch: each delivery retries on the schedule (a redelivery does not),
+ * the endpoint's failure clock starts, and past 3 days of failures (unless something in the same
+ * batch succeeded) or at a 410 the endpoint is disabled. Returns whether it was.
+ */
+async function recordFailures(
   app: AppContext,
   trx: Knex.Transaction,
-  d: LeasedDelivery,
-  o: PostOutcome,
-  at: Date,
-  manual: boolean,
-): Promise<AttemptResult> {
-  const n = d.attempts + 1;
-  await trx('webhook_delivery_attempts').insert({
-    delivery_id: d.id,
-    attempt: n,
-    manual,
-    attempted_at: at,
-    response_status: o.status,
-    latency_ms: o.latencyMs,
-    error: o.error,
-  });
-  const failingSince = d.failing_since ?? at;
-  const gone = o.status === 410;
-  const disable = gone || at.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS;
-  const delay = manual || disable ? null : retryDelayMs(n, o.retryAfter);
-  const next = delay === null ? null : new Date(at.getTime() + delay);
-  await trx('webhook_deliveries')
-    .where({ id: d.id })
-    .update({
-      status: next ? 'pending' : 'failed',
-      attempts: n,
-      last_attempt_at: at,
+  failed: Attempted[],
+  someSucceeded: boolean,
+  results: Map<number, AttemptResult>,
+): Promise<boolean> {
+  const first = failed[0];
+  const failingSince = first.d.failing_since ?? first.at;
+  const gone = failed.some((a) => a.outcome.status === 410);
+  const disable = gone || (!someSucceeded && first.at.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS);
+  for (const { d, at, outcome: o } of failed) {
+    const n = d.attempts + 1;
+    await trx('webhook_delivery_attempts').insert({
+      delivery_id: d.id,
+      attempt: n,
+      manual: d.manual,
+      attempted_at: at,
       response_status: o.status,
       latency_ms: o.latencyMs,
       error: o.error,
-      next_attempt_at: next,
-      lease_until: null,
     });
-  if (next) await enqueueDelivery(trx, d.id, { runAt: next });
-  if (disable) await disableEndpoint(app, trx, d, gone ? 'gone' : 'failing', failingSince, at);
-  else if (!d.failing_since) await trx('webhook_endpoints').where({ id: d.endpoint_id }).update({ failing_since: at });
-  return next ? 'retrying' : 'failed';
+    const delay = d.manual || disable ? null : retryDelayMs(n, o.retryAfter);
+    await trx('webhook_deliveries')
+      .where({ id: d.id })
+      .update({
+        status: delay === null ? 'failed' : 'pending',
+        attempts: n,
+        last_attempt_at: at,
+        response_status: o.status,
+        latency_ms: o.latencyMs,
+        error: o.error,
+        next_attempt_at: delay === null ? null : new Date(at.getTime() + delay),
+        lease_until: null,
+        manual: false,
+      });
+    results.set(d.id, delay === null ? 'failed' : 'retrying');
+  }
+  if (disable) {
+    await disableEndpoint(app, trx, first.d, gone ? 'gone' : 'failing', failingSince, first.at);
+  } else if (!first.d.failing_since) {
+    await trx('webhook_endpoints').where({ id: first.d.endpoint_id }).update({ failing_since: failingSince });
+  }
+  return disable;
 }
 
 /** Disables the endpoint, fails its waiting deliveries and tells the organization's other endpoints. */
 async function disableEndpoint(
   app: AppContext,
   trx: Knex.Transaction,
-  d: LeasedDelivery,
+  d: Leased,
   reason: 'failing' | 'gone',
   failingSince: Date,
   at: Date,
@@ -210,22 +284,34 @@ async function disableEndpoint(
   );
 }
 
+/** Queues the endpoint's job for its earliest pending delivery (after any lease in flight). */
+async function scheduleNext(app: AppContext, endpointId: number): Promise<void> {
+  const row = await app
+    .db('webhook_deliveries')
+    .where({ endpoint_id: endpointId, status: 'pending' })
+    .first<{ next: Date | null }>(
+      app.db.raw('min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) as next'),
+    );
+  if (!row?.next) return;
+  const now = app.clock.now();
+  await enqueueEndpoint(app.db, endpointId, row.next > now ? row.next : undefined);
+}
+
 /**
- * Queues again every due delivery that has no attempt in flight and should have been tried a while
- * ago: its job was lost with a killed worker (whose lock graphile-worker keeps for hours).
+ * Queues again every endpoint with a due delivery that should have been tried a while ago and has
+ * no attempt in flight: its job was lost with a killed worker (whose lock graphile-worker keeps for
+ * hours). Returns how many endpoints.
  */
 export async function sweepDeliveries(app: AppContext, now = app.clock.now()): Promise<number> {
-  return app.db.transaction(async (trx) => {
-    const due = await trx('webhook_deliveries')
-      .where({ status: 'pending' })
-      .where('next_attempt_at', '<=', new Date(now.getTime() - SWEEP_AFTER_MS))
-      .where((q) => q.whereNull('lease_until').orWhere('lease_until', '<', now))
-      .orderBy('next_attempt_at')
-      .limit(SWEEP_BATCH)
-      .pluck('id');
-    for (const id of due) await enqueueDelivery(trx, id);
-    return due.length;
-  });
+  const endpoints = await app
+    .db('webhook_deliveries')
+    .where({ status: 'pending' })
+    .where('next_attempt_at', '<=', new Date(now.getTime() - SWEEP_AFTER_MS))
+    .where((q) => q.whereNull('lease_until').orWhere('lease_until', '<', now))
+    .distinct()
+    .pluck('endpoint_id');
+  for (const id of endpoints) await enqueueEndpoint(app.db, id);
+  return endpoints.length;
 }
 
 /** Events (with their deliveries and attempts) older than this are deleted by webhook-log-prune. */

@@ -40,12 +40,12 @@ export async function emitEvents(
   at: Date,
 ): Promise<void> {
   if (!data.length) return;
-  await db.raw('select webhook_emit(?, ?, d.value, ?, ?) from json_array_elements(?::json) as d(value)', [
+  await db.raw('select webhook_emit(?, ?, ?::json, ?, ?)', [
     orgId,
     type,
+    JSON.stringify(data),
     at,
     NOTICE_TYPES.has(type),
-    JSON.stringify(data),
   ]);
 }
 

@@ -299,25 +299,24 @@ export async function redeliver(app: AppContext, org: OrgRecord, webhookUlid: st
   const row = await app.db.transaction(async (trx) => {
     const [updated] = await trx('webhook_deliveries')
       .where({ org_id: org.id, endpoint_id: endpoint.id, ulid: deliveryUlid.toUpperCase() })
-      .update({ status: 'pending', next_attempt_at: now })
+      .update({ status: 'pending', next_attempt_at: now, manual: true })
       .returning<{ id: number }[]>('id');
     if (!updated) throw ApiError.notFound('delivery');
-    await enqueueDelivery(trx, updated.id, { manual: true });
+    await enqueueEndpoint(trx, endpoint.id);
     return (await deliveries(trx, org, endpoint.id).where('d.id', updated.id).first()) as DeliveryRow;
   });
   return (await withAttempts(app.db, [row]))[0];
 }
 
-/** The job of one attempt; its key makes a new request replace a waiting one. */
-export function enqueueDelivery(
-  trx: Db,
-  deliveryId: number,
-  opts: { runAt?: Date; manual?: boolean } = {},
-): Promise<void> {
+/**
+ * The endpoint's job, which drains its due deliveries (server/webhooks/delivery.ts); its key makes
+ * a new request replace a waiting one, so an endpoint has one job at a time.
+ */
+export function enqueueEndpoint(db: Db, endpointId: number, runAt?: Date): Promise<void> {
   return enqueueJob(
-    trx,
+    db,
     DELIVER_TASK,
-    { delivery_id: Number(deliveryId), ...(opts.manual ? { manual: true } : {}) },
-    { jobKey: `webhook-delivery:${deliveryId}`, runAt: opts.runAt, maxAttempts: 5 },
+    { webhook_id: Number(endpointId) },
+    { jobKey: `webhook:${endpointId}`, runAt, maxAttempts: 5 },
   );
 }

@@ -116,6 +116,13 @@ export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<{ a
   return { address: addresses[0].address, family: addresses[0].family === 6 ? 6 : 4 };
 }
 
+/** Keeps connections to one endpoint open across the attempts of a drain (close it with destroy()). */
+export function endpointAgent(url: URL, maxSockets: number): http.Agent {
+  return url.protocol === 'https:'
+    ? new https.Agent({ keepAlive: true, maxSockets })
+    : new http.Agent({ keepAlive: true, maxSockets });
+}
+
 export interface PostOutcome {
   /** The response status, when one came. */
   status: number | null;
@@ -134,7 +141,7 @@ export async function postOnce(
   url: URL,
   body: string,
   headers: Record<string, string>,
-  opts: { policy: TargetPolicy; timeoutMs: number },
+  opts: { policy: TargetPolicy; timeoutMs: number; agent?: http.Agent },
 ): Promise<PostOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -159,7 +166,7 @@ export async function postOnce(
       url,
       {
         method: 'POST',
-        agent: false,
+        agent: opts.agent ?? false,
         signal: deadline,
         headers: {
           'content-type': 'application/json',

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { executeImport } from '../../server/bulk-imports/service.js';
 import { verificationToken } from '../../server/domains/service.js';
 import { setLowBalanceThreshold } from '../../server/wallet/service.js';
-import { attemptDelivery } from '../../server/webhooks/delivery.js';
+import { drainEndpoint } from '../../server/webhooks/delivery.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { fallbackDomain } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
@@ -108,9 +108,9 @@ describe('webhook events of the services', () => {
     await Promise.all(Array.from({ length: 5 }, () => svc.get('/v1/organization', o.token)));
     expect(await events(o, 'wallet.low_balance')).to.have.length(1);
 
-    const [id] = await svc.app.db('webhook_deliveries').where({ event_id: low[0].id }).pluck('id');
+    const [endpointId] = await svc.app.db('webhook_deliveries').where({ event_id: low[0].id }).pluck('endpoint_id');
     receiver.received.length = 0;
-    expect(await attemptDelivery(svc.app, id)).to.equal('succeeded');
+    expect([...(await drainEndpoint(svc.app, endpointId)).values()]).to.deep.equal(['succeeded']);
     const [got] = await receiver.waitFor(1);
     expect(verified(secret, got)).to.deep.include({
       type: 'wallet.low_balance',
