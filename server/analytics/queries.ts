@@ -253,3 +253,29 @@ export async function rawTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<
   );
   return { scans: Number(r?.scans ?? 0), uniques: Number(r?.uniques ?? 0) };
 }
+
+/**
+ * Scans (bots left out) of the given codes of one organization on the given days, from the daily
+ * rollup: one row per code and day that had scans (scan alerts, one query per organization).
+ */
+export async function codeScansOnDays(
+  ch: ClickHouseHandle,
+  orgId: number,
+  codeIds: number[],
+  days: string[],
+): Promise<{ code_id: number; day: string; scans: number }[]> {
+  if (!codeIds.length || !days.length) return [];
+  const sorted = [...days].sort();
+  // Dates come back as YYYY-MM-DD (an alias named day would shadow the column in WHERE).
+  const out = await rows<{ code_id: string; on_day: string; scans: string }>(
+    ch,
+    `SELECT code_id, day AS on_day, sum(scans) AS scans
+       FROM ${ch.database}.scan_daily
+      WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total' AND is_bot = 0
+        AND day >= {from:Date} AND day <= {to:Date} AND has({days:Array(Date)}, day)
+        AND has({codes:Array(UInt64)}, code_id)
+      GROUP BY code_id, day`,
+    { org: orgId, from: sorted[0], to: sorted[sorted.length - 1], days: sorted, codes: codeIds },
+  );
+  return out.map((r) => ({ code_id: Number(r.code_id), day: r.on_day, scans: Number(r.scans) }));
+}

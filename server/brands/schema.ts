@@ -48,6 +48,13 @@ const fields: Record<string, JsonSchema> = {
   brand_kit: { type: 'object', description: 'Free-form object; replaces the stored one.' },
   settings: {
     type: 'object',
+    properties: {
+      scan_alerts: {
+        type: 'boolean',
+        description:
+          'true: scan anomaly webhook events for the brand’s codes (a code’s own settings.scan_alerts wins).',
+      },
+    },
     description:
       'Free-form object; replaces the stored one. A key named url or ending in _url (at any depth) must ' +
       'hold an http or https URL (or null); it is stored normalised.',

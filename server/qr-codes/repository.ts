@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import type { OrgRecord } from '../auth/principal.js';
 import { likePattern, preparedQuery } from '../stores/postgres.js';
+import type { CodeSettings } from './schema.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -32,6 +33,7 @@ export interface CodeRow {
   prelander_enabled: boolean;
   prelander_seconds: number | null;
   prelander_message: string | null;
+  settings: CodeSettings | null;
   created_at: Date;
   updated_at: Date;
   brand_id: number | null;
@@ -51,7 +53,7 @@ const CODE_SELECT = `
   select c.id, c.ulid, c.org_id, c.name, c.slug, c.type, c.status, c.destination, c.routing, c.schedule,
          c.password_hash is not null as has_password, c.redirects_count, c.redirect_cap, c.date_begin,
          c.expire_at, c.utm_params, c.device_routing, c.language_routing, c.tracking_pixels,
-         c.landing_config, c.prelander_enabled, c.prelander_seconds, c.prelander_message,
+         c.landing_config, c.prelander_enabled, c.prelander_seconds, c.prelander_message, c.settings,
          c.created_at, c.updated_at,
          c.brand_id, b.ulid as brand_ulid, b.name as brand_name,
          c.domain_id, d.ulid as domain_ulid, d.host as domain_host, d.type as domain_type, d.origin as domain_origin,
@@ -242,6 +244,7 @@ export interface NewCodeRow {
   prelander_enabled: boolean;
   prelander_seconds: number | null;
   prelander_message: string | null;
+  settings: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -252,7 +255,7 @@ export interface NewCodeRow {
  */
 export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  // 22 columns per row; stay well under Postgres's 65535 bind parameters.
+  // 23 columns per row; stay well under Postgres's 65535 bind parameters.
   for (let i = 0; i < rows.length; i += 1000) {
     const q = db('qr_codes')
       .insert(rows.slice(i, i + 1000))

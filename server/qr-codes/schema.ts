@@ -192,6 +192,18 @@ const writable = {
   prelander_enabled: { type: 'boolean' },
   prelander_seconds: { type: ['integer', 'null'], minimum: 0, maximum: 60 },
   prelander_message: { type: ['string', 'null'], maxLength: 1000 },
+  settings: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      scan_alerts: {
+        type: 'boolean',
+        description:
+          'true: code.scans_dropped and code.scans_spiked webhook events for this code; false: none even when its brand opts in. Omitted: as its brand says.',
+      },
+    },
+    description: 'Per-code settings; replaces the stored ones.',
+  },
 } satisfies Record<string, JsonSchema>;
 
 export type WritableField = keyof typeof writable;
@@ -276,6 +288,7 @@ export const QrCode: JsonSchema = {
     prelander_enabled: { type: 'boolean' },
     prelander_seconds: { type: ['integer', 'null'] },
     prelander_message: { type: ['string', 'null'] },
+    settings: { type: 'object', properties: { scan_alerts: { type: 'boolean' } } },
     created_at: dateTime,
     updated_at: dateTime,
   },
@@ -302,6 +315,11 @@ export interface CodeWrite {
   prelander_enabled?: boolean;
   prelander_seconds?: number | null;
   prelander_message?: string | null;
+  settings?: CodeSettings;
+}
+
+export interface CodeSettings {
+  scan_alerts?: boolean;
 }
 
 export interface CodeParams {

@@ -25,7 +25,7 @@ import {
   type NewCodeRow,
   type Refs,
 } from './repository.js';
-import { createCodeBody, type CodeStatus, type CodeWrite } from './schema.js';
+import { createCodeBody, type CodeSettings, type CodeStatus, type CodeWrite } from './schema.js';
 import { addError, checkDates, checkDateValue, checkDestination, slugProblem, withNormalisedUrls } from './validate.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
 import { emitEvent, emitEvents } from '../webhooks/events.js';
@@ -62,6 +62,7 @@ export interface QrCodeOut {
   prelander_enabled: boolean;
   prelander_seconds: number | null;
   prelander_message: string | null;
+  settings: CodeSettings;
   created_at: string;
   updated_at: string;
 }
@@ -103,6 +104,7 @@ export function renderCode(r: CodeRow): QrCodeOut {
     prelander_enabled: r.prelander_enabled,
     prelander_seconds: r.prelander_seconds,
     prelander_message: r.prelander_message,
+    settings: r.settings ?? {},
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
@@ -265,6 +267,7 @@ export async function prepareNewCodes(
       prelander_enabled: input.prelander_enabled ?? false,
       prelander_seconds: input.prelander_seconds ?? null,
       prelander_message: input.prelander_message ?? null,
+      settings: JSON.stringify(input.settings ?? {}),
       created_at: now,
       updated_at: now,
     });
@@ -481,6 +484,7 @@ export async function updateCode(
     if (patch.prelander_enabled !== undefined) set.prelander_enabled = patch.prelander_enabled;
     if (patch.prelander_seconds !== undefined) set.prelander_seconds = patch.prelander_seconds;
     if (patch.prelander_message !== undefined) set.prelander_message = patch.prelander_message;
+    if (patch.settings !== undefined) set.settings = JSON.stringify(patch.settings);
     try {
       await trx.transaction(async (sp) => {
         await updateCodeRow(sp, org, current.id, set);

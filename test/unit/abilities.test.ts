@@ -3,7 +3,7 @@ import { ABILITIES, effectiveAbilities, missingForGrant, ROLE_ABILITIES } from '
 import { newSecret, parseBearer } from '../../server/auth/principal.js';
 
 describe('abilities and tokens', () => {
-  it('gives owner and admin every ability, editor all but five, viewer four', () => {
+  it('gives owner and admin every ability, editor all but six, viewer four', () => {
     expect(ROLE_ABILITIES.owner).to.deep.equal(ABILITIES);
     expect(ROLE_ABILITIES.admin).to.deep.equal(ABILITIES);
     expect(ABILITIES.filter((a) => !ROLE_ABILITIES.editor.includes(a))).to.deep.equal([
@@ -12,6 +12,7 @@ describe('abilities and tokens', () => {
       'api.tokens.manage',
       'members.manage',
       'wallet.manage',
+      'webhooks.manage',
     ]);
     expect(ROLE_ABILITIES.viewer).to.deep.equal(['codes.view', 'brands.view', 'domains.view', 'analytics.view']);
   });

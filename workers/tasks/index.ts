@@ -5,6 +5,7 @@ import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { scanAlerts } from './scan-alerts.js';
 import { webhookDeliver } from './webhook-deliver.js';
 import { webhookLogPrune } from './webhook-log-prune.js';
 import { webhookSweep } from './webhook-sweep.js';
@@ -16,6 +17,7 @@ export const taskFactories: Record<string, TaskFactory> = {
   'domain-certificate': domainCertificate,
   'domain-maintenance': domainMaintenance,
   'idempotency-keys-prune': idempotencyKeysPrune,
+  'scan-alerts': scanAlerts,
   'webhook-deliver': webhookDeliver,
   'webhook-log-prune': webhookLogPrune,
   'webhook-sweep': webhookSweep,
@@ -30,4 +32,5 @@ export const crontab = [
   '17 3 * * * domain-maintenance ?fill=1d',
   '* * * * * webhook-sweep',
   '30 3 * * * webhook-log-prune',
+  '15 1 * * * scan-alerts',
 ].join('\n');
