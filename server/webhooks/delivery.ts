@@ -13,10 +13,11 @@
 // (at-least-once delivery).
 import type http from 'node:http';
 import type { Knex } from 'knex';
+import { Sealer, SealedValueError } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { emitEvent, eventBody, messageId } from './events.js';
 import { enqueueEndpoint } from './service.js';
-import { openSecret, signedHeaders } from './signing.js';
+import { secretPurpose, signedHeaders } from './signing.js';
 import { endpointAgent, postOnce, TargetPolicy, type PostOutcome } from './target.js';
 
 /** Seconds to wait after failed attempt n (index n - 1); after the last one the delivery fails. */
@@ -117,6 +118,7 @@ export async function drainEndpoint(app: AppContext, endpointId: number): Promis
   const results = new Map<number, AttemptResult>();
   const started = Date.now();
   const policy = new TargetPolicy(app.config.webhookAllowedTargets);
+  const sealer = new Sealer(app.secretKey);
   // Connections are kept for the drain, per URL (a change of URL mid-drain gets new ones).
   const agents = new Map<string, http.Agent>();
   try {
@@ -125,20 +127,23 @@ export async function drainEndpoint(app: AppContext, endpointId: number): Promis
       if (!batch.length) break;
       const first = batch[0];
       if (!first.enabled) {
-        await app
-          .db('webhook_deliveries')
-          .whereIn(
-            'id',
-            batch.map((d) => d.id),
-          )
-          .update({ status: 'failed', lease_until: null, next_attempt_at: null, error: 'The endpoint is disabled.' });
-        for (const d of batch) results.set(d.id, 'failed');
+        await failLeased(app, batch, 'The endpoint is disabled.', results);
         break;
       }
       const sentAt = app.clock.now();
-      const secrets = [openSecret(app.secretKey, first.secret_enc)];
+      const purpose = secretPurpose(first.endpoint_ulid);
+      const sealed = [first.secret_enc];
       if (first.previous_secret_enc && first.previous_secret_expires_at && first.previous_secret_expires_at > sentAt) {
-        secrets.push(openSecret(app.secretKey, first.previous_secret_enc));
+        sealed.push(first.previous_secret_enc);
+      }
+      let secrets: string[];
+      try {
+        secrets = sealed.map((v) => sealer.open(v, purpose).toString('utf8'));
+      } catch (err) {
+        if (!(err instanceof SealedValueError)) throw err;
+        // SECRET_KEY changed: nothing can be signed until the secret is rotated.
+        await failLeased(app, batch, 'The signing secret cannot be opened (SECRET_KEY changed); rotate it.', results);
+        break;
       }
       const url = new URL(first.url);
       let agent = agents.get(first.url);
@@ -170,6 +175,18 @@ export async function drainEndpoint(app: AppContext, endpointId: number): Promis
   }
   await scheduleNext(app, endpointId);
   return results;
+}
+
+/** Leased deliveries that cannot be sent at all: failed, with the reason, without an attempt. */
+async function failLeased(app: AppContext, batch: Leased[], reason: string, results: Map<number, AttemptResult>) {
+  await app
+    .db('webhook_deliveries')
+    .whereIn(
+      'id',
+      batch.map((d) => d.id),
+    )
+    .update({ status: 'failed', lease_until: null, next_attempt_at: null, manual: false, error: reason });
+  for (const d of batch) results.set(d.id, 'failed');
 }
 
 /** One statement: every attempt, every delivery done, the endpoint healthy again. */

@@ -1,11 +1,11 @@
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
+import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { EVENT_TYPES, type EventType } from './events.js';
 
 /** Endpoints one organization may have. */
 export const MAX_ENDPOINTS = 20;
-export const MAX_URL_LENGTH = 2048;
 
 export const Webhook: JsonSchema = {
   $id: 'Webhook',
@@ -51,6 +51,7 @@ const fields: Record<string, JsonSchema> = {
     type: 'string',
     minLength: 1,
     maxLength: MAX_URL_LENGTH,
+    pattern: HTTP_URL_PATTERN,
     description: 'The http or https URL deliveries are POSTed to (https recommended).',
   },
   events: eventsField,

@@ -6,13 +6,15 @@ import net from 'node:net';
 import type { Knex } from 'knex';
 import { ulid as newUlid } from 'ulid';
 import type { OrgRecord } from '../auth/principal.js';
+import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
+import { requireHttpUrl } from '../schemas/http-url.js';
 import { decodeCursor, encodeCursor } from '../schemas/paging.js';
 import { messageId, type EventType } from './events.js';
 import { MAX_ENDPOINTS, type CreateWebhookBody, type ListDeliveriesQuery, type WebhookInput } from './schema.js';
-import { newSigningSecret, sealSecret } from './signing.js';
+import { newSigningSecret, secretPurpose } from './signing.js';
 import { effectivePort, TargetPolicy } from './target.js';
 
 export const DELIVER_TASK = 'webhook-deliver';
@@ -71,20 +73,12 @@ export function renderWebhook(row: WebhookRow, now?: Date): WebhookOut {
 }
 
 /**
- * The URL rule: absolute http or https, no credentials in it, and a host that is not a literal
- * private, loopback or link-local address unless the operator allows it. Host names are checked
- * after DNS resolution at every delivery (server/webhooks/target.ts).
+ * The URL rule: the service's one rule for http(s) URLs (server/schemas/http-url.ts), and a host
+ * that is not a literal private, loopback or link-local address unless the operator allows it.
+ * Host names are checked after DNS resolution at every delivery (server/webhooks/target.ts).
  */
 export function checkWebhookUrl(app: AppContext, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw ApiError.field('url', 'Must be an absolute http or https URL.');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw ApiError.field('url', 'Must be an absolute http or https URL.');
-  if (url.username || url.password) throw ApiError.field('url', 'Credentials in the URL are not allowed.');
+  const url = new URL(requireHttpUrl('url', value));
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const policy = new TargetPolicy(app.config.webhookAllowedTargets);
   if (net.isIP(host) && !policy.allows(host, host, effectivePort(url))) {
@@ -93,6 +87,7 @@ export function checkWebhookUrl(app: AppContext, value: string): string {
       'Private, loopback and link-local addresses are not allowed (the operator can allow a target in WEBHOOK_ALLOWED_TARGETS).',
     );
   }
+  // The fragment is never sent.
   url.hash = '';
   return url.href;
 }
@@ -126,15 +121,16 @@ export async function createWebhook(
     if (Number(count) >= MAX_ENDPOINTS) {
       throw ApiError.conflict(`An organization has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`);
     }
+    const ulid = newUlid(now.getTime());
     const [created] = await trx('webhook_endpoints')
       .insert({
-        ulid: newUlid(now.getTime()),
+        ulid,
         org_id: org.id,
         url,
         description: input.description ?? null,
         events: input.events,
         enabled: input.enabled ?? true,
-        secret_enc: sealSecret(app.secretKey, secret),
+        secret_enc: new Sealer(app.secretKey).seal(secret, secretPurpose(ulid)),
         created_at: now,
         updated_at: now,
       })
@@ -192,7 +188,7 @@ export async function rotateWebhookSecret(
     .update({
       previous_secret_enc: app.db.ref('secret_enc'),
       previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
-      secret_enc: sealSecret(app.secretKey, secret),
+      secret_enc: new Sealer(app.secretKey).seal(secret, secretPurpose(current.ulid)),
       updated_at: now,
     })
     .returning<WebhookRow[]>('*');

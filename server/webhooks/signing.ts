@@ -1,5 +1,6 @@
-// Standard Webhooks signing: secrets in the `whsec_<base64>` form, kept encrypted at rest, and the
-// `webhook-id`, `webhook-timestamp` and `webhook-signature` headers of a delivery.
+// Standard Webhooks signing: secrets in the `whsec_<base64>` form (kept sealed at rest with the
+// service's Sealer), and the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers of a
+// delivery.
 import crypto from 'node:crypto';
 
 const PREFIX = 'whsec_';
@@ -9,23 +10,9 @@ export function newSigningSecret(): string {
   return PREFIX + crypto.randomBytes(SECRET_BYTES).toString('base64');
 }
 
-/** The AES-256-GCM key for stored secrets, derived from the service's secret key. */
-function storageKey(secretKey: Buffer): Buffer {
-  return crypto.createHmac('sha256', secretKey).update('webhook-signing-secrets').digest();
-}
-
-/** iv (12 bytes) + tag (16 bytes) + ciphertext. */
-export function sealSecret(secretKey: Buffer, secret: string): Buffer {
-  const iv = crypto.randomBytes(12);
-  const cipher = crypto.createCipheriv('aes-256-gcm', storageKey(secretKey), iv);
-  const text = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), text]);
-}
-
-export function openSecret(secretKey: Buffer, sealed: Buffer): string {
-  const decipher = crypto.createDecipheriv('aes-256-gcm', storageKey(secretKey), sealed.subarray(0, 12));
-  decipher.setAuthTag(sealed.subarray(12, 28));
-  return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
+/** The purpose a secret is sealed for (server/at-rest.ts): it opens only in its own endpoint's row. */
+export function secretPurpose(endpointUlid: string): string {
+  return `webhook-secret:${endpointUlid}`;
 }
 
 /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the secret's key bytes. */

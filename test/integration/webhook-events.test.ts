@@ -2,10 +2,15 @@
 // bulk imports, domain verification, and the two crossings admission announces.
 import { expect } from 'chai';
 import { executeImport } from '../../server/bulk-imports/service.js';
+import { Sealer } from '../../server/at-rest.js';
+import { certificateDates } from '../../server/domains/certificate-store.js';
+import type { DomainRow } from '../../server/domains/domain-row.js';
+import { certificateFailed, certificateIssued, domainUnverified } from '../../server/domains/lifecycle.js';
 import { verificationToken } from '../../server/domains/service.js';
 import { setLowBalanceThreshold } from '../../server/wallet/service.js';
 import { drainEndpoint } from '../../server/webhooks/delivery.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { createTestCa } from '../helpers/test-certs.js';
 import { fallbackDomain } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { verified, WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -91,6 +96,36 @@ describe('webhook events of the services', () => {
     // Verifying an active domain again is no transition.
     await svc.patch(`/v1/domains/${created.body.data.ulid}`, o.token, { verify: true });
     expect(await events(o, 'domain.verified')).to.have.length(1);
+  });
+
+  it('announces certificates issued and failed (once per run of failures) and a domain becoming unverified', async () => {
+    const o = await svc.createOrg();
+    await subscribe(o, ['domain.certificate_issued', 'domain.certificate_failed', 'domain.unverified']);
+    const host = `certs-${Math.random().toString(36).slice(2, 8)}.example.test`;
+    const created = await svc.post('/v1/domains', o.token, { host });
+    dns.setTxt(`_qr-verify.${host}`, [verificationToken(svc.app, o.org, host)]);
+    await svc.patch(`/v1/domains/${created.body.data.ulid}`, o.token, { verify: true });
+    const row = async () => (await svc.app.db('domains').where({ ulid: created.body.data.ulid }).first()) as DomainRow;
+    const now = svc.clock.now();
+    const retry = new Date(now.getTime() + 60_000);
+    await certificateFailed(svc.app, await row(), 'CA said no', now, retry);
+    await certificateFailed(svc.app, await row(), 'CA said no again', now, retry);
+    const failed = await events(o, 'domain.certificate_failed');
+    expect(failed).to.have.length(1);
+    expect(failed[0].data).to.include({ host, ssl_status: 'failed', ssl_error: 'CA said no' });
+
+    const leaf = await (await createTestCa()).issue({ dns: [host] });
+    const dates = certificateDates(leaf.certPem);
+    const cert = { certificatePem: leaf.certPem, privateKeyPem: leaf.keyPem, ...dates };
+    await certificateIssued(svc.app, new Sealer(svc.app.secretKey), await row(), cert, now);
+    const [issued] = await events(o, 'domain.certificate_issued');
+    expect(issued.data).to.include({ host, ssl_status: 'active', ssl_expires_at: dates.notAfter.toISOString() });
+
+    await svc.app.db.transaction((trx) =>
+      row().then((r) => domainUnverified(svc.app, trx, r, now, 'TXT record missing')),
+    );
+    const [unverified] = await events(o, 'domain.unverified');
+    expect(unverified.data).to.include({ host, status: 'unverified' });
   });
 
   it('announces the wallet falling below its threshold once, even for concurrent calls, rendered like the API', async () => {
