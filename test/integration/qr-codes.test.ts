@@ -79,6 +79,7 @@ describe('QR codes: /v1/qr-codes', () => {
         prelander_enabled: false,
         prelander_seconds: null,
         prelander_message: null,
+        settings: {},
       });
     });
 
