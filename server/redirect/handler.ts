@@ -22,7 +22,7 @@ import {
   type Enricher,
   type NetworkInfo,
 } from './enrich.js';
-import { gonePage, notFoundPage, passwordPage, prelanderPage, throttledPage } from './pages.js';
+import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
@@ -108,7 +108,7 @@ export class RedirectHandler {
     res: http.ServerResponse,
     head: boolean,
     status: number,
-    html: string,
+    html: string | Buffer,
     extra: Record<string, string | string[]> = {},
   ): void {
     res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html), ...extra });
@@ -180,10 +180,10 @@ export class RedirectHandler {
     domain: DomainEntry | null,
   ): void | Promise<void> {
     const head = method === 'HEAD';
-    if (!domain) return this.page(res, head, 404, notFoundPage());
+    if (!domain) return this.page(res, head, 404, NOT_FOUND_PAGE);
     if (domain.answersUntil !== Infinity || domain.httpsUntil !== 0) {
       const now = this.app.clock.now().getTime();
-      if (now >= domain.answersUntil) return this.page(res, head, 404, notFoundPage());
+      if (now >= domain.answersUntil) return this.page(res, head, 404, NOT_FOUND_PAGE);
       if (now < domain.httpsUntil && !this.secure(req)) {
         // Permanent, method-preserving: a form posted over HTTP is posted again over HTTPS.
         const bare = host.lastIndexOf(':') > 0 && !host.endsWith(']') ? host.slice(0, host.lastIndexOf(':')) : host;
@@ -197,7 +197,7 @@ export class RedirectHandler {
     const pathname = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     if (pathname === '/' || pathname === '') {
       if (domain.rootRedirect) return this.redirect(res, 302, domain.rootRedirect);
-      return this.page(res, head, 404, notFoundPage());
+      return this.page(res, head, 404, NOT_FOUND_PAGE);
     }
     const rest = pathname.slice(1);
     const parts = rest.includes('%') ? rest.split('/').map(safeDecode) : rest.split('/');
@@ -242,7 +242,7 @@ export class RedirectHandler {
         this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
       }
       if (domain.notFoundRedirect) return this.redirect(res, 302, domain.notFoundRedirect);
-      return this.page(res, head, 404, notFoundPage());
+      return this.page(res, head, 404, NOT_FOUND_PAGE);
     }
 
     const now = this.app.clock.now();
@@ -258,8 +258,8 @@ export class RedirectHandler {
       visitorHash: this.enricher.visitorHash(ip, ua),
     };
     const decision = decide(code.settings, visitor, now, code.parsed);
-    if (decision.kind === 'not_found') return this.page(res, head, 404, notFoundPage());
-    if (decision.kind === 'gone') return this.page(res, head, 410, gonePage(decision.reason));
+    if (decision.kind === 'not_found') return this.page(res, head, 404, NOT_FOUND_PAGE);
+    if (decision.kind === 'gone') return this.page(res, head, 410, GONE_PAGES[decision.reason]);
     const visit: Visit = {
       req,
       res,
@@ -325,10 +325,10 @@ export class RedirectHandler {
       const code = visit.code;
       if (code.redirectCap !== null) {
         const ok = this.counters.take(code.id);
-        if (ok === false) return this.page(visit.res, false, 410, gonePage('cap_reached'));
+        if (ok === false) return this.page(visit.res, false, 410, GONE_PAGES.cap_reached);
         if (ok !== true) {
           return ok.then((allowed) =>
-            allowed ? this.serve(visit, status, setCookie) : this.page(visit.res, false, 410, gonePage('cap_reached')),
+            allowed ? this.serve(visit, status, setCookie) : this.page(visit.res, false, 410, GONE_PAGES.cap_reached),
           );
         }
       } else this.counters.count(code.id);

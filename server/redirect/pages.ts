@@ -34,30 +34,40 @@ ${body}
 `;
 }
 
-export function notFoundPage(): string {
-  return layout(
+/**
+ * The pages that carry no request data are built once, as bytes: a flood of unknown slugs is
+ * answered with the same buffer every time rather than a new string per request.
+ */
+export const NOT_FOUND_PAGE: Buffer = Buffer.from(
+  layout(
     'Not found',
     `<h1>This code is not available</h1>
 <p>The QR code or link you followed does not exist or is no longer active.</p>`,
-  );
-}
+  ),
+);
 
-export function gonePage(
-  reason: 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination',
-): string {
-  const text: Record<typeof reason, string> = {
-    not_started: 'This code is not active yet. Please try again later.',
-    expired: 'This code has expired.',
-    outside_schedule: 'This code is not active at this time. Please try again later.',
-    cap_reached: 'This code has reached its limit of visits.',
-    no_destination: 'This code has no destination.',
-  };
-  return layout(
-    'No longer available',
-    `<h1>This code is not available</h1>
-<p>${escapeHtml(text[reason])}</p>`,
-  );
-}
+export type GoneReason = 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination';
+
+const GONE_TEXT: Record<GoneReason, string> = {
+  not_started: 'This code is not active yet. Please try again later.',
+  expired: 'This code has expired.',
+  outside_schedule: 'This code is not active at this time. Please try again later.',
+  cap_reached: 'This code has reached its limit of visits.',
+  no_destination: 'This code has no destination.',
+};
+
+export const GONE_PAGES = Object.fromEntries(
+  Object.entries(GONE_TEXT).map(([reason, text]) => [
+    reason,
+    Buffer.from(
+      layout(
+        'No longer available',
+        `<h1>This code is not available</h1>
+<p>${escapeHtml(text)}</p>`,
+      ),
+    ),
+  ]),
+) as Record<GoneReason, Buffer>;
 
 export function passwordPage(opts: { action: string; error?: string }): string {
   const error = opts.error ? `<p class="error" id="pw-error" role="alert">${escapeHtml(opts.error)}</p>\n` : '';
