@@ -17,9 +17,16 @@ export interface RollupFilter {
   to: string;
   brandId?: number;
   codeId?: number;
+  /** Count scans classified as bots too (include_bots); by default they are left out. */
+  includeBots?: boolean;
 }
 
 type Params = Record<string, unknown>;
+
+/** The bot condition of a filter: nothing when bots count, else only rows with is_bot = 0. */
+function botClause(f: { includeBots?: boolean }): string {
+  return f.includeBots ? '' : ' AND is_bot = 0';
+}
 
 /** Rows of the filter's scope in scan_daily (each scope has its own pre-merged rows). */
 function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
@@ -35,7 +42,7 @@ function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
     scope = "scope = 'organization' AND code_id = 0 AND brand_id = 0";
   }
   return {
-    sql: `org_id = {org:UInt64} AND ${scope} AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0`,
+    sql: `org_id = {org:UInt64} AND ${scope} AND day >= {from:Date} AND day <= {to:Date}${botClause(f)}`,
     params,
   };
 }
@@ -142,14 +149,14 @@ export async function rollupChildren(
     `SELECT ${column} AS id, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
       WHERE org_id = {org:UInt64} AND ${scope} AND dimension = 'total'
-        AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0
+        AND day >= {from:Date} AND day <= {to:Date}${botClause(f)}
       GROUP BY id ORDER BY scans DESC, id`,
     params,
   );
   return out.map((r) => ({ id: Number(r.id), scans: Number(r.scans), uniques: Number(r.uniques) }));
 }
 
-/** The organization's codes with the most scans in the range (bots left out), most first. */
+/** The organization's codes with the most scans in the range (bots left out unless included), most first. */
 export async function rollupTopCodes(
   ch: ClickHouseHandle,
   f: RollupFilter,
@@ -160,7 +167,7 @@ export async function rollupTopCodes(
     `SELECT code_id AS id, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
        FROM ${ch.database}.scan_daily
       WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total'
-        AND day >= {from:Date} AND day <= {to:Date} AND is_bot = 0
+        AND day >= {from:Date} AND day <= {to:Date}${botClause(f)}
       GROUP BY id ORDER BY scans DESC, id LIMIT {limit:UInt32}`,
     { org: f.orgId, from: f.from, to: f.to, limit },
   );
@@ -192,10 +199,12 @@ export interface RawPageQuery {
   offset: number;
   /** Keyset position: rows strictly after (scanned_at, scan_id). */
   after?: { ms: number; scanId: string };
+  /** Bots' scans too (include_bots). */
+  includeBots?: boolean;
 }
 
 /**
- * One page of a code's raw scans (bots left out) in (scanned_at, scan_id) order, the table's own
+ * One page of a code's raw scans (bots left out unless included) in (scanned_at, scan_id) order, the table's own
  * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
  */
 export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
@@ -220,7 +229,7 @@ export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promis
     `SELECT scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, country, device_type, os, browser,
             referrer, language, provider, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule
        FROM ${ch.database}.scan_events
-      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64} AND is_bot = 0
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(q)}
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
         AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
         ${keyset}
@@ -247,7 +256,7 @@ export async function rawTotals(ch: ClickHouseHandle, f: RollupFilter): Promise<
     ch,
     `SELECT count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
        FROM ${ch.database}.scan_events
-      WHERE org_id = {org:UInt64} AND is_bot = 0
+      WHERE org_id = {org:UInt64}${botClause(f)}
         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}${scope}`,
     params,
   );

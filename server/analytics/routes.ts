@@ -4,6 +4,7 @@ import { dataEnvelope } from '../schemas/common.js';
 import {
   AnalyticsPayload,
   analyticsQuery,
+  BOTS_NOTE,
   CodeAnalyticsPayload,
   codeAnalyticsQuery,
   codeParams,
@@ -25,7 +26,7 @@ export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQue
   description:
     'Totals, a daily time series (every day of the range), a breakdown by one dimension and, for the ' +
     'organization and brand scopes, per brand or per code. Ranges are the last 7, 30 or 90 UTC days ' +
-    'including today; bots are left out.',
+    `including today. ${BOTS_NOTE}`,
   tag: 'Analytics',
   ability: 'analytics.view',
   billable: true,
@@ -44,6 +45,7 @@ export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQ
   method: 'GET',
   path: '/v1/analytics/export',
   summary: 'Scan analytics with csv_rows; Accept: text/csv returns them as a CSV file',
+  description: `As GET /v1/analytics, with csv_rows. ${BOTS_NOTE}`,
   tag: 'Analytics',
   ability: 'analytics.export',
   billable: true,
@@ -71,6 +73,7 @@ export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}',
   summary: 'Scan analytics of one QR code from the daily rollup',
+  description: `Totals, a daily time series and a breakdown by one dimension of one code. ${BOTS_NOTE}`,
   tag: 'Analytics',
   ability: 'analytics.view',
   billable: true,
@@ -91,7 +94,8 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   path: '/v1/analytics/qr-codes/{code_ulid}/raw-export',
   summary: 'Raw scans of one QR code, paged in scan order (6 requests per minute)',
   description:
-    'Rows in (scanned_at, scan_id) order, bots left out. Page with offset, or for deep pages pass ' +
+    'Rows in (scanned_at, scan_id) order; bots are left out unless include_bots=true (their rows have ' +
+    'device_type "bot"). Page with offset, or for deep pages pass ' +
     'meta.next_cursor as cursor. Accept: text/csv returns the page as CSV with the paging meta in ' +
     'X-Has-More and X-Next-Cursor headers. Limited to 6 requests per minute on top of the organization limit.',
   tag: 'Analytics',

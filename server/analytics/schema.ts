@@ -21,11 +21,35 @@ const range: JsonSchema = {
   description: 'The last N UTC days, today included: 7, 30 or 90.',
 };
 
+/**
+ * Scans whose user agent is a known bot, crawler or command-line client (curl, wget, link
+ * previewers) are recorded with is_bot and left out of analytics unless this is true.
+ */
+export const BOTS_LEFT_OUT =
+  'Scans by bots (user agents of crawlers, link previewers and command-line clients such as curl) are left ' +
+  'out unless include_bots is true.';
+
+/** BOTS_LEFT_OUT, and why a code's redirects_count can be higher. */
+export const BOTS_NOTE =
+  'Scans from bots, crawlers and command-line clients such as curl (classified by user agent) are ' +
+  "recorded but left out unless include_bots=true, so a code's redirects_count, which counts every " +
+  'redirect, can be higher than these scans.';
+
+const includeBots: JsonSchema = {
+  type: 'boolean',
+  default: false,
+  description:
+    'true counts scans classified as bots (user agents of bots, crawlers and command-line clients such ' +
+    'as curl; device type "bot") as well; default false leaves them out.',
+};
+
 export interface AnalyticsQuery {
   range: RangeDays;
   dimension: (typeof ORG_DIMENSIONS)[number];
   brand_ulid?: string;
   code_ulid?: string;
+  /** Default false (ajv fills it in). */
+  include_bots?: boolean;
 }
 
 export const analyticsQuery = objectSchema('AnalyticsQuery', {
@@ -38,11 +62,14 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
+  include_bots: includeBots,
 });
 
 export interface CodeAnalyticsQuery {
   range: RangeDays;
   dimension: (typeof CODE_DIMENSIONS)[number];
+  /** Default false (ajv fills it in). */
+  include_bots?: boolean;
 }
 
 export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
@@ -53,6 +80,7 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     default: 'country',
     description: 'Breakdown dimension (default country).',
   },
+  include_bots: includeBots,
 });
 
 export interface CodeParams {
@@ -66,6 +94,8 @@ export interface RawExportQuery {
   limit: number;
   offset: number;
   cursor?: string;
+  /** Default false (ajv fills it in). */
+  include_bots?: boolean;
 }
 
 export const rawExportQuery = objectSchema('RawExportQuery', {
@@ -89,13 +119,21 @@ export const rawExportQuery = objectSchema('RawExportQuery', {
     ...patterned('^[A-Za-z0-9_-]{1,200}$', 'Must be meta.next_cursor of the previous page.'),
     description: 'Keyset cursor from meta.next_cursor of the previous page; deep pages stay fast.',
   },
+  include_bots: includeBots,
 });
 
 const count = { type: 'integer', minimum: 0 };
 
+/** The code's slug as stored and as the code resource shows it. */
+const storedSlug: JsonSchema = {
+  type: 'string',
+  description: 'The stored form `<org-slug>/<slug>`, as on the QR code.',
+};
+
 export const Totals: JsonSchema = {
   $id: 'AnalyticsTotals',
   type: 'object',
+  description: `Scans and distinct visitors of the range. ${BOTS_NOTE}`,
   required: ['scans', 'uniques', 'unique_rate'],
   properties: {
     scans: count,
@@ -179,7 +217,7 @@ export const CodeAnalyticsPayload: JsonSchema = {
     qr_code: {
       type: 'object',
       required: ['ulid', 'name', 'slug'],
-      properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: { type: 'string' } },
+      properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: storedSlug },
     },
     ...rollupProperties,
   },
@@ -193,10 +231,13 @@ export const RawExportPayload: JsonSchema = {
     qr_code: {
       type: 'object',
       required: ['ulid', 'slug'],
-      properties: { ulid: { type: 'string' }, slug: { type: 'string' } },
+      properties: { ulid: { type: 'string' }, slug: storedSlug },
     },
     rows: {
       type: 'array',
+      description:
+        'Scans in (scanned_at, scan_id) order. Bots are left out unless include_bots=true; their rows ' +
+        'then have device_type "bot".',
       items: {
         type: 'object',
         required: ['scan_id', 'scanned_at', 'country', 'device_type', 'referrer'],

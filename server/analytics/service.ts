@@ -7,7 +7,6 @@ import { brandNames, getBrand } from '../brands/service.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { codeNames, getCodeRow } from '../qr-codes/service.js';
-import { publicSlug } from '../qr-codes/slug.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   rawScanPage,
@@ -110,7 +109,7 @@ export interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;
-  /** The code's own part of its slug. */
+  /** The slug as stored and shown on the code: `<org-slug>/<slug>`. */
   slug: string;
   brandId: number | null;
 }
@@ -122,7 +121,7 @@ async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Prom
     id: Number(row.id),
     ulid: row.ulid,
     name: row.name,
-    slug: publicSlug(row.slug),
+    slug: row.slug,
     brandId: row.brand_id === null ? null : Number(row.brand_id),
   };
 }
@@ -225,7 +224,7 @@ export async function organizationAnalytics(
   opts: { csvRows: boolean },
 ): Promise<AnalyticsPayload> {
   const range = dayRange(app.clock.now(), q.range);
-  const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to };
+  const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to, includeBots: q.include_bots };
   let scope: AnalyticsPayload['scope_level'] = 'organization';
   if (q.brand_ulid) {
     filter.brandId = Number((await getBrand(app.db, org, q.brand_ulid)).id);
@@ -286,7 +285,13 @@ export async function codeAnalytics(
 ): Promise<CodeAnalyticsPayload> {
   const code = await findCode(app, org, codeUlid);
   const range = dayRange(app.clock.now(), q.range);
-  const filter: RollupFilter = { orgId: org.id, from: range.from, to: range.to, codeId: code.id };
+  const filter: RollupFilter = {
+    orgId: org.id,
+    from: range.from,
+    to: range.to,
+    codeId: code.id,
+    includeBots: q.include_bots,
+  };
   return {
     qr_code: { ulid: code.ulid, name: code.name, slug: code.slug },
     range_days: q.range,
@@ -351,6 +356,7 @@ export async function rawExport(
     limit: q.limit + 1,
     offset: q.offset,
     after,
+    includeBots: q.include_bots,
   });
   const hasMore = scans.length > q.limit;
   const page = scans.slice(0, q.limit);

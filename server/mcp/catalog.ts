@@ -3,6 +3,7 @@
 // (computed by the QR-code service without changing anything).
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
+import { BOTS_LEFT_OUT } from '../analytics/schema.js';
 import { httpUrl } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from './bulk-codes.js';
@@ -91,21 +92,22 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'analytics_read',
     title: 'Scan analytics',
     description:
-      'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days.',
+      'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days. ' +
+      BOTS_LEFT_OUT,
     operationId: 'analytics.read',
     annotations: READ,
   },
   {
     name: 'analytics_export',
     title: 'Export scan analytics',
-    description: 'The analytics payload plus csv_rows ({date, <dimension>, scans}).',
+    description: `The analytics payload plus csv_rows ({date, <dimension>, scans}). ${BOTS_LEFT_OUT}`,
     operationId: 'analytics.export',
     annotations: READ,
   },
   {
     name: 'analytics_code_read',
     title: 'Scan analytics of one code',
-    description: 'Scan analytics of one QR code from the daily rollup.',
+    description: `Scan analytics of one QR code from the daily rollup. ${BOTS_LEFT_OUT}`,
     operationId: 'analytics.code_read',
     annotations: READ,
   },
@@ -113,7 +115,8 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'analytics_code_export',
     title: 'Raw scans of one code',
     description:
-      'One page of the raw scans of a QR code in scan order (limit, offset or cursor); limited to 6 calls per minute on top of the organization limit.',
+      'One page of the raw scans of a QR code in scan order (limit, offset or cursor); limited to 6 calls per minute on top of the organization limit. ' +
+      BOTS_LEFT_OUT,
     operationId: 'analytics.code_export',
     annotations: READ,
   },

@@ -264,7 +264,10 @@ export const QrCode: JsonSchema = {
     routing: { type: ['object', 'null'] },
     schedule: { type: ['object', 'null'] },
     password: { type: 'boolean', description: 'Whether a password is set.' },
-    redirects_count: { type: 'integer' },
+    redirects_count: {
+      type: 'integer',
+      description: 'Every redirect served, bots included (analytics leave bots out unless include_bots=true).',
+    },
     brand: named,
     domain: {
       type: 'object',

@@ -414,13 +414,13 @@ export async function getCodeRow(db: Db, org: OrgRecord, codeUlid: string): Prom
   return row;
 }
 
-/** Names and slugs (the code's own part) of codes by id, deleted ones included (for labels). */
+/** Names and stored slugs (`<org-slug>/<slug>`) of codes by id, deleted ones included (for labels). */
 export async function codeNames(
   db: Db,
   org: OrgRecord,
   ids: number[],
 ): Promise<{ id: number; ulid: string; name: string | null; slug: string }[]> {
-  return (await codeNamesById(db, org, ids)).map((c) => ({ ...c, slug: publicSlug(c.slug) }));
+  return codeNamesById(db, org, ids);
 }
 
 export async function readCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<QrCodeOut> {

@@ -177,7 +177,7 @@ describe('Scan analytics API', () => {
         ],
         top_codes: [
           { key: codes.C1.ulid, label: 'Menu', scans: 4, uniques: 3 },
-          { key: codes.C2.ulid, label: 'loyalty', scans: 3, uniques: 2 },
+          { key: codes.C2.ulid, label: 'acme/loyalty', scans: 3, uniques: 2 },
           { key: codes.C3.ulid, label: 'Catalog', scans: 2, uniques: 2 },
           { key: codes.C4.ulid, label: 'Business card', scans: 1, uniques: 1 },
         ],
@@ -243,7 +243,7 @@ describe('Scan analytics API', () => {
       expect(d.time_series.map((x: { scans: number }) => x.scans)).to.deep.equal([2, 0, 1, 3, 0, 0, 1]);
       expect(d.child_breakdown).to.deep.equal([
         { key: codes.C1.ulid, label: 'Menu', scans: 4, uniques: 3 },
-        { key: codes.C2.ulid, label: 'loyalty', scans: 3, uniques: 2 },
+        { key: codes.C2.ulid, label: 'acme/loyalty', scans: 3, uniques: 2 },
       ]);
     });
 
@@ -288,12 +288,54 @@ describe('Scan analytics API', () => {
     }
   });
 
+  describe('include_bots', () => {
+    it('counts the bot scan in the organization, brand and code payloads only with include_bots=true', async () => {
+      const week = (q: string) => svc.get(`/v1/analytics?range=7${q}`, a.token);
+      const without = (await week('&dimension=device')).body.data;
+      const withBots = (await week('&dimension=device&include_bots=true')).body.data;
+      expect(without.totals).to.deep.equal({ scans: 10, uniques: 7, unique_rate: 0.7 });
+      expect(withBots.totals).to.deep.equal({ scans: 11, uniques: 8, unique_rate: 8 / 11 });
+      expect(withBots.time_series[2]).to.deep.equal({ date: '2026-03-11', scans: 2 });
+      expect(withBots.dimension_breakdown).to.deep.include({ key: 'bot', label: 'Bot', scans: 1, uniques: 1 });
+      expect(without.dimension_breakdown.map((e: { key: string }) => e.key)).not.to.include('bot');
+      expect(withBots.child_breakdown[0]).to.deep.equal({ key: brands.B1.ulid, label: 'Coffee', scans: 8, uniques: 6 });
+      expect(withBots.top_codes[0]).to.deep.equal({ key: codes.C1.ulid, label: 'Menu', scans: 5, uniques: 4 });
+      expect((await week('&include_bots=false')).body.data.totals.scans).to.equal(10);
+      const code = (q: string) => svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}?range=7${q}`, a.token);
+      expect((await code('')).body.data.totals.scans).to.equal(4);
+      expect((await code('&include_bots=true')).body.data.totals).to.deep.equal({
+        scans: 5,
+        uniques: 4,
+        unique_rate: 0.8,
+      });
+    });
+
+    it('lists the bot scan in the raw export only with include_bots=true, with device_type bot', async () => {
+      const url = `/v1/analytics/qr-codes/${codes.C1.ulid}/raw-export?range=7&include_bots=true`;
+      const rows = (await svc.get(url, a.token)).body.data.rows;
+      expect(rows.map((r: { scanned_at: string }) => r.scanned_at)).to.deep.equal([
+        '2026-03-09T00:00:00.000Z',
+        '2026-03-09T10:00:00.000Z',
+        '2026-03-11T08:00:00.000Z',
+        '2026-03-11T09:00:00.000Z',
+        '2026-03-15T23:59:59.999Z',
+      ]);
+      expect(rows[3].device_type).to.equal('bot');
+    });
+
+    it('answers 422 for include_bots that is not true or false', async () => {
+      const res = await svc.get('/v1/analytics?include_bots=yes', a.token);
+      expect(res.status).to.equal(422);
+      expect(res.body.errors).to.have.property('include_bots');
+    });
+  });
+
   describe('GET /v1/analytics/qr-codes/{code_ulid}', () => {
     it('reports one code from the daily rollup, with the provider dimension', async () => {
       const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}?range=7&dimension=provider`, a.token);
       expect(res.status).to.equal(200);
       expect(res.body.data).to.deep.equal({
-        qr_code: { ulid: codes.C1.ulid, name: 'Menu', slug: 'menu' },
+        qr_code: { ulid: codes.C1.ulid, name: 'Menu', slug: 'acme/menu' },
         range_days: 7,
         totals: { scans: 4, uniques: 3, unique_rate: 0.75 },
         time_series: [
@@ -332,7 +374,7 @@ describe('Scan analytics API', () => {
       const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}/raw-export?range=7`, a.token);
       expect(res.status).to.equal(200);
       const d = res.body.data;
-      expect(d.qr_code).to.deep.equal({ ulid: codes.C1.ulid, slug: 'menu' });
+      expect(d.qr_code).to.deep.equal({ ulid: codes.C1.ulid, slug: 'acme/menu' });
       expect(d.rows.map((r: { scanned_at: string }) => r.scanned_at)).to.deep.equal([
         '2026-03-09T00:00:00.000Z',
         '2026-03-09T10:00:00.000Z',

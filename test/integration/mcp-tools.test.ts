@@ -100,7 +100,12 @@ describe('MCP tools', () => {
         'dimension',
         'brand_ulid',
         'code_ulid',
+        'include_bots',
       );
+      for (const tool of ['analytics_read', 'analytics_export', 'analytics_code_read', 'analytics_code_export']) {
+        expect(byName[tool].inputSchema.properties.include_bots.type, tool).to.equal('boolean');
+        expect(byName[tool].description, tool).to.match(/include_bots/);
+      }
       expect(byName.domains_create.inputSchema.required).to.deep.equal(['host']);
       expect(byName.domains_update.inputSchema.properties).to.include.keys(
         'domain_ulid',
