@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js';
 import type { RawInput } from '../operations/execute.js';
 import { takesIdempotencyKey } from '../operations/idempotency.js';
 import type { Operation } from '../operations/operation.js';
-import type { JsonSchema } from '../schemas/validation.js';
+import { notAllowedMessage, type JsonSchema } from '../schemas/validation.js';
 import type { ToolDef } from './catalog.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -179,11 +179,12 @@ export function splitArguments(op: Operation, args: Record<string, unknown>): Ra
   const query: [string, unknown][] = [];
   const body: [string, unknown][] = [];
   const unknown: [string, string[]][] = [];
+  const notAllowed = notAllowedMessage([...paramNames, ...queryNames]);
   for (const [k, v] of Object.entries(args)) {
     if (paramNames.has(k)) params.push([k, v]);
     else if (queryNames.has(k)) query.push([k, v]);
     else if (op.body) body.push([k, v]);
-    else unknown.push([k, ['This field is not allowed.']]);
+    else unknown.push([k, [notAllowed]]);
   }
   if (unknown.length) throw ApiError.validation(Object.fromEntries(unknown));
   // Path parameters are always required, as they are in the URL.

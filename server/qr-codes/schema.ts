@@ -5,7 +5,7 @@
 import { dateTime, httpUrl, nullableDateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
-import { patterned, type JsonSchema } from '../schemas/validation.js';
+import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
@@ -139,6 +139,11 @@ export const Schedule: JsonSchema = {
   },
 };
 
+/** A code's domain is always chosen by the caller; the message says where the choices are. */
+export const DOMAIN_ULID_REQUIRED =
+  'This field is required: the ULID of one of your domains. GET /v1/domains (MCP: domains_list) lists ' +
+  'them; the shared fallback domain (type "fallback") works for a first code.';
+
 const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string, 'null'] });
 
 const utmParams: JsonSchema = {
@@ -161,7 +166,12 @@ const writable = {
   destination,
   type: { type: 'string', enum: [...CODE_TYPES], description: '`url`; `redirect` is accepted as its alias.' },
   status: { type: 'string', enum: [...CODE_STATUSES] },
-  domain_ulid: { ...ulid, description: 'A shared fallback domain or a custom domain of the organization.' },
+  domain_ulid: {
+    ...ulid,
+    description:
+      'A shared fallback domain or a custom domain of the organization: the ulid of an entry of GET /v1/domains.',
+    [REQUIRED_MESSAGE]: DOMAIN_ULID_REQUIRED,
+  },
   brand_ulid: nullableUlid,
   style_ulid: nullableUlid,
   redirect_cap: {

@@ -20,6 +20,52 @@ export function patterned(pattern: string, message: string): JsonSchema {
   return { pattern, [PATTERN_MESSAGE]: message };
 }
 
+/**
+ * On a property: what a missing required value gets instead of "This field is required.", e.g. where
+ * to find the value (an OpenAPI vendor extension, like PATTERN_MESSAGE).
+ */
+export const REQUIRED_MESSAGE = 'x-required-message';
+
+/** Property names listed in an "is not allowed" message at most; more are summarised. */
+const LISTED_FIELDS = 30;
+
+/** "This field is not allowed." naming what is: the properties a schema accepts. */
+export function notAllowedMessage(accepted: string[]): string {
+  if (!accepted.length) return 'This field is not allowed: no fields are accepted here.';
+  const shown = accepted.slice(0, LISTED_FIELDS).join(', ');
+  const more = accepted.length > LISTED_FIELDS ? `, and ${accepted.length - LISTED_FIELDS} more` : '';
+  return `This field is not allowed. Accepted: ${shown}${more}.`;
+}
+
+/** A value as a message shows it: strings quoted, the rest as JSON. */
+function shown(v: unknown): string {
+  return typeof v === 'string' ? `"${v}"` : JSON.stringify(v);
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'a JSON object',
+  array: 'an array',
+  null: 'null',
+};
+
+/** What a format accepts, in words, with an example. */
+const FORMAT_MESSAGES: Record<string, string> = {
+  'date-time': 'Must be an ISO 8601 date-time with a time zone, e.g. 2026-12-31T23:59:59Z.',
+  date: 'Must be a date YYYY-MM-DD, e.g. 2026-12-31.',
+  time: 'Must be a time HH:MM:SS with a time zone, e.g. 23:59:59Z.',
+  email: 'Must be an email address, e.g. you@example.com.',
+  hostname: 'Must be a hostname, e.g. qr.example.com.',
+  uri: 'Must be an absolute URI, e.g. https://example.com/page.',
+  url: 'Must be an absolute URL, e.g. https://example.com/page.',
+  uuid: 'Must be a UUID, e.g. 123e4567-e89b-12d3-a456-426614174000.',
+  ipv4: 'Must be an IPv4 address, e.g. 192.0.2.1.',
+  ipv6: 'Must be an IPv6 address, e.g. 2001:db8::1.',
+};
+
 // ajv-formats is CommonJS; under NodeNext its default export is the module namespace.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -55,7 +101,7 @@ function makeAjv(): Ajv {
     // parentSchema on errors, for the pattern message.
     verbose: true,
     // OpenAPI keywords that ajv does not know but our schemas carry for documentation.
-    keywords: ['example', 'x-mcp', PATTERN_MESSAGE],
+    keywords: ['example', 'x-mcp', PATTERN_MESSAGE, REQUIRED_MESSAGE],
   });
   addFormats(ajv);
   return ajv;
@@ -105,37 +151,61 @@ function fieldOf(err: ErrorObject): string {
 
 function messageOf(err: ErrorObject): string {
   const p = err.params as Record<string, unknown>;
+  const parent = (err.parentSchema ?? {}) as JsonSchema;
+  const limit = String(p.limit);
   switch (err.keyword) {
-    case 'required':
-      return 'This field is required.';
+    case 'required': {
+      const property = (parent.properties as Record<string, JsonSchema> | undefined)?.[String(p.missingProperty)];
+      const own = property?.[REQUIRED_MESSAGE];
+      return typeof own === 'string' ? own : 'This field is required.';
+    }
     case 'additionalProperties':
-      return 'This field is not allowed.';
-    case 'type':
-      return p.type === 'integer'
-        ? 'Must be an integer written in decimal digits, e.g. 30.'
-        : `Must be of type ${String(p.type)}.`;
+      return notAllowedMessage(Object.keys((parent.properties ?? {}) as JsonSchema));
+    case 'type': {
+      if (p.type === 'integer') return 'Must be an integer written in decimal digits, e.g. 30.';
+      const names = String(p.type)
+        .split(',')
+        .map((t) => TYPE_NAMES[t] ?? t);
+      return `Must be ${names.join(' or ')}.`;
+    }
     case 'enum':
-      return `Must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`;
+      return `Must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}.`;
+    case 'const':
+      return `Must be ${shown(p.allowedValue)}.`;
     case 'format':
-      return `Must be a valid ${String(p.format)}.`;
+      return FORMAT_MESSAGES[String(p.format)] ?? `Must be a valid ${String(p.format)}.`;
     case 'pattern': {
-      const own = (err.parentSchema as JsonSchema | undefined)?.[PATTERN_MESSAGE];
+      const own = parent[PATTERN_MESSAGE];
       return typeof own === 'string' ? own : `Must match the pattern ${String(p.pattern)}.`;
     }
     case 'minLength':
-      return `Must be at least ${String(p.limit)} characters.`;
+      return p.limit === 1 ? 'Must not be empty.' : `Must be at least ${limit} characters.`;
     case 'maxLength':
-      return `Must be at most ${String(p.limit)} characters.`;
+      return `Must be at most ${limit} characters.`;
     case 'minimum':
-      return `Must be at least ${String(p.limit)}.`;
+      return `Must be at least ${limit}.`;
     case 'maximum':
-      return `Must be at most ${String(p.limit)}.`;
+      return `Must be at most ${limit}.`;
+    case 'exclusiveMinimum':
+      return `Must be greater than ${limit}.`;
+    case 'exclusiveMaximum':
+      return `Must be less than ${limit}.`;
+    case 'multipleOf':
+      return `Must be a multiple of ${String(p.multipleOf)}.`;
     case 'minItems':
-      return `Must have at least ${String(p.limit)} items.`;
+      return `Must have at least ${limit} ${p.limit === 1 ? 'item' : 'items'}.`;
     case 'maxItems':
-      return `Must have at most ${String(p.limit)} items.`;
+      return `Must have at most ${limit} items.`;
+    case 'minProperties':
+      return `Must have at least ${limit} ${p.limit === 1 ? 'key' : 'keys'}.`;
+    case 'maxProperties':
+      return `Must have at most ${limit} keys.`;
     case 'uniqueItems':
       return 'Must not contain duplicates.';
+    case 'propertyNames':
+      return `Property name ${JSON.stringify(String(p.propertyName))} is not accepted.`;
+    case 'dependentRequired':
+      return `${String(p.missingProperty)} is required when ${String(p.property)} is given.`;
     default:
       return err.message ? err.message.charAt(0).toUpperCase() + err.message.slice(1) + '.' : 'Is invalid.';
   }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Logger, runOnce } from 'graphile-worker';
 import { ulid } from 'ulid';
 import { executeBatch } from '../../server/bulk-imports/service.js';
+import { DOMAIN_ULID_REQUIRED } from '../../server/qr-codes/schema.js';
 import { buildTaskList } from '../../workers/index.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
@@ -321,7 +322,7 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
 
     it('reports a row without any domain as a preview error', async () => {
       const { imp } = await stage(a, [row('nodomain')], {});
-      expect(imp.preview_errors).to.deep.equal([{ row: 0, field: 'domain_ulid', message: 'This field is required.' }]);
+      expect(imp.preview_errors).to.deep.equal([{ row: 0, field: 'domain_ulid', message: DOMAIN_ULID_REQUIRED }]);
     });
 
     it('answers 422 for a confirm without a token', async () => {

@@ -399,11 +399,8 @@ describe('MCP tools', () => {
 
     it('refuses an argument the tool does not take with 422', async () => {
       const err = await toolError(svc, token, 'status_read', { verbose: true });
-      expect(err).to.deep.equal({
-        message: 'This field is not allowed.',
-        code: 'validation_failed',
-        errors: { verbose: ['This field is not allowed.'] },
-      });
+      const message = 'This field is not allowed: no fields are accepted here.';
+      expect(err).to.deep.equal({ message, code: 'validation_failed', errors: { verbose: [message] } });
     });
 
     it('refuses a __proto__ argument as an unknown field', async () => {
@@ -413,7 +410,9 @@ describe('MCP tools', () => {
       expect(res.body.result.isError).to.equal(true);
       const errors = JSON.parse(res.body.result.content[0].text).errors;
       expect(Object.keys(errors)).to.deep.equal(['__proto__']);
-      expect(Object.getOwnPropertyDescriptor(errors, '__proto__')?.value).to.deep.equal(['This field is not allowed.']);
+      expect(Object.getOwnPropertyDescriptor(errors, '__proto__')?.value).to.deep.equal([
+        'This field is not allowed. Accepted: name, slug, brand_kit, settings, primary_domain_ulid.',
+      ]);
       expect((await svc.get('/v1/brands', token)).body.data.map((b: { name: string }) => b.name)).to.not.include('P');
       const statusRaw = `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"status_read","arguments":{"__proto__":{}}}}`;
       const status = await postMcp(svc, token, statusRaw);

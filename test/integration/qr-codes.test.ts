@@ -187,7 +187,7 @@ describe('QR codes: /v1/qr-codes', () => {
         /http or https URL/,
       ],
       ['destination URL without a host', { destination: 'http://' }, 'destination', /URL/],
-      ['domain_ulid missing', { domain_ulid: undefined }, 'domain_ulid', /required/],
+      ['domain_ulid missing', { domain_ulid: undefined }, 'domain_ulid', /required.*GET \/v1\/domains/],
       ['malformed domain_ulid', { domain_ulid: 'nope' }, 'domain_ulid', /Must be a ULID/],
       ['unknown domain', { domain_ulid: ulid() }, 'domain_ulid', /No such domain/],
       ['unknown brand', { brand_ulid: ulid() }, 'brand_ulid', /No such brand/],
