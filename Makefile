@@ -3,6 +3,8 @@ SHELL := /bin/bash
 # Not `npm ci`: chdb lists optional platform packages that are not published (darwin, arm64), and
 # `npm ci` refuses a lock file without them. `npm install` installs the locked versions.
 NPM_INSTALL := npm install --no-audit --no-fund
+# npm says nothing for a minute at its default level; `http` prints a line per package fetched.
+NPM_LOGLEVEL ?= http
 # One process per entry point: `node --import tsx` rather than the tsx CLI, whose parent process
 # relays signals and would cut a graceful SIGTERM drain short.
 TSX := node --import tsx
@@ -15,20 +17,24 @@ DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashbo
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
-	$(NPM_INSTALL)
+	@echo "==> Installing dependencies with npm (the first time takes a minute or two; npm reports each step)"
+	$(NPM_INSTALL) --loglevel=$(NPM_LOGLEVEL)
 	@touch $@
+	@echo "==> Dependencies installed"
 
 install: node_modules/.installed
 
 ## dashboard: build the web dashboard (dashboard/ -> dashboard/dist) when its sources changed
 dashboard/dist/index.html: node_modules/.installed $(DASHBOARD_SRC)
+	@echo "==> Building the web dashboard"
 	node_modules/.bin/vite build --config dashboard/vite.config.ts
 
 dashboard: dashboard/dist/index.html
 
 ## start: install if needed, build the dashboard, migrate, and run the service on the embedded defaults
 start: install dashboard
-	QR_PRINT_BANNER=1 $(TSX) server/main.ts
+	@echo "==> Starting the service (the first start creates the embedded Postgres and ClickHouse under ./var and migrates them)"
+	@QR_PRINT_BANNER=1 $(TSX) server/main.ts
 
 ## test: install if needed and run the whole suite (unit + integration + browser, real embedded stores)
 test: install dashboard

@@ -12,6 +12,7 @@ import { Admitter } from './metering/admission.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { IdempotencyKeys } from './operations/idempotency.js';
 import { PasswordWork } from './qr-codes/password.js';
+import { Readiness } from './readiness.js';
 import { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { NotifyListener } from './stores/notify.js';
@@ -49,6 +50,8 @@ export interface AppContext {
   secretKey: Buffer;
   /** Password hashing and checking (scrypt), bounded per process. */
   passwords: PasswordWork;
+  /** Which listeners this process runs and whether they accept (/readyz). */
+  readiness: Readiness;
   /** The API listener's bound port (for links); the configured port until it listens. */
   apiPort(): number;
   setApiPort(port: number): void;
@@ -118,6 +121,7 @@ export function createAppContext(parts: ContextParts): AppContext {
       onVerify: () => metrics.passwordChecks.inc(),
       onHash: () => metrics.passwordHashes.inc(),
     }),
+    readiness: new Readiness(),
     apiPort,
     setApiPort: (p) => {
       port = p;

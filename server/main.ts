@@ -3,47 +3,82 @@
 import type { Runner } from 'graphile-worker';
 import { boot } from './bootstrap.js';
 import { apiBaseUrl, loadConfig } from './config.js';
+import type { AppContext } from './context.js';
 import { createLogger } from './logger.js';
 import { createApiApp, listen } from './http/api-app.js';
 import { onShutdown } from './process.js';
+import type { ListenerName } from './readiness.js';
+import { checkPortsFree, startProblemLine } from './start-problems.js';
 import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
 import { startRedirectListener } from './redirect/listener.js';
 
-const config = loadConfig();
-const log = createLogger(config.logLevel);
-const app = await boot(config, log, { collectDefaultMetrics: true, reconcileFallbacks: true });
-
-let runner: Runner | undefined;
-if (config.enableWorker) {
-  runner = await startWorker(app);
-  app.onClose(async () => runner?.stop());
-}
-if (config.enableApi) {
-  const api = await listen(createApiApp(app, { mounts: apiMounts }).callback(), config.apiPort, config.apiHost);
-  app.setApiPort(api.port);
-  app.onClose(() => api.close());
-}
-
-if (config.enableRedirect) {
-  // It registers its own close last, so it closes first: the scan buffer drains while the stores
-  // are still open.
-  await startRedirectListener(app, config.redirectPort, config.redirectHost);
+async function start(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  // Before the stores: a second `make start` says so and touches nothing.
+  await checkPortsFree(config);
+  const app = await boot(config, log, { collectDefaultMetrics: true, reconcileFallbacks: true });
+  try {
+    await serve(app);
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  onShutdown(log, async () => {
+    app.readiness.stop();
+    await app.close();
+  });
 }
 
-const apiUrl = apiBaseUrl(config, app.apiPort());
-log.info(
-  { api: config.enableApi ? apiUrl : null, redirect: config.enableRedirect ? config.fallbackOrigins[0] : null },
-  'service started',
-);
-if (process.stdout.isTTY || process.env.QR_PRINT_BANNER) {
-  process.stderr.write(
-    `\nQR service is up.\n  API:      ${apiUrl}/v1/status   (OpenAPI: ${apiUrl}/v1/openapi.json)\n` +
-      `  Redirect: ${config.fallbackOrigins[0]}/<org-slug>/<code-slug>\n` +
-      `  Dashboard: ${apiUrl}/app   (sign in with the link qrctl org create prints)\n` +
-      `Create a first organization and token in another terminal:\n` +
-      `  npx qrctl org create --name "Acme" --slug acme --plan business_monthly --currency EUR --owner-email you@example.com\n` +
-      `then: curl -H "Authorization: Bearer <token>" ${apiUrl}/v1/status\n\n`,
+async function serve(app: AppContext): Promise<void> {
+  const { config, log } = app;
+  // /readyz answers 503 until every listener of this process accepts.
+  const listeners: ListenerName[] = [];
+  if (config.enableApi) listeners.push('api');
+  if (config.enableRedirect) listeners.push('redirect');
+  if (config.enableRedirect && config.redirectTlsPort !== null) listeners.push('redirect_tls');
+  app.readiness.expect(...listeners);
+
+  let runner: Runner | undefined;
+  if (config.enableWorker) {
+    runner = await startWorker(app);
+    app.onClose(async () => runner?.stop());
+  }
+  if (config.enableApi) {
+    const api = await listen(createApiApp(app, { mounts: apiMounts }).callback(), config.apiPort, config.apiHost);
+    app.setApiPort(api.port);
+    app.readiness.listening('api', api.listening);
+    app.onClose(() => api.close());
+  }
+
+  if (config.enableRedirect) {
+    // It registers its own close last, so it closes first: the scan buffer drains while the stores
+    // are still open.
+    await startRedirectListener(app, config.redirectPort, config.redirectHost);
+  }
+
+  const apiUrl = apiBaseUrl(config, app.apiPort());
+  log.info(
+    { api: config.enableApi ? apiUrl : null, redirect: config.enableRedirect ? config.fallbackOrigins[0] : null },
+    'service started',
   );
+  if (process.stdout.isTTY || process.env.QR_PRINT_BANNER) {
+    process.stderr.write(
+      `\nQR service is up.\n  API:      ${apiUrl}/v1/status   (OpenAPI: ${apiUrl}/v1/openapi.json)\n` +
+        `  Redirect: ${config.fallbackOrigins[0]}/<org-slug>/<code-slug>\n` +
+        `  Dashboard: ${apiUrl}/app   (sign in with the link qrctl org create prints)\n` +
+        `Create a first organization and token in another terminal:\n` +
+        `  npx qrctl org create --name "Acme" --slug acme --plan business_monthly --currency EUR --owner-email you@example.com\n` +
+        `then: curl -H "Authorization: Bearer <token>" ${apiUrl}/v1/status\n` +
+        `(README.md walks on from there: a first code, a scan, analytics and MCP.)\n\n`,
+    );
+  }
 }
-onShutdown(log, () => app.close());
+
+await start().catch((err: unknown) => {
+  const line = startProblemLine(err);
+  if (line === null) throw err;
+  process.stderr.write(`${line}\n`);
+  process.exit(1);
+});

@@ -11,7 +11,11 @@ export function onShutdown(log: Logger, shutdown: () => Promise<void>): void {
     stopping = true;
     log.info({ signal }, 'shutting down');
     shutdown().then(
-      () => process.exit(0),
+      () => {
+        // The last line of a graceful stop: everything drained and closed.
+        log.info({ signal }, 'shutdown complete');
+        process.exit(0);
+      },
       (err) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);

@@ -83,9 +83,10 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
       ),
     ]);
     const [postgres, clickhouse] = checks;
-    const ready = postgres === 'ok' && clickhouse === 'ok';
+    const { ready: listening, listeners } = app.readiness.state();
+    const ready = postgres === 'ok' && clickhouse === 'ok' && listening;
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ok' : 'unavailable', postgres, clickhouse };
+    ctx.body = { status: ready ? 'ok' : 'unavailable', postgres, clickhouse, listeners };
   });
   router.get('/metrics', async (ctx) => {
     (ctx.state as RequestState).route = '/metrics';
@@ -146,6 +147,8 @@ export function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
 
 export interface Listener {
   port: number;
+  /** Whether it still accepts connections. */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -159,6 +162,7 @@ export function listen(handler: http.RequestListener, port: number, host: string
       const bound = (server.address() as { port: number }).port;
       resolve({
         port: bound,
+        listening: () => server.listening,
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

@@ -110,6 +110,7 @@ export async function startRedirectListener(
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
   const bound = await listenOn(server, port, host);
+  app.readiness.listening('redirect', () => server.listening);
   app.log.info({ port: bound, host }, 'redirect listener started');
 
   const tlsPort = opts.tlsPort === undefined ? app.config.redirectTlsPort : opts.tlsPort;
@@ -129,6 +130,7 @@ export async function startRedirectListener(
     const tlsServer = createTlsServer({ defaultCertificate, certificates }, handler.listener);
     const boundTls = await listenOn(tlsServer, tlsPort, host);
     tls = { server: tlsServer, port: boundTls, certificates };
+    app.readiness.listening('redirect_tls', () => tlsServer.listening);
     app.log.info({ port: boundTls, host }, 'redirect TLS listener started');
   }
 

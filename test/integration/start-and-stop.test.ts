@@ -1,8 +1,10 @@
 // The README's path on a fresh data directory: the service starts its own embedded Postgres and
 // chDB, `npx qrctl org create` (another process) uses the running service's Postgres, the
-// printed token reads /v1/status, and SIGTERM stops everything cleanly.
+// printed token reads /v1/status, and SIGTERM stops everything cleanly. What a newcomer meets around
+// it: a second start says in one line why it cannot start, and make says what it is doing.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -10,6 +12,21 @@ import { freePort } from '../../server/stores/postgres.js';
 import { testRoot } from '../helpers/stores.js';
 
 const run = promisify(execFile);
+
+/** Runs server/main.ts to its end; returns its exit code and everything it printed. */
+function runToExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+/** Lines a person reads: not blank. */
+const linesOf = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
 describe('starting and stopping the service on embedded stores', function () {
   this.timeout(180_000);
@@ -24,7 +41,7 @@ describe('starting and stopping the service on embedded stores', function () {
       REDIRECT_PORT: String(redirectPort),
       FALLBACK_ORIGINS: `http://localhost:${redirectPort}`,
       QR_PRINT_BANNER: '1',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
     };
     delete env.DATABASE_URL;
     delete env.CLICKHOUSE_URL;
@@ -33,6 +50,8 @@ describe('starting and stopping the service on embedded stores', function () {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let stdout = '';
+    server.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const onData = (c: Buffer) => {
@@ -76,13 +95,32 @@ describe('starting and stopping the service on embedded stores', function () {
       const body = (await res.json()) as { status: string; organization: { slug: string } };
       expect(body.status).to.equal('ok');
       expect(body.organization.slug).to.equal('acme');
-      expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).to.equal(200);
+      const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
+      expect(ready.status).to.equal(200);
+      expect(((await ready.json()) as { listeners: unknown }).listeners).to.deep.equal({
+        api: 'accepting',
+        redirect: 'accepting',
+      });
       const redirect = await fetch(`http://127.0.0.1:${redirectPort}/acme/nothing`, { redirect: 'manual' });
       expect(redirect.status).to.equal(404);
+
+      // A second start on the same ports and data directory: one line, nothing touched.
+      const second = await runToExit(env);
+      expect(second.code).to.equal(1);
+      expect(linesOf(second.output)).to.deep.equal([
+        `qr-service cannot start: the QR service is already running at http://127.0.0.1:${apiPort} (another \`make start\`?); ` +
+          'stop it first (Ctrl-C in its terminal), or set API_PORT, REDIRECT_PORT and DATA_DIR to run a second one.',
+      ]);
+      expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).to.equal(200);
     } finally {
       server.kill('SIGTERM');
     }
     expect(await exited).to.equal(0);
+    // The last line of a graceful stop says it completed; the worker's cron runs (no "cron is disabled").
+    const last = JSON.parse(linesOf(stdout).at(-1)!) as { msg: string; signal: string };
+    expect(last).to.include({ msg: 'shutdown complete', signal: 'SIGTERM' });
+    expect(stdout).to.include('shutting down');
+    expect(stdout).not.to.include('cron is disabled');
     // The embedded Postgres went down with it and the chDB directory was released.
     await fs.access(path.join(dataDir, 'postgres.json')).then(
       () => expect.fail('postgres.json still present'),
@@ -92,5 +130,39 @@ describe('starting and stopping the service on embedded stores', function () {
       () => expect.fail('chDB lock still held'),
       () => undefined,
     );
+  });
+
+  it('refuses a port another program holds in one line naming its setting, before touching the data directory', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    const dataDir = path.join(testRoot(), 'e2e-busy-port');
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, API_PORT: String(port), REDIRECT_PORT: '0' };
+      delete env.DATABASE_URL;
+      delete env.CLICKHOUSE_URL;
+      const { code, output } = await runToExit(env);
+      expect(code).to.equal(1);
+      expect(linesOf(output)).to.deep.equal([
+        `qr-service cannot start: port ${port} on 127.0.0.1 (API_PORT) is in use by another program; stop it or set API_PORT to a free port.`,
+      ]);
+      await fs.access(dataDir).then(
+        () => expect.fail('the data directory was created'),
+        () => undefined,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('make says it is installing dependencies, with npm reporting each step, then building and starting', async () => {
+    // -n prints what would run; -W pretends package-lock.json changed, so the install step is due.
+    const { stdout } = await run('make', ['-n', '-W', 'package-lock.json', 'start'], { env: { ...process.env } });
+    const lines = linesOf(stdout);
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    expect(at(/Installing dependencies with npm/)).to.be.greaterThan(-1);
+    expect(lines[at(/Installing dependencies/) + 1]).to.match(/^npm install .*--loglevel=http/);
+    expect(at(/Building the web dashboard/)).to.be.greaterThan(at(/Installing dependencies/));
+    expect(at(/Starting the service/)).to.be.greaterThan(at(/Building the web dashboard/));
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { startRedirectListener } from '../../server/redirect/listener.js';
 import { metricsAllowed } from '../../server/http/api-app.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 
@@ -69,10 +70,30 @@ describe('GET /v1/status and GET /v1/organization', () => {
     expect((await svc.get('/healthz')).body).to.deep.equal({ status: 'ok' });
     const ready = await svc.get('/readyz');
     expect(ready.status).to.equal(200);
-    expect(ready.body).to.deep.equal({ status: 'ok', postgres: 'ok', clickhouse: 'ok' });
+    expect(ready.body).to.deep.equal({ status: 'ok', postgres: 'ok', clickhouse: 'ok', listeners: {} });
     const metrics = await svc.get('/metrics');
     expect(metrics.text).to.include('http_requests_total{listener="api",method="GET",route="/readyz",status="200"} 1');
     expect(metrics.text).to.include('http_request_duration_seconds_bucket');
+  });
+
+  it('is ready only while every listener the process runs accepts, and not once it stops', async () => {
+    const s = await startTestService();
+    try {
+      s.app.readiness.expect('redirect');
+      const before = await s.get('/readyz');
+      expect(before.status).to.equal(503);
+      expect(before.body).to.include({ status: 'unavailable', postgres: 'ok', clickhouse: 'ok' });
+      expect(before.body.listeners).to.deep.equal({ redirect: 'not accepting' });
+      const rd = await startRedirectListener(s.app, 0, '127.0.0.1');
+      const up = await s.get('/readyz');
+      expect(up.status).to.equal(200);
+      expect(up.body.listeners).to.deep.equal({ redirect: 'accepting' });
+      s.app.readiness.stop();
+      expect((await s.get('/readyz')).status).to.equal(503);
+      await rd.close();
+    } finally {
+      await s.close();
+    }
   });
 
   it('serves /metrics only with the configured bearer token when METRICS_TOKEN is set', async () => {
