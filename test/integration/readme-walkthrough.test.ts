@@ -1,0 +1,133 @@
+// The README's walkthrough, run as written: every ```sh walkthrough block, in order, in one bash
+// session against a service started on a fresh data directory, each answer checked. The one change
+// is the API address of the first block (the test's service listens on a free port, not 3000).
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { freePort } from '../../server/stores/postgres.js';
+import { testRoot } from '../helpers/stores.js';
+
+const README_API = 'API=http://127.0.0.1:3000';
+
+export function walkthroughBlocks(readme: string): string[] {
+  return [...readme.matchAll(/^```sh walkthrough\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/** A bash session fed one block at a time; each run returns what the block printed. */
+class Shell {
+  private out = '';
+  private waiting: { marker: string; resolve: (text: string) => void } | null = null;
+  private runs = 0;
+  constructor(private readonly bash: ChildProcessWithoutNullStreams) {
+    const onData = (c: Buffer) => {
+      this.out += c.toString();
+      const w = this.waiting;
+      const at = w ? this.out.indexOf(w.marker) : -1;
+      if (w && at >= 0) {
+        const text = this.out.slice(0, at);
+        this.out = this.out.slice(at + w.marker.length);
+        this.waiting = null;
+        w.resolve(text);
+      }
+    };
+    bash.stdout.on('data', onData);
+    bash.stderr.on('data', (c: Buffer) => (this.out += c.toString().replace(/^npm warn .*\n/gm, '')));
+  }
+
+  run(block: string): Promise<string> {
+    const marker = `@@walkthrough-${++this.runs}@@\n`;
+    return new Promise((resolve) => {
+      this.waiting = { marker, resolve };
+      this.bash.stdin.write(`${block}\necho '${marker.trim()}'\n`);
+    });
+  }
+}
+
+describe('the README walkthrough, run verbatim', function () {
+  this.timeout(300_000);
+  let server: ChildProcessWithoutNullStreams | undefined;
+  let bash: ChildProcessWithoutNullStreams | undefined;
+
+  after(async () => {
+    bash?.kill();
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.on('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('creates an organization, finds a domain, creates a code, scans it, reads analytics and does it again through MCP', async () => {
+    const blocks = walkthroughBlocks(fs.readFileSync('README.md', 'utf8'));
+    expect(blocks.length).to.be.at.least(7);
+    expect(blocks[0]).to.include(README_API);
+
+    const dataDir = path.join(testRoot(), 'readme-var');
+    const [apiPort, redirectPort] = [await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      API_PORT: String(apiPort),
+      REDIRECT_PORT: String(redirectPort),
+      FALLBACK_ORIGINS: `http://localhost:${redirectPort}`,
+      LOG_LEVEL: 'warn',
+    };
+    delete env.DATABASE_URL;
+    delete env.CLICKHOUSE_URL;
+    server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let log = '';
+    server.stdout.on('data', (c: Buffer) => (log += c.toString()));
+    server.stderr.on('data', (c: Buffer) => (log += c.toString()));
+    const api = `http://127.0.0.1:${apiPort}`;
+    for (let i = 0; ; i++) {
+      const ready = await fetch(`${api}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+      if (server.exitCode !== null || i > 240) expect.fail(`the service did not become ready:\n${log}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+
+    bash = spawn('bash', ['--noprofile', '--norc'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const sh = new Shell(bash);
+    const [setup, org, domains, create, scan, analytics, mcp] = blocks;
+
+    expect(await sh.run(setup.replace(README_API, `API=${api}`))).to.equal('');
+
+    const status = JSON.parse(await sh.run(org));
+    expect(status).to.include({ status: 'ok', version: 'v1' });
+    expect(status.organization.slug).to.equal('acme');
+
+    const list = JSON.parse(await sh.run(domains));
+    expect(list.data[0]).to.include({ type: 'fallback', is_shared: true });
+
+    const code = JSON.parse(await sh.run(create)).data;
+    expect(code).to.include({ slug: 'acme/menu', public_url: `http://localhost:${redirectPort}/acme/menu` });
+
+    expect((await sh.run(scan)).trim().split('\n')).to.deep.equal([
+      '302 https://example.com/menu',
+      '302 https://example.com/menu',
+    ]);
+
+    // Scans are flushed to ClickHouse within a second or two; as the README says, run it again if not yet.
+    let counted = '';
+    for (let i = 0; i < 15; i++) {
+      counted = await sh.run(analytics);
+      if (/scans: 2/.test(counted)) break;
+    }
+    const [redirects, ...rest] = counted.trim().split('\n');
+    expect(redirects).to.equal('2');
+    const payload = JSON.parse(rest[0]).data;
+    expect(payload.qr_code).to.deep.equal({ ulid: code.ulid, name: null, slug: 'acme/menu' });
+    expect(payload.totals.scans).to.equal(1);
+    expect(payload.dimension_breakdown).to.deep.equal([{ key: 'mobile', label: 'Mobile', scans: 1, uniques: 1 }]);
+    expect(rest.slice(1).join(' ')).to.match(/\{ scans: 2, uniques: 2, unique_rate: 1 \}/);
+
+    const [tools, created, ...read] = (await sh.run(mcp)).trim().split('\n');
+    expect(tools.split(' ')).to.have.length(25).and.to.include.members(['codes_create', 'analytics_code_read']);
+    expect(JSON.parse(created).data).to.include({ slug: 'acme/flyer' });
+    expect(JSON.parse(read.join('\n')).data.totals.scans).to.equal(2);
+  });
+});
