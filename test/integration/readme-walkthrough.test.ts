@@ -3,10 +3,8 @@
 // is the API address of the first block (the test's service listens on a free port, not 3000).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
-import { freePort } from '../../server/stores/postgres.js';
-import { testRoot } from '../helpers/stores.js';
+import { embeddedServiceEnv } from '../helpers/service-process.js';
 
 const README_API = 'API=http://127.0.0.1:3000';
 
@@ -63,18 +61,7 @@ describe('the README walkthrough, run verbatim', function () {
     expect(blocks.length).to.be.at.least(7);
     expect(blocks[0]).to.include(README_API);
 
-    const dataDir = path.join(testRoot(), 'readme-var');
-    const [apiPort, redirectPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATA_DIR: dataDir,
-      API_PORT: String(apiPort),
-      REDIRECT_PORT: String(redirectPort),
-      FALLBACK_ORIGINS: `http://localhost:${redirectPort}`,
-      LOG_LEVEL: 'warn',
-    };
-    delete env.DATABASE_URL;
-    delete env.CLICKHOUSE_URL;
+    const { env, apiPort, redirectPort } = await embeddedServiceEnv('readme-var', { LOG_LEVEL: 'warn' });
     server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let log = '';
     server.stdout.on('data', (c: Buffer) => (log += c.toString()));

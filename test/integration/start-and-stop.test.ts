@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { freePort } from '../../server/stores/postgres.js';
+import { embeddedServiceEnv } from '../helpers/service-process.js';
 import { testRoot } from '../helpers/stores.js';
 
 const run = promisify(execFile);
@@ -32,19 +32,10 @@ describe('starting and stopping the service on embedded stores', function () {
   this.timeout(180_000);
 
   it('serves /v1/status to a token printed by qrctl, then stops on SIGTERM', async () => {
-    const dataDir = path.join(testRoot(), 'e2e-var');
-    const [apiPort, redirectPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATA_DIR: dataDir,
-      API_PORT: String(apiPort),
-      REDIRECT_PORT: String(redirectPort),
-      FALLBACK_ORIGINS: `http://localhost:${redirectPort}`,
+    const { env, dataDir, apiPort, redirectPort } = await embeddedServiceEnv('e2e-var', {
       QR_PRINT_BANNER: '1',
       LOG_LEVEL: 'info',
-    };
-    delete env.DATABASE_URL;
-    delete env.CLICKHOUSE_URL;
+    });
     const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
