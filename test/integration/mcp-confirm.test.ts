@@ -280,9 +280,9 @@ describe('MCP guarded tools: confirm then execute', () => {
     const tooMany = await toolError(svc, token, 'codes_bulk_create', { rows: rows(1001, 'many') });
     expect(tooMany.errors).to.deep.equal({ rows: ['Must have at most 1000 items.'] });
     const none = await toolError(svc, token, 'codes_bulk_create', { rows: [] });
-    expect(none.errors).to.deep.equal({ rows: ['Must have at least 1 items.'] });
+    expect(none.errors).to.deep.equal({ rows: ['Must have at least 1 item.'] });
     const noUlids = await toolError(svc, token, 'codes_bulk_update_status', { code_ulids: [], status: 'paused' });
-    expect(noUlids.errors).to.deep.equal({ code_ulids: ['Must have at least 1 items.'] });
+    expect(noUlids.errors).to.deep.equal({ code_ulids: ['Must have at least 1 item.'] });
   });
 
   it('creates 1000 rows in one confirmed call', async function () {
