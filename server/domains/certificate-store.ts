@@ -76,6 +76,27 @@ export async function findChallenge(db: Db, host: string, token: string, now: Da
   return row?.key_authorization ?? null;
 }
 
+/** Every challenge in flight for a host (token → key authorization and expiry), for the redirect's cache. */
+export async function findHostChallenges(
+  db: Db,
+  host: string,
+  now: Date,
+): Promise<{ token: string; keyAuthorization: string; expiresAt: Date }[]> {
+  const rows = await db('acme_challenges')
+    .where({ host: host.toLowerCase() })
+    .where('expires_at', '>', now)
+    .select<{ token: string; key_authorization: string; expires_at: Date }[]>(
+      'token',
+      'key_authorization',
+      'expires_at',
+    );
+  return rows.map((r) => ({
+    token: r.token,
+    keyAuthorization: r.key_authorization,
+    expiresAt: new Date(r.expires_at),
+  }));
+}
+
 export interface IssuedCertificate {
   /** Leaf first, then the chain. */
   certificatePem: string;

@@ -107,6 +107,11 @@ export class RedirectCache {
     return this.known.ready && this.listener.live;
   }
 
+  /** false only when the filter says no domain has this host (for the TLS and ACME challenge caches). */
+  hostMayExist(host: string): boolean {
+    return !this.listener.live || this.known.mayExist(hostKey(host));
+  }
+
   private onNotification(payload: string | undefined): void {
     if (this.closed) return;
     this.stats.notifications++;

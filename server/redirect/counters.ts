@@ -30,6 +30,7 @@ export class RedirectCounters {
   private lastUse = new Map<number, number>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  private flushAgain: Promise<void> | null = null;
   private readonly maxBlock: number;
 
   constructor(
@@ -109,12 +110,24 @@ export class RedirectCounters {
     return 'full';
   }
 
-  /** Writes the window's counts and gives back unused reservations. */
+  /**
+   * Writes the window's counts and gives back unused reservations. Every redirect counted before
+   * the call is written when the promise resolves: a flush already running took its snapshot
+   * earlier (the timer's, say) and may miss the latest counts, so the call then waits for it and
+   * runs one more (shared by every caller that arrives meanwhile).
+   */
   flush(): Promise<void> {
-    this.flushing ??= this.flushOnce().finally(() => {
-      this.flushing = null;
+    if (!this.flushing) {
+      this.flushing = this.flushOnce().finally(() => {
+        this.flushing = null;
+      });
+      return this.flushing;
+    }
+    this.flushAgain ??= this.flushing.then(() => {
+      this.flushAgain = null;
+      return this.flush();
     });
-    return this.flushing;
+    return this.flushAgain;
   }
 
   private async flushOnce(): Promise<void> {

@@ -26,7 +26,7 @@ import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage 
 import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
-import { ACME_CHALLENGE_PREFIX, answerAcmeChallenge } from './acme-challenge.js';
+import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
 
@@ -78,6 +78,7 @@ export class RedirectHandler {
     readonly counters: RedirectCounters,
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
+    readonly challenges: ChallengeCache,
     opts: { throttle?: ThrottleOptions; orphansPerSecond?: number } = {},
   ) {
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
@@ -163,7 +164,7 @@ export class RedirectHandler {
     }
     // HTTP-01 validations of certificate issuance, before any domain rule (never a 308).
     if (method !== 'POST' && req.url?.startsWith(ACME_CHALLENGE_PREFIX)) {
-      return answerAcmeChallenge(this.app.db, req, res, this.app.clock.now());
+      return this.challenges.answer(req, res, this.app.clock.now());
     }
     const host = (req.headers.host ?? '').toLowerCase();
     if (!host) return this.withDomain(req, res, method, host, null);

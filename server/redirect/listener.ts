@@ -9,6 +9,7 @@ import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
+import { ChallengeCache } from './acme-challenge.js';
 import { RedirectCache, type CacheOptions } from './cache.js';
 import { RedirectCounters } from './counters.js';
 import { createEnricher } from './enrich.js';
@@ -46,6 +47,7 @@ export interface RedirectListener {
   orphans: ScanBuffer<OrphanRow>;
   counters: RedirectCounters;
   cache: RedirectCache;
+  challenges: ChallengeCache;
   /** The HTTPS port, or null when there is no HTTPS listener. */
   tlsPort: number | null;
   certificates: CertificateCache | null;
@@ -106,7 +108,9 @@ export async function startRedirectListener(
   const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_SCAN_COLUMNS);
   scans.start();
   orphans.start();
-  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, opts);
+  const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
+  await challenges.start();
+  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, challenges, opts);
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
   const bound = await listenOn(server, port, host);
@@ -121,6 +125,7 @@ export async function startRedirectListener(
       (name) => findServingCertificate(app.db, sealer, name, app.clock.now()),
       app.notify,
       app.secretKey,
+      { hostMayExist: (h) => cache.hostMayExist(h) },
     );
     await certificates.start();
     const defaultCertificate = opts.defaultCertificate ?? {
@@ -150,6 +155,7 @@ export async function startRedirectListener(
     orphans,
     counters,
     cache,
+    challenges,
     tlsPort: tls?.port ?? null,
     certificates: tls?.certificates ?? null,
   };

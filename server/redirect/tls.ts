@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import https from 'node:https';
 import type http from 'node:http';
 import tls from 'node:tls';
+import { LRUCacheWithDelete } from 'mnemonist';
 import type { NotifyListener } from '../stores/notify.js';
 
 export interface CertificatePair {
@@ -38,18 +39,37 @@ export function ticketKeysFor(secretKey: Buffer, at: Date): Buffer {
   return Buffer.from(crypto.hkdfSync('sha256', secretKey, Buffer.alloc(0), `tls session tickets ${day}`, 48));
 }
 
+const MAX_HOSTS = 10_000;
+
+export interface CertificateCacheOptions {
+  /** Entries are re-read after this long (or at the certificate's expiry if sooner). */
+  ttlMs?: number;
+  /**
+   * false only when a server name surely is no domain (the redirect's known-keys filter): then the
+   * default certificate is used without a query and nothing is cached, so a flood of random SNI
+   * names costs neither a Postgres query nor memory each.
+   */
+  hostMayExist?: (host: string) => boolean;
+}
+
 export class CertificateCache {
-  private slots = new Map<string, Slot>();
+  /** Bounded: the least recently used name goes first. */
+  private slots = new LRUCacheWithDelete<string, Slot>(MAX_HOSTS);
+  private readonly ttlMs: number;
+  private readonly hostMayExist: (host: string) => boolean;
   private generation = 0;
   private ticketKeys: Buffer;
-  readonly stats = { hits: 0, misses: 0, failures: 0 };
+  /** hits: from memory; misses: read from Postgres; filtered: no domain, default certificate. */
+  readonly stats = { hits: 0, misses: 0, failures: 0, filtered: 0 };
 
   constructor(
     private readonly load: CertificateLoader,
     private readonly listener: NotifyListener,
     private readonly secretKey: Buffer,
-    private readonly ttlMs = 5 * 60_000,
+    opts: CertificateCacheOptions = {},
   ) {
+    this.ttlMs = opts.ttlMs ?? 5 * 60_000;
+    this.hostMayExist = opts.hostMayExist ?? (() => true);
     this.ticketKeys = ticketKeysFor(secretKey, new Date());
   }
 
@@ -94,6 +114,10 @@ export class CertificateCache {
     if (slot && now < slot.until) {
       this.stats.hits++;
       return slot.context;
+    }
+    if (this.listener.live && !this.hostMayExist(host)) {
+      this.stats.filtered++;
+      return null;
     }
     return this.fill(host, now);
   }

@@ -20,6 +20,13 @@ export function machine(): string {
   return `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 }
 
+/** Resident set size of a process in MiB (VmRSS from /proc), as text with no decimals. */
+export async function rssMiB(pid: number): Promise<string> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
+  return (kb / 1024).toFixed(0);
+}
+
 /** Starts a child that prints `LISTENING <port>` (or a line matching `ready`), and returns its port. */
 export function startChild(
   cmd: string,

@@ -9,6 +9,7 @@ import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-
 import { RedirectHandler } from '../../server/redirect/handler.js';
 import { encodeScanRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import type { RedirectCache } from '../../server/redirect/cache.js';
+import type { ChallengeCache } from '../../server/redirect/acme-challenge.js';
 import { RedirectCounters } from '../../server/redirect/counters.js';
 import { loadGeoData } from '../../server/geo/database.js';
 import { createEnricher } from '../../server/redirect/enrich.js';
@@ -69,6 +70,7 @@ const handler = new RedirectHandler(
   counters,
   scans,
   orphans,
+  null as unknown as ChallengeCache, // no ACME paths here
   {},
 );
 

@@ -10,7 +10,10 @@
 //   BENCH_TIME_HANDLE=1  adds the wall time per request inside the handler and inside res.end()
 //   BENCH_SCANS=off      the scan row is built but not buffered (no ClickHouse work)
 //   BENCH_EXPERIMENT=bare302  the handler is replaced by the bare 302, inside this process
+//   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of the measured run alone,
+//                        written to <file>; test/bench/flamegraph.ts makes it an SVG
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { ulid } from 'ulid';
 import { boot } from '../../server/bootstrap.js';
@@ -95,9 +98,26 @@ new PerformanceObserver((list) => {
     gcMs[kind + '#'] = (gcMs[kind + '#'] ?? 0) + 1;
   }
 }).observe({ entryTypes: ['gc'] });
-if (probe) {
+const profileFile = process.env.BENCH_PROFILE;
+const profiler = profileFile ? new inspector.Session() : null;
+const post = (method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) =>
+    profiler!.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+  );
+let signals = 0;
+if (probe || profiler) {
   process.on('SIGUSR2', () => {
-    // the bench sends it when the measured run starts
+    // the bench sends it when the measured run starts, and again when it ends (the profile only)
+    if (profiler && signals++ === 0) {
+      profiler.connect();
+      void post('Profiler.enable')
+        .then(() => post('Profiler.setSamplingInterval', { interval: 200 }))
+        .then(() => post('Profiler.start'));
+    } else if (profiler) {
+      void stopProfile();
+      return;
+    }
+    if (!probe) return;
     loopDelay.enable();
     cpuAtStart = threadCpu();
     gcOn = true;
@@ -123,6 +143,15 @@ function threadCpu(): Record<string, number> {
     }
   }
   return out;
+}
+
+async function stopProfile(): Promise<void> {
+  if (!profiler || !profileFile || signals !== 2) return;
+  signals++;
+  const { profile } = (await post('Profiler.stop')) as { profile: object };
+  fs.writeFileSync(profileFile + '.tmp', JSON.stringify(profile));
+  fs.renameSync(profileFile + '.tmp', profileFile);
+  profiler.disconnect();
 }
 
 onShutdown(log, async () => {

@@ -1,19 +1,22 @@
-// make bench-redirect: at 50 connections, a bare node:http server answering the same 302, then our
-// public redirect with scan recording on (code lookup from the cache, decision, 302, scan into the
-// buffer, batches to embedded ClickHouse), then the redirect flooded with random unknown slugs
-// (404 page, orphan scans sampled), in one run. Prints req/s, p50, p99 for each, the ratios, the
-// Postgres lookups the flood caused, and the scans that reached ClickHouse against the redirects
-// served.
+// make bench-redirect: at 50 connections, with Debian's wrk as the load generator (one thread, so the
+// client is not the limit; installed when missing), in one run:
+//   1. wrk's own ceiling: a TCP server answering canned 302 bytes (static-baseline.ts);
+//   2. a bare node:http server answering the same 302 (redirect-baseline.ts);
+//   3. our public redirect with scan recording on (code lookup from the cache, decision, 302, scan
+//      into the buffer, batches to embedded ClickHouse), redirect-server.ts;
+//   4. the redirect flooded with random unknown slugs (404 page, orphan scans sampled).
+// Prints req/s, p50, p99 for each, the ratios and goals, the Postgres lookups the flood caused, the
+// service's RSS at idle and after each run, and the scans that reached ClickHouse against the
+// redirects served (exactly once).
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
-//   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the bare server's row
-import crypto from 'node:crypto';
+//   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the ceiling's and the bare server's rows
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
-import { machine, startChild, stopChild, table, type Figures } from './lib.js';
+import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
+import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -33,48 +36,27 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-/** Runs autocannon; `paths` gives each request its own path (else the URL's), `expect` the answer class. */
+/** One wrk run; `randomPrefix` gives each request a random path under it (a 404 each). */
 async function run(
   label: string,
   url: string,
   seconds: number,
   pid: number,
-  opts: { paths?: () => string; expect?: '3xx' | '4xx' } = {},
-): Promise<Figures & { redirects: number; cpuUs: number }> {
+  randomPrefix?: string,
+): Promise<WrkFigures & { cpuUs: number }> {
   const cpu0 = await cpuSeconds(pid);
-  const paths = opts.paths;
-  const r = await autocannon({
-    url,
+  const r = await runWrk(label, url, {
     connections,
-    duration: seconds,
+    seconds,
     headers,
-    ...(paths ? { requests: [{ setupRequest: (req: object) => ({ ...req, path: paths() }) }] } : {}),
+    randomPathPrefix: randomPrefix,
+    expectErrors: !!randomPrefix,
   });
   const cpu = (await cpuSeconds(pid)) - cpu0;
-  return {
-    cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
-    label,
-    rps: Math.round(r.requests.average),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx - r[opts.expect ?? '3xx'], // answers other than the expected class
-    requests: r.requests.total,
-    redirects: r['3xx'],
-  };
+  return { ...r, cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests)) };
 }
 
-/**
- * Random slugs no code has, what a flood of guesses sends: a fixed set (derived from a counter, so
- * every run sends the same paths in the same order and meets the same filter false positives),
- * cycled through when the run sends more requests than the set holds.
- */
-const UNKNOWN_SLUGS = Array.from(
-  { length: 200_000 },
-  (_, i) => `/bench/${crypto.createHash('sha256').update(`unknown-${i}`).digest('base64url').slice(0, 12)}`,
-);
-let nextUnknown = 0;
-const randomSlug = (): string => UNKNOWN_SLUGS[nextUnknown++ % UNKNOWN_SLUGS.length];
-
+ensureWrk();
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-redirect-'));
 await fs.chmod(root, 0o755);
 const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
@@ -84,10 +66,12 @@ const env = {
   LOG_LEVEL: 'warn',
   FALLBACK_ORIGINS: 'http://localhost:3001',
 };
+const ceiling = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/static-baseline.ts'], {});
 const baseline = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/redirect-baseline.ts'], {});
 // node --import tsx rather than the tsx wrapper, so that SIGTERM reaches the service itself.
 // BENCH_NODE_ARGS (e.g. --cpu-prof) go to the service's node.
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+if (process.env.BENCH_PROFILE) await fs.rm(process.env.BENCH_PROFILE, { force: true });
 const service = await startChild(
   process.execPath,
   [...nodeArgs, '--import', 'tsx', 'test/bench/redirect-server.ts'],
@@ -106,40 +90,61 @@ service.child.stdout!.on('data', (chunk: Buffer) => {
 });
 
 try {
-  // Warm up both (JIT, caches, pools), then measure.
-  if (withBare) await run('warmup', `http://127.0.0.1:${baseline.port}/bench/warm`, 2, baseline.child.pid!);
-  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, service.child.pid!);
-  const bare = withBare
-    ? await run('bare node:http 302', `http://127.0.0.1:${baseline.port}/bench/go`, duration, baseline.child.pid!)
-    : null;
-  if (process.env.BENCH_PROBE === '1') service.child.kill('SIGUSR2'); // measure from here
-  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, service.child.pid!);
+  const servicePid = service.child.pid!;
+  const rss: string[] = [`idle ${await rssMiB(servicePid)}`];
+  // Warm up each server (JIT, caches, pools), then measure.
+  const ceilingUrl = `http://127.0.0.1:${ceiling.port}/bench/go`;
+  const bareUrl = `http://127.0.0.1:${baseline.port}/bench/go`;
+  let top: Awaited<ReturnType<typeof run>> | null = null;
+  let bare: Awaited<ReturnType<typeof run>> | null = null;
+  if (withBare) {
+    await run('warmup', ceilingUrl, 2, ceiling.child.pid!);
+    top = await run("wrk's ceiling (canned 302 bytes)", ceilingUrl, duration, ceiling.child.pid!);
+    await run('warmup', bareUrl, 2, baseline.child.pid!);
+    bare = await run('bare node:http 302', bareUrl, duration, baseline.child.pid!);
+  }
+  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid);
+  rss.push(`after warm-up ${await rssMiB(servicePid)}`);
+  if (process.env.BENCH_PROBE === '1' || process.env.BENCH_PROFILE) service.child.kill('SIGUSR2'); // measure from here
+  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, servicePid);
+  rss.push(`after redirect ${await rssMiB(servicePid)}`);
+  if (process.env.BENCH_PROFILE) {
+    service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
+    while (!(await fs.stat(process.env.BENCH_PROFILE).catch(() => null))) await new Promise((r) => setTimeout(r, 100));
+  }
   const unknown = await run(
     'random unknown slugs (404)',
     `http://127.0.0.1:${service.port}/bench/go`,
     duration,
-    service.child.pid!,
-    { paths: randomSlug, expect: '4xx' },
+    servicePid,
+    '/bench/',
   );
+  rss.push(`after unknown slugs ${await rssMiB(servicePid)}`);
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
   await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
   await ended;
   const [, count, distinct, served] = /SCANS (\d+) (\d+) (\d+)/.exec(scansLine) ?? [];
   const allOnce = Number(count) === Number(served) && Number(distinct) === Number(served);
   process.stdout.write(
-    `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  connections: ${connections}  duration: ${duration}s each\n\n`,
+    `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  ` +
+      `wrk -t1 -c${connections} -d${duration}s\n\n`,
   );
-  process.stdout.write(table([...(bare ? [bare] : []), ours, unknown]) + '\n\n');
+  const rows = [...(top && bare ? [top, bare] : []), ours, unknown];
+  process.stdout.write(table(rows) + '\n\n');
   process.stdout.write(
-    `redirect: ${bare ? `${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); ` : ''}` +
+    (top && bare
+      ? `bare node:http: ${((bare.rps / top.rps) * 100).toFixed(1)}% of wrk's ceiling\n` +
+        `redirect: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); `
+      : 'redirect: ') +
       `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms)\n` +
       `scans in ClickHouse: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served ` +
-      `(redirects_count; autocannon completed ${ours.redirects}, the rest were in flight when it stopped)` +
+      `(redirects_count, warm-up excluded; wrk completed ${ours.requests}, the rest were in flight when it stopped)` +
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n`,
   );
   process.stdout.write(
-    `server CPU per request (all threads): ${bare ? `bare ${bare.cpuUs} µs, ` : ''}redirect + scan ${ours.cpuUs} µs, ` +
-      `unknown slugs ${unknown.cpuUs} µs\n`,
+    `server CPU per request (all threads): ${top && bare ? `ceiling ${top.cpuUs} µs, bare ${bare.cpuUs} µs, ` : ''}` +
+      `redirect + scan ${ours.cpuUs} µs, unknown slugs ${unknown.cpuUs} µs\n` +
+      `service RSS (MiB): ${rss.join(', ')}\n`,
   );
   const stat = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheLine)?.[1] ?? NaN);
   process.stdout.write(
@@ -149,9 +154,13 @@ try {
       `dropped by the per-domain sampling ${stat('dropped')}\n`,
   );
   if (probeLine) process.stdout.write(probeLine + '\n');
-  if (bare?.non2xx || ours.non2xx) process.stdout.write('WARNING: answers other than 302 during the run\n');
-  if (unknown.non2xx) process.stdout.write('WARNING: answers other than 404 during the unknown-slug run\n');
+  for (const r of rows) {
+    if (r.non2xx || r.socketErrors) {
+      process.stdout.write(`WARNING: ${r.label}: ${r.non2xx} unexpected answers, ${r.socketErrors} socket errors\n`);
+    }
+  }
 } finally {
+  await stopChild(ceiling.child);
   await stopChild(baseline.child);
   await stopChild(service.child);
   await pg.stop();

@@ -182,6 +182,39 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
     expect(unknown.status).to.equal(404);
   });
 
+  it('answers floods of random SNI names, random challenge hosts and random challenge tokens without a query each', async () => {
+    const certs = redirect.certificates!;
+    const challenges = redirect.challenges;
+    const misses = certs.stats.misses;
+    for (let i = 0; i < 20; i++) {
+      const answer = await tlsGet(`r${i}x${crypto.randomBytes(6).toString('hex')}.nowhere.test`, '/menu');
+      expect(answer.subject).to.equal('DNS:localhost');
+      expect(answer.status).to.equal(404);
+    }
+    // The known-keys filter (0.1% false positives) answers them: no certificate query, nothing cached.
+    expect(certs.stats.misses - misses).to.be.at.most(1);
+    expect(certs.stats.filtered).to.be.at.least(19);
+
+    const queries = challenges.stats.queries;
+    const randomToken = () => crypto.randomBytes(12).toString('base64url');
+    for (let i = 0; i < 20; i++) {
+      const res = await hit(
+        redirect.port,
+        `h${crypto.randomBytes(6).toString('hex')}.nowhere.test`,
+        `/.well-known/acme-challenge/${randomToken()}`,
+      );
+      expect(res.status).to.equal(404);
+    }
+    expect(challenges.stats.queries - queries).to.be.at.most(1);
+    // Random tokens on a real host: the host's challenges are read once and kept; a missing token is
+    // read again only a few times a second (a challenge written a moment ago may not be notified yet).
+    const tokens = await Promise.all(
+      Array.from({ length: 100 }, () => hit(redirect.port, host, `/.well-known/acme-challenge/${randomToken()}`)),
+    );
+    expect(tokens.every((r) => r.status === 404)).to.equal(true);
+    expect(challenges.stats.queries - queries).to.be.at.most(25);
+  });
+
   it('keeps private keys sealed at rest and never returns them', async () => {
     const row = await svc.app
       .db('domain_certificates as c')

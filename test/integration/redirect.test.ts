@@ -179,6 +179,16 @@ describe('public redirect', function () {
       await rd.counters.flush();
       expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(12);
     });
+
+    it('writes every redirect counted before flush() even while an earlier flush is running', async () => {
+      const c = await code();
+      rd.counters.count(c.id);
+      const running = rd.counters.flush(); // takes its snapshot now, with one redirect in it
+      rd.counters.count(c.id); // after that snapshot: the next flush() must still write it
+      await rd.counters.flush();
+      expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(2);
+      await running;
+    });
   });
 
   describe('routing', () => {
