@@ -1,0 +1,45 @@
+// The scene rasterised with @napi-rs/canvas (Skia): each layer's path data filled through Path2D,
+// gradients made in the scene's units under one scale transform. Logos of every kind (the SVG ones
+// sanitised) are decoded by the same Skia.
+import { createCanvas, loadImage, Path2D, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import type { Layer, Scene } from './geometry.js';
+import { cssColor, type Paint } from './paint.js';
+
+function fillStyle(ctx: SKRSContext2D, paint: Paint): string | CanvasGradient {
+  if (paint.kind === 'solid') return cssColor(paint.color);
+  const g =
+    paint.kind === 'linear'
+      ? ctx.createLinearGradient(paint.x1, paint.y1, paint.x2, paint.y2)
+      : ctx.createRadialGradient(paint.cx, paint.cy, 0, paint.cx, paint.cy, paint.r);
+  for (const s of paint.stops) g.addColorStop(s.offset, cssColor(s.color));
+  return g as unknown as CanvasGradient;
+}
+
+function fillLayers(ctx: SKRSContext2D, layers: Layer[]): void {
+  for (const l of layers) {
+    ctx.fillStyle = fillStyle(ctx, l.paint);
+    ctx.fill(new Path2D(l.d), 'nonzero');
+  }
+}
+
+/** The scene drawn on a canvas `widthPx` wide. */
+export async function sceneToCanvas(scene: Scene, widthPx: number): Promise<Canvas> {
+  const k = widthPx / scene.width;
+  const canvas = createCanvas(Math.round(widthPx), Math.max(1, Math.round(scene.height * k)));
+  const ctx = canvas.getContext('2d');
+  ctx.scale(k, k);
+  fillLayers(ctx, scene.layers);
+  if (scene.logo) {
+    const { x, y, w, h } = scene.logo;
+    const img = await loadImage(scene.logo.logo.data);
+    ctx.drawImage(img, x, y, w, h);
+  }
+  fillLayers(ctx, scene.overlays);
+  return canvas;
+}
+
+export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer> {
+  const canvas = await sceneToCanvas(scene, widthPx);
+  // encode() runs on libuv's pool, off the event loop.
+  return canvas.encode('png');
+}
