@@ -7,6 +7,7 @@ import { brandOperations } from './brands/routes.js';
 import { domainOperations } from './domains/routes.js';
 import { bulkImportOperations } from './bulk-imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
+import { codesImage } from './qr-codes/image-route.js';
 import { styleOperations } from './qr-styles/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
@@ -22,6 +23,7 @@ export const operations: readonly Operation[] = [
   ...brandOperations,
   ...domainOperations,
   ...codeOperations,
+  codesImage,
   ...bulkImportOperations,
   ...styleOperations,
   ...webhookOperations,

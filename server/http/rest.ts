@@ -47,6 +47,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
           requestId: state.requestId,
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
+          ifNoneMatch: ctx.get('If-None-Match'),
           via: VIA_REST,
           onRate: (info) => ctx.set(rateHeaders(info)),
           idempotencyKey: ctx.get('Idempotency-Key') || undefined,

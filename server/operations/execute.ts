@@ -24,6 +24,8 @@ export interface ExecuteMeta {
   requestId: string;
   log: Logger;
   accept: string;
+  /** The request's If-None-Match header, where the adapter has one. */
+  ifNoneMatch?: string;
   /** The kind of caller: what it must hold on top, how it is admitted, whether results stream. */
   via: Via;
   /** Called once the call is admitted, so later refusals (403, 422) still carry the rate headers. */
@@ -95,7 +97,16 @@ export async function executeOperation(
     const valid = validateInput(app, op, typeof input === 'function' ? await input() : input);
     handlerStarted?.();
     return op.handler(
-      { app, principal, requestId: meta.requestId, log: meta.log, accept: meta.accept, via: meta.via, admission: info },
+      {
+        app,
+        principal,
+        requestId: meta.requestId,
+        log: meta.log,
+        accept: meta.accept,
+        ifNoneMatch: meta.ifNoneMatch ?? '',
+        via: meta.via,
+        admission: info,
+      },
       valid,
     );
   };

@@ -86,7 +86,8 @@ const headerRef = (name: keyof typeof RESPONSE_HEADERS): Doc => ({ $ref: `#/comp
 
 /** The headers of one response of an operation. */
 function responseHeaders(op: Operation, status: number): Record<string, Doc> {
-  const ok = status === op.response.status;
+  const alternative = op.alternatives?.find((a) => a.status === status);
+  const ok = status === op.response.status || alternative !== undefined;
   const out: Record<string, Doc> = { 'X-Request-Id': headerRef('RequestId') };
   if (status !== 401) {
     const suffix = ok || status === 429 || status === 402 ? '' : 'IfAdmitted';
@@ -101,7 +102,8 @@ function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   }
   if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
-  if (ok) for (const [name, h] of Object.entries(op.response.headers ?? {})) out[name] = { ...h };
+  const own = alternative ? alternative.headers : ok ? op.response.headers : undefined;
+  for (const [name, h] of Object.entries(own ?? {})) out[name] = { ...h };
   return out;
 }
 
@@ -187,12 +189,19 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
     }
     const responses: Record<string, Doc> = {};
     const ok: Doc = { description: op.response.description, headers: responseHeaders(op, op.response.status) };
-    if (op.response.schema) {
+    if (op.response.media) {
+      ok.content = Object.fromEntries(
+        Object.entries(op.response.media).map(([type, schema]) => [type, { schema: components.ref(schema) }]),
+      );
+    } else if (op.response.schema) {
       const content: Doc = { 'application/json': { schema: components.ref(op.response.schema) } };
       if (op.response.csv) content['text/csv'] = { schema: { type: 'string' } };
       ok.content = content;
     }
     responses[String(op.response.status)] = ok;
+    for (const alt of op.alternatives ?? []) {
+      responses[String(alt.status)] = { description: alt.description, headers: responseHeaders(op, alt.status) };
+    }
     const statuses = new Set([
       401,
       403,

@@ -57,6 +57,8 @@ export interface Call {
   log: Logger;
   /** The request's Accept header ('' when absent); lets export endpoints answer text/csv. */
   accept: string;
+  /** The request's If-None-Match header ('' when absent), for answers with an ETag (304). */
+  ifNoneMatch: string;
   via: Via;
   /** The admission of this call: rate window and the month's billable calls so far. */
   admission: Admission;
@@ -105,7 +107,14 @@ export interface Operation<P = any, Q = any, B = any> {
     csv?: boolean;
     /** Headers the handler sets on its success response, by name; each may be absent. */
     headers?: Record<string, ResponseHeader>;
+    /**
+     * Media types of a body that is not JSON (an image), each with its schema; replaces
+     * application/json. The handler returns a Buffer or string and sets contentType.
+     */
+    media?: Record<string, JsonSchema>;
   };
+  /** Further answers without a body beside the success, e.g. 304 Not Modified with its headers. */
+  alternatives?: { status: number; description: string; headers: Record<string, ResponseHeader> }[];
   /** Extra error statuses worth documenting beyond the ones every endpoint can answer. */
   errors?: number[];
   handler(call: Call, input: OperationInput<P, Q, B>): Promise<OperationResult>;

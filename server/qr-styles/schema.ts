@@ -1,6 +1,7 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
+import { StyleConfigSchema, type StyleConfig } from '../rendering/style.js';
 
 export const QrStyle: JsonSchema = {
   $id: 'QrStyle',
@@ -11,7 +12,9 @@ export const QrStyle: JsonSchema = {
     name: { type: 'string' },
     config: {
       type: 'object',
-      description: 'Style configuration for the designer and the render pipeline (free-form).',
+      description:
+        'Style configuration: the QrStyleConfig schema of the create and update bodies (qr-code-styling’s option ' +
+        'names plus frame). A style stored before that schema may not fit it until corrected (qrctl styles-check).',
     },
     is_preset: { type: 'boolean' },
     brand: {
@@ -29,6 +32,9 @@ export const QrStyle: JsonSchema = {
   },
 };
 
+// Inlined without its $id: one ajv instance compiles both bodies, and an $id may be added only once.
+const { $id: _configId, ...configSchema } = StyleConfigSchema;
+
 const brandUlid: JsonSchema = {
   ...nullableUlid,
   description: 'A brand of the organization; null: no brand.',
@@ -36,7 +42,7 @@ const brandUlid: JsonSchema = {
 
 const fields: Record<string, JsonSchema> = {
   name: { type: 'string', minLength: 1, maxLength: 255, ...patterned('\\S', 'Must not be blank.') },
-  config: { type: 'object', description: 'Free-form style configuration; replaces the stored one.' },
+  config: { ...configSchema, description: 'The style configuration; replaces the stored one. See docs/rendering.md.' },
   brand_ulid: brandUlid,
   is_preset: { type: 'boolean' },
 };
@@ -46,11 +52,11 @@ export const updateStyleBody = objectSchema('styles.update.body', fields);
 
 export interface StyleInput {
   name?: string;
-  config?: Record<string, unknown>;
+  config?: StyleConfig;
   brand_ulid?: string | null;
   is_preset?: boolean;
 }
-export type CreateStyleBody = StyleInput & { name: string; config: Record<string, unknown> };
+export type CreateStyleBody = StyleInput & { name: string; config: StyleConfig };
 
 export const styleParams = objectSchema('styles.params', { style_ulid: ulid }, ['style_ulid']);
 export interface StyleParams {

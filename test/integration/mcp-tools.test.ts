@@ -361,7 +361,7 @@ describe('MCP tools', () => {
     });
 
     it('styles_create and styles_list manage styles', async () => {
-      const created = await ok('styles_create', { name: 'Dark', config: { foreground: '#000000' } });
+      const created = await ok('styles_create', { name: 'Dark', config: { dotsOptions: { color: '#000000' } } });
       expect(created.data.name).to.equal('Dark');
       expect(await ok('styles_list')).to.deep.equal((await svc.get('/v1/qr-styles', token)).body);
     });

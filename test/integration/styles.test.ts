@@ -3,10 +3,9 @@ import { startTestService, type TestOrg, type TestService } from '../helpers/har
 
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const CONFIG = {
-  dots: { type: 'rounded', color: '#101010' },
-  corners: { square: 'extra-rounded' },
-  logo: null,
-  margin: 2,
+  dotsOptions: { type: 'rounded', color: '#101010' },
+  cornersSquareOptions: { type: 'extra-rounded' },
+  margin: 24,
 };
 
 describe('QR styles: /v1/qr-styles', () => {
@@ -103,9 +102,9 @@ describe('QR styles: /v1/qr-styles', () => {
     it('lists the organization’s styles, filters by brand and pages', async () => {
       const org = await svc.createOrg();
       const brand = (await svc.post('/v1/brands', org.token, { name: 'Filter' })).body.data;
-      const s1 = await create(org, { name: 's1', config: { n: 1 } });
-      const s2 = await create(org, { name: 's2', config: { n: 2 }, brand_ulid: brand.ulid });
-      const s3 = await create(org, { name: 's3', config: { n: 3 }, brand_ulid: brand.ulid });
+      const s1 = await create(org, { name: 's1', config: { width: 301 } });
+      const s2 = await create(org, { name: 's2', config: { width: 302 }, brand_ulid: brand.ulid });
+      const s3 = await create(org, { name: 's3', config: { width: 303 }, brand_ulid: brand.ulid });
       await create(b, { name: 'theirs', config: {} });
 
       const all = await svc.get('/v1/qr-styles', org.token);
@@ -143,23 +142,23 @@ describe('QR styles: /v1/qr-styles', () => {
   describe('PATCH /v1/qr-styles/{style_ulid}', () => {
     it('changes only the keys given; config is replaced and brand_ulid null clears', async () => {
       svc.clock.set('2026-05-02T10:00:00.000Z');
-      const style = await create(a, { name: 'Before', config: { a: 1, b: 2 }, brand_ulid: brandA.ulid });
+      const style = await create(a, { name: 'Before', config: { width: 400, margin: 40 }, brand_ulid: brandA.ulid });
       svc.clock.set('2026-05-02T11:00:00.000Z');
       const r1 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, { name: 'After' });
       expect(r1.status).to.equal(200);
       expect(r1.body.data).to.deep.equal({ ...style, name: 'After', updated_at: '2026-05-02T11:00:00.000Z' });
       const r2 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, {
-        config: { c: 3 },
+        config: { height: 320 },
         is_preset: true,
         brand_ulid: null,
       });
-      expect(r2.body.data).to.deep.include({ name: 'After', config: { c: 3 }, is_preset: true, brand: null });
+      expect(r2.body.data).to.deep.include({ name: 'After', config: { height: 320 }, is_preset: true, brand: null });
       const r3 = await svc.patch(`/v1/qr-styles/${style.ulid}`, a.token, { brand_ulid: brandA.ulid });
       expect(r3.body.data.brand).to.deep.equal({ ulid: brandA.ulid, name: 'Brand A' });
     });
 
     it('refuses invalid values with 422 and changes nothing', async () => {
-      const style = await create(a, { name: 'Stable', config: { k: 1 } });
+      const style = await create(a, { name: 'Stable', config: { width: 310 } });
       const cases: [unknown, string][] = [
         [{ name: null }, 'name'],
         [{ name: '' }, 'name'],
@@ -207,7 +206,7 @@ describe('QR styles: /v1/qr-styles', () => {
 
   describe('isolation between organizations', () => {
     it('answers 404 to GET, PATCH and DELETE of another organization’s style and changes nothing', async () => {
-      const style = await create(a, { name: 'Private', config: { x: 1 } });
+      const style = await create(a, { name: 'Private', config: { width: 320 } });
       expect((await svc.get(`/v1/qr-styles/${style.ulid}`, b.token)).status).to.equal(404);
       expect((await svc.patch(`/v1/qr-styles/${style.ulid}`, b.token, { name: 'Hijacked' })).status).to.equal(404);
       expect((await svc.delete(`/v1/qr-styles/${style.ulid}`, b.token)).status).to.equal(404);

@@ -1,0 +1,86 @@
+// The one place that turns a stored code into its QR image: the encoded text is always the code's
+// public_url (the dynamic redirect, never the destination); the style is the style_ulid override
+// (looked up in the organization) or the code's own, its brand-kit references resolved from the
+// style's brand, else the code's. Everything a render depends on goes into the strong ETag.
+import type { Knex } from 'knex';
+import type { OrgRecord } from '../auth/principal.js';
+import { ApiError } from '../errors.js';
+import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand-kit.js';
+import { renderEtag, renderQr, type ImageFormat, type RenderedImage, type RenderRequest } from '../rendering/index.js';
+import type { StyleConfig } from '../rendering/style.js';
+import { styleConfigErrors } from '../rendering/validate.js';
+import { findStyle } from '../qr-styles/service.js';
+import type { CodeRow } from './repository.js';
+import { publicUrl } from './service.js';
+import { publicSlug } from './slug.js';
+
+type Db = Knex | Knex.Transaction;
+
+export interface CodeImageOptions {
+  format: ImageFormat;
+  /** PNG and SVG: pixels; PDF: points. */
+  size?: number;
+  /** Quiet zone in modules. */
+  margin?: number;
+  /** Another style of the organization instead of the code's. */
+  styleUlid?: string;
+}
+
+export interface ResolvedCodeImage {
+  request: RenderRequest;
+  etag: string;
+  /** `<slug>.<ext>`, for downloads. */
+  filename: string;
+}
+
+async function brandKit(db: Db, org: OrgRecord, brandId: number | null): Promise<BrandKit> {
+  if (brandId === null) return null;
+  const row = await db('brands').where({ org_id: org.id, id: brandId }).first('brand_kit');
+  return (row?.brand_kit as BrandKit) ?? null;
+}
+
+/** The render request of a code and its ETag, without rendering (a 304 needs no image). */
+export async function resolveCodeImage(
+  db: Db,
+  org: OrgRecord,
+  code: CodeRow,
+  options: CodeImageOptions,
+): Promise<ResolvedCodeImage> {
+  let config: StyleConfig = {};
+  let styleBrandId: number | null = null;
+  let styleUlid: string | null = null;
+  if (options.styleUlid) {
+    const style = await findStyle(db, org, options.styleUlid);
+    if (!style) throw ApiError.field('style_ulid', 'No such style in this organization.');
+    ({ config, brand_id: styleBrandId, ulid: styleUlid } = { ...style, config: style.config as StyleConfig });
+  } else if (code.style_ulid) {
+    const style = await findStyle(db, org, code.style_ulid);
+    if (style)
+      ({ config, brand_id: styleBrandId, ulid: styleUlid } = { ...style, config: style.config as StyleConfig });
+  }
+  if (styleUlid && styleConfigErrors(config)) {
+    throw ApiError.conflict(
+      `The style ${styleUlid} holds a config that does not fit the style schema; correct it with PATCH /v1/qr-styles/${styleUlid} (qrctl styles-check lists such styles).`,
+    );
+  }
+  if (usesBrandKit(config)) config = resolveBrandKit(config, await brandKit(db, org, styleBrandId ?? code.brand_id));
+  const request: RenderRequest = {
+    text: publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+    config,
+    format: options.format,
+    size: options.size,
+    margin: options.margin,
+  };
+  return { request, etag: renderEtag(request), filename: `${publicSlug(code.slug)}.${options.format}` };
+}
+
+/** A code's QR image with its ETag. */
+export async function renderCodeImage(
+  db: Db,
+  org: OrgRecord,
+  code: CodeRow,
+  options: CodeImageOptions,
+): Promise<RenderedImage & { etag: string }> {
+  const resolved = await resolveCodeImage(db, org, code, options);
+  return { ...(await renderQr(resolved.request)), etag: resolved.etag };
+}
