@@ -79,7 +79,7 @@ describe('rendering engine', () => {
               expect(svg.body.toString('utf8'), label).to.match(/^<svg /);
               const pdf = await renderQr({ text: TEXT, config, format: 'pdf' });
               expect(pdf.body.subarray(0, 5).toString(), label).to.equal('%PDF-');
-              const png = await renderQr({ text: TEXT, config, format: 'png', size: 300 });
+              const png = await renderQr({ text: TEXT, config, format: 'png', size: 200 });
               expect(png.contentType).to.equal('image/png');
               expect(await decodeQr(png.body), label).to.equal(TEXT);
             }
