@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
+  style_not_scannable: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
@@ -115,6 +116,14 @@ export class ApiError extends Error {
   static validation(errors: FieldErrors, message?: string): ApiError {
     const first = Object.values(errors)[0]?.[0];
     return new ApiError('validation_failed', message ?? first ?? 'The given data was invalid.', { errors });
+  }
+  /** A style whose rendered symbol fails the scannability check; the reasons are stable codes. */
+  static styleNotScannable(scannability: { reasons: string[] }): ApiError {
+    return new ApiError(
+      'style_not_scannable',
+      `The style would not scan reliably: ${scannability.reasons.join(', ')}.`,
+      { reasons: scannability.reasons, scannability },
+    );
   }
   static field(field: string, message: string): ApiError {
     return ApiError.validation({ [field]: [message] });

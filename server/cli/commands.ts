@@ -12,6 +12,7 @@ import { seedDemo } from '../analytics/demo-seed.js';
 import { checkDomainHost, listAllDomains } from '../domains/operator.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
+import { checkStoredStyles } from '../qr-styles/operator.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
 import { setLowBalanceThreshold, topUp } from '../wallet/service.js';
 
@@ -271,6 +272,21 @@ export const COMMANDS: Record<string, CliCommand> = {
       const found = await checkDomainHost(app, String(a.host));
       if (!found.length) throw new UsageError(`no live domain has the host ${String(a.host)}`);
       return { domains: found };
+    },
+  },
+  'styles check': {
+    usage: 'qrctl styles check [--org ULID|SLUG] [--rescan] [--json]',
+    options: {
+      org: { type: 'string', help: 'Only the styles of this organization (ULID or slug).' },
+      rescan: {
+        type: 'boolean',
+        help: 'Measure the scannability of every style that fits the schema again, and store it.',
+      },
+      json,
+    },
+    async run(app, a) {
+      const org = a.org ? await requireOrganization(app.db, String(a.org)) : undefined;
+      return { ...(await checkStoredStyles(app, { orgId: org?.id, rescan: a.rescan === true })) };
     },
   },
   migrate: {

@@ -1,15 +1,14 @@
 // The one place that turns a stored code into its QR image: the encoded text is always the code's
 // public_url (the dynamic redirect, never the destination); the style is the style_ulid override
 // (looked up in the organization) or the code's own, its brand-kit references resolved from the
-// style's brand, else the code's. Everything a render depends on goes into the strong ETag.
+// style's brand. Everything a render depends on goes into the strong ETag.
 import type { Knex } from 'knex';
 import type { OrgRecord } from '../auth/principal.js';
 import { ApiError } from '../errors.js';
-import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand-kit.js';
 import { renderEtag, renderQr, type ImageFormat, type RenderedImage, type RenderRequest } from '../rendering/index.js';
 import type { StyleConfig } from '../rendering/style.js';
 import { styleConfigErrors } from '../rendering/validate.js';
-import { findStyle } from '../qr-styles/service.js';
+import { findStyle, resolveStyleConfig } from '../qr-styles/service.js';
 import type { CodeRow } from './repository.js';
 import { publicUrl } from './service.js';
 import { publicSlug } from './slug.js';
@@ -31,12 +30,6 @@ export interface ResolvedCodeImage {
   etag: string;
   /** `<slug>.<ext>`, for downloads. */
   filename: string;
-}
-
-async function brandKit(db: Db, org: OrgRecord, brandId: number | null): Promise<BrandKit> {
-  if (brandId === null) return null;
-  const row = await db('brands').where({ org_id: org.id, id: brandId }).first('brand_kit');
-  return (row?.brand_kit as BrandKit) ?? null;
 }
 
 /** The render request of a code and its ETag, without rendering (a 304 needs no image). */
@@ -63,7 +56,7 @@ export async function resolveCodeImage(
       `The style ${styleUlid} holds a config that does not fit the style schema; correct it with PATCH /v1/qr-styles/${styleUlid} (qrctl styles-check lists such styles).`,
     );
   }
-  if (usesBrandKit(config)) config = resolveBrandKit(config, await brandKit(db, org, styleBrandId ?? code.brand_id));
+  config = await resolveStyleConfig(db, org, config, styleBrandId);
   const request: RenderRequest = {
     text: publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
     config,

@@ -8,12 +8,24 @@ import {
   QrStyle,
   styleParams,
   updateStyleBody,
+  previewStyleBody,
+  StylePreview,
+  type PreviewStyleBody,
   type CreateStyleBody,
   type ListStylesQuery,
   type StyleInput,
   type StyleParams,
 } from './schema.js';
-import { brandIdFor, createStyle, deleteStyle, getStyle, listStylesPage, renderStyle, updateStyle } from './service.js';
+import {
+  brandIdFor,
+  createStyle,
+  deleteStyle,
+  getStyle,
+  listStylesPage,
+  previewStyle,
+  renderStyle,
+  updateStyle,
+} from './service.js';
 
 // GET /v1/qr-styles
 export const stylesList = defineOperation<Record<string, never>, ListStylesQuery>({
@@ -110,4 +122,24 @@ export const stylesDelete = defineOperation<StyleParams>({
   },
 });
 
-export const styleOperations = [stylesList, stylesRead, stylesCreate, stylesUpdate, stylesDelete];
+// POST /v1/qr-styles/preview
+export const stylesPreview = defineOperation<Record<string, never>, Record<string, never>, PreviewStyleBody>({
+  id: 'styles.preview',
+  method: 'POST',
+  path: '/v1/qr-styles/preview',
+  summary: 'Draw a style config and judge its scannability, without saving anything',
+  description:
+    'For a designer: the image (SVG text, or PNG in base64) and the same scannability check that POST and PATCH ' +
+    'apply. A failing config is answered 200 here, with verdict fail and its reasons.',
+  tag: 'QR styles',
+  ability: 'styles.manage',
+  billable: true,
+  body: previewStyleBody,
+  response: { status: 200, description: 'The image and its scannability.', schema: dataEnvelope(StylePreview) },
+  handler: async ({ app, principal }, { body }) => ({
+    status: 200,
+    body: { data: await previewStyle(app, principal.org, body) },
+  }),
+});
+
+export const styleOperations = [stylesList, stylesPreview, stylesRead, stylesCreate, stylesUpdate, stylesDelete];

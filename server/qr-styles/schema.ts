@@ -2,6 +2,33 @@ import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 import { StyleConfigSchema, type StyleConfig } from '../rendering/style.js';
+import { REASONS } from '../rendering/scannability.js';
+
+const reasonCodes = Object.keys(REASONS);
+
+export const Scannability: JsonSchema = {
+  $id: 'Scannability',
+  type: 'object',
+  description: 'How well the style scans, measured on a rendered symbol (docs/rendering.md#scannability).',
+  required: [
+    'verdict',
+    'decoded',
+    'contrast_ratio',
+    'quiet_zone_modules',
+    'logo_coverage',
+    'error_correction',
+    'reasons',
+  ],
+  properties: {
+    verdict: { type: 'string', enum: ['pass', 'warn', 'fail'] },
+    decoded: { type: 'boolean', description: 'Whether the rendered raster decoded to the encoded text.' },
+    contrast_ratio: { type: 'number', description: 'Worst foreground/background contrast (WCAG formula), e.g. 21.' },
+    quiet_zone_modules: { type: 'number' },
+    logo_coverage: { type: 'number', description: 'Share of the modules the logo covers, 0 to 1.' },
+    error_correction: { type: 'string', enum: ['L', 'M', 'Q', 'H'] },
+    reasons: { type: 'array', items: { type: 'string', enum: reasonCodes } },
+  },
+};
 
 export const QrStyle: JsonSchema = {
   $id: 'QrStyle',
@@ -17,6 +44,11 @@ export const QrStyle: JsonSchema = {
         'names plus frame). A style stored before that schema may not fit it until corrected (qrctl styles-check).',
     },
     is_preset: { type: 'boolean' },
+    scannability: {
+      oneOf: [Scannability, { type: 'null' }],
+      description:
+        'The last scannability check (on create and on every change of config or brand); null for a style stored before the check.',
+    },
     brand: {
       oneOf: [
         {
@@ -68,3 +100,39 @@ export const listStylesQuery = objectSchema('styles.list.query', {
   ...pageQueryProperties,
 });
 export type ListStylesQuery = PageQuery & { brand_ulid?: string };
+
+export const previewStyleBody = objectSchema(
+  'styles.preview.body',
+  {
+    config: { ...configSchema, description: 'The style configuration to draw and judge.' },
+    format: { type: 'string', enum: ['svg', 'png'], description: 'svg (default: the SVG text) or png (base64).' },
+    size: { type: 'integer', minimum: 64, maximum: 2048, description: 'Width in pixels (default 512).' },
+    brand_ulid: { ...ulid, description: 'The brand whose kit answers brand:... references.' },
+    text: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'The text to encode (default: a sample as long as a typical public_url).',
+    },
+  },
+  ['config'],
+);
+export interface PreviewStyleBody {
+  config: StyleConfig;
+  format?: 'svg' | 'png';
+  size?: number;
+  brand_ulid?: string;
+  text?: string;
+}
+
+export const StylePreview: JsonSchema = {
+  $id: 'StylePreview',
+  type: 'object',
+  required: ['image', 'format', 'content_type', 'scannability'],
+  properties: {
+    image: { type: 'string', description: 'The SVG text, or the PNG in base64.' },
+    format: { type: 'string', enum: ['svg', 'png'] },
+    content_type: { type: 'string', enum: ['image/svg+xml', 'image/png'] },
+    scannability: Scannability,
+  },
+};

@@ -6,7 +6,13 @@ import { findBrand } from '../brands/service.js';
 import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import type { CreateStyleBody, StyleInput } from './schema.js';
+import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand-kit.js';
+import { logoDataUri, parseLogo } from '../rendering/logo.js';
+import { checkScannability, SAMPLE_TEXT, type Scannability } from '../rendering/scannability.js';
+import { renderQr } from '../rendering/index.js';
+import type { StyleConfig } from '../rendering/style.js';
+import { styleConfigErrors } from '../rendering/validate.js';
+import type { CreateStyleBody, PreviewStyleBody, StyleInput } from './schema.js';
 
 export interface StyleRow {
   id: number;
@@ -18,6 +24,8 @@ export interface StyleRow {
   name: string;
   config: Record<string, unknown>;
   is_preset: boolean;
+  /** Null for a style stored before the check existed (qrctl styles check --rescan fills it). */
+  scannability: Scannability | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -27,6 +35,7 @@ export interface StyleOut {
   name: string;
   config: Record<string, unknown>;
   is_preset: boolean;
+  scannability: Scannability | null;
   brand: { ulid: string; name: string } | null;
   created_at: Date;
   updated_at: Date;
@@ -38,6 +47,7 @@ export function renderStyle(row: StyleRow): StyleOut {
     name: row.name,
     config: row.config,
     is_preset: row.is_preset,
+    scannability: row.scannability ?? null,
     brand: row.brand_ulid && row.brand_name !== null ? { ulid: row.brand_ulid, name: row.brand_name } : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -85,8 +95,56 @@ export async function getStyle(db: Knex, org: OrgRecord, styleUlid: string): Pro
   return row;
 }
 
+/** The brand kit of a brand of the organization. */
+export async function brandKitOf(
+  db: Knex | Knex.Transaction,
+  org: OrgRecord,
+  brandId: number | null,
+): Promise<BrandKit> {
+  if (brandId === null) return null;
+  const row = await db('brands').where({ org_id: org.id, id: brandId }).first('brand_kit');
+  return (row?.brand_kit as BrandKit) ?? null;
+}
+
+/** A config with its brand-kit references answered by the brand (422 when there is no brand or no answer). */
+export async function resolveStyleConfig(
+  db: Knex | Knex.Transaction,
+  org: OrgRecord,
+  config: StyleConfig,
+  brandId: number | null,
+): Promise<StyleConfig> {
+  if (!usesBrandKit(config)) return config;
+  if (brandId === null) {
+    throw ApiError.field('config', 'Brand-kit references (brand:...) need a brand: give the style a brand_ulid.');
+  }
+  return resolveBrandKit(config, await brandKitOf(db, org, brandId));
+}
+
+/** An SVG logo is stored sanitised; other configs are stored as given. */
+function storedConfig(config: StyleConfig): StyleConfig {
+  if (!config.image?.startsWith('data:image/svg+xml')) return config;
+  return { ...config, image: logoDataUri(parseLogo(config.image)) };
+}
+
+/**
+ * Checks a config as it will be drawn: a failing one is refused (422 style_not_scannable with the
+ * reasons), a warning one is kept with them.
+ */
+export async function judgeStyle(
+  db: Knex,
+  org: OrgRecord,
+  config: StyleConfig,
+  brandId: number | null,
+): Promise<Scannability> {
+  const scannability = await checkScannability(await resolveStyleConfig(db, org, config, brandId));
+  if (scannability.verdict === 'fail') throw ApiError.styleNotScannable(scannability);
+  return scannability;
+}
+
 export async function createStyle(app: AppContext, org: OrgRecord, input: CreateStyleBody): Promise<StyleRow> {
   const brandId = input.brand_ulid ? await brandIdFor(app.db, org, input.brand_ulid) : null;
+  const config = storedConfig(input.config);
+  const scannability = await judgeStyle(app.db, org, config, brandId);
   const now = app.clock.now();
   const id = newUlid(now.getTime());
   await app.db('qr_styles').insert({
@@ -94,7 +152,8 @@ export async function createStyle(app: AppContext, org: OrgRecord, input: Create
     org_id: org.id,
     brand_id: brandId,
     name: input.name,
-    config: JSON.stringify(input.config),
+    config: JSON.stringify(config),
+    scannability: JSON.stringify(scannability),
     is_preset: input.is_preset ?? false,
     created_at: now,
     updated_at: now,
@@ -111,10 +170,18 @@ export async function updateStyle(
   const row = await getStyle(app.db, org, styleUlid);
   const changes: Record<string, unknown> = {};
   if (patch.name !== undefined) changes.name = patch.name;
-  if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
   if (patch.is_preset !== undefined) changes.is_preset = patch.is_preset;
+  let brandId = row.brand_id;
   if (patch.brand_ulid !== undefined) {
-    changes.brand_id = patch.brand_ulid === null ? null : await brandIdFor(app.db, org, patch.brand_ulid);
+    brandId = patch.brand_ulid === null ? null : await brandIdFor(app.db, org, patch.brand_ulid);
+    changes.brand_id = brandId;
+  }
+  // A new config or brand (whose kit the config may use) is judged again, as it will be drawn.
+  // (A stored config that predates the schema is left for qrctl styles check to report.)
+  if (patch.config !== undefined || (patch.brand_ulid !== undefined && !styleConfigErrors(row.config))) {
+    const config = patch.config !== undefined ? storedConfig(patch.config) : (row.config as StyleConfig);
+    changes.scannability = JSON.stringify(await judgeStyle(app.db, org, config, brandId));
+    if (patch.config !== undefined) changes.config = JSON.stringify(config);
   }
   if (!Object.keys(changes).length) return row;
   changes.updated_at = app.clock.now();
@@ -131,4 +198,29 @@ export async function deleteStyle(app: AppContext, org: OrgRecord, styleUlid: st
     .whereNull('deleted_at')
     .update({ deleted_at: now, updated_at: now });
   if (!n) throw ApiError.notFound('QR style');
+}
+
+export interface StylePreviewOut {
+  image: string;
+  format: 'svg' | 'png';
+  content_type: string;
+  scannability: Scannability;
+}
+
+/** The image of a config and its scannability; nothing is saved, a failing config is answered too. */
+export async function previewStyle(app: AppContext, org: OrgRecord, input: PreviewStyleBody): Promise<StylePreviewOut> {
+  const brandId = input.brand_ulid ? await brandIdFor(app.db, org, input.brand_ulid) : null;
+  const config = await resolveStyleConfig(app.db, org, input.config, brandId);
+  const text = input.text ?? SAMPLE_TEXT;
+  const format = input.format ?? 'svg';
+  const [image, scannability] = await Promise.all([
+    renderQr({ text, config, format, size: input.size ?? 512 }),
+    checkScannability(config, text),
+  ]);
+  return {
+    image: format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),
+    format,
+    content_type: image.contentType,
+    scannability,
+  };
 }

@@ -31,7 +31,10 @@ export interface Scene {
   modules: number;
   symbol: Box;
   quietZone: number;
-  /** Dark modules, row-major, and those cleared for the logo. */
+  /** The background's paint (absent: transparent), and every paint of the modules, for contrast. */
+  background?: Paint;
+  foreground: Paint[];
+  /** Dark modules, row-major, and those the logo covers. */
   dark: Uint8Array;
   hidden: Uint8Array;
 }
@@ -260,11 +263,14 @@ export function buildScene(input: SceneInput): Scene {
     !(hide && hidden[r * n + col]);
 
   const layers: Layer[] = [];
+  const foreground: Paint[] = [];
   const bg = c.backgroundOptions;
+  let background: Paint | undefined;
   if (!(bg?.color === 'transparent' && !bg.gradient)) {
+    background = resolvePaint(bg, '#ffffff', all);
     layers.push({
       d: new PathData().cmd('M', 0, 0).cmd('h', width).cmd('v', height).cmd('h', -width).cmd('z').toString(),
-      paint: resolvePaint(bg, '#ffffff', all),
+      paint: background,
     });
   }
   const frameColor = frame?.color ?? '#000000';
@@ -276,7 +282,9 @@ export function buildScene(input: SceneInput): Scene {
     layers.push({ d: p.toString(), paint: { kind: 'solid', color: parseColor(frameColor) } });
   }
   const dotsD = dotsPath(c.dotsOptions?.type ?? 'square', n, drawn, sx, sy);
-  if (dotsD) layers.push({ d: dotsD, paint: resolvePaint(c.dotsOptions, '#000000', symbol) });
+  const dotsPaint = resolvePaint(c.dotsOptions, '#000000', symbol);
+  foreground.push(dotsPaint);
+  if (dotsD) layers.push({ d: dotsD, paint: dotsPaint });
   // Finder patterns take the dots' paint unless they have their own (as in qr-code-styling); their
   // own gradients span each pattern, the dots' gradient spans the symbol.
   const own = (o: PaintOptions | undefined) => Boolean(o?.color || o?.gradient);
@@ -291,14 +299,11 @@ export function buildScene(input: SceneInput): Scene {
     const dotBox: Box = { x: box.x + 2, y: box.y + 2, w: 3, h: 3 };
     const [sqOpts, sqBox] = own(sq) ? [sq, box] : [c.dotsOptions, symbol];
     const [dtOpts, dtBox] = own(dt) ? [dt, dotBox] : [sqOpts, sqBox];
-    layers.push({
-      d: cornerSquarePath(sq?.type ?? 'square', box.x, box.y),
-      paint: resolvePaint(sqOpts, '#000000', sqBox),
-    });
-    layers.push({
-      d: cornerDotPath(dt?.type ?? 'square', dotBox.x, dotBox.y),
-      paint: resolvePaint(dtOpts, '#000000', dtBox),
-    });
+    const sqPaint = resolvePaint(sqOpts, '#000000', sqBox);
+    const dtPaint = resolvePaint(dtOpts, '#000000', dtBox);
+    foreground.push(sqPaint, dtPaint);
+    layers.push({ d: cornerSquarePath(sq?.type ?? 'square', box.x, box.y), paint: sqPaint });
+    layers.push({ d: cornerDotPath(dt?.type ?? 'square', dotBox.x, dotBox.y), paint: dtPaint });
   }
   const overlays: Layer[] = [];
   if (frame?.text) {
@@ -316,6 +321,8 @@ export function buildScene(input: SceneInput): Scene {
     modules: n,
     symbol,
     quietZone: Math.min(sx - border, sy - border),
+    background,
+    foreground,
     dark,
     hidden,
   };

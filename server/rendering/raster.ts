@@ -22,11 +22,15 @@ function fillLayers(ctx: SKRSContext2D, layers: Layer[]): void {
   }
 }
 
-/** The scene drawn on a canvas `widthPx` wide. */
-export async function sceneToCanvas(scene: Scene, widthPx: number): Promise<Canvas> {
+/** The scene drawn on a canvas `widthPx` wide, over `underlay` (a CSS colour) when given. */
+export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: string): Promise<Canvas> {
   const k = widthPx / scene.width;
   const canvas = createCanvas(Math.round(widthPx), Math.max(1, Math.round(scene.height * k)));
   const ctx = canvas.getContext('2d');
+  if (underlay) {
+    ctx.fillStyle = underlay;
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+  }
   ctx.scale(k, k);
   fillLayers(ctx, scene.layers);
   if (scene.logo) {

@@ -47,6 +47,12 @@ export const ErrorBody: JsonSchema = {
     errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
     required_ability: { type: 'string' },
     feature: { type: 'string' },
+    reasons: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'style_not_scannable: the reason codes (docs/rendering.md).',
+    },
+    scannability: { type: 'object', description: 'style_not_scannable: the full measurement.' },
     request_id: { type: 'string' },
   },
 };

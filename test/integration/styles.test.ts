@@ -49,6 +49,16 @@ describe('QR styles: /v1/qr-styles', () => {
         name: 'Rounded dark',
         config: CONFIG,
         is_preset: true,
+        // margin 24 px at the default width of 300: a quiet zone of about 3 modules
+        scannability: {
+          verdict: 'warn',
+          decoded: true,
+          contrast_ratio: 19.02,
+          quiet_zone_modules: 3.14,
+          logo_coverage: 0,
+          error_correction: 'Q',
+          reasons: ['quiet_zone_narrow'],
+        },
         brand: { ulid: brandA.ulid, name: 'Brand A' },
         created_at: '2026-05-01T07:30:00.000Z',
         updated_at: '2026-05-01T07:30:00.000Z',
