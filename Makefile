@@ -13,7 +13,7 @@ SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks openapi install clean
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render openapi install clean
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
@@ -79,7 +79,7 @@ seed-demo: install
 	$(TSX) server/cli/qrctl.ts seed-demo --scans $${SCANS:-1000000}
 
 ## bench: every benchmark
-bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks
+bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render
 
 bench-api: install
 	$(TSX) test/bench/api.ts
@@ -98,6 +98,10 @@ bench-analytics: install
 ## bench-webhooks: 10,000 events through the outbox and graphile-worker to a local receiver (BENCH_EVENTS)
 bench-webhooks: install
 	$(TSX) test/bench/webhooks.ts
+
+## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS)
+bench-render: install
+	$(TSX) test/bench/render.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist

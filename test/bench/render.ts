@@ -1,0 +1,90 @@
+// make bench-render: p50/p95 of one render, in process, for a plain and a fully styled code
+// (gradient, logo, frame) as SVG and as PNG 1024 px, beside the QR library's own SVG and PNG output
+// (qrcode's toString / toBuffer) measured in the same run as the baseline. Goals: styled SVG
+// p95 <= 5 ms, styled PNG 1024 px p95 <= 30 ms. BENCH_RENDERS sets the renders per case (default 200).
+import { createCanvas } from '@napi-rs/canvas';
+import QRCode from 'qrcode';
+import { renderQr, type StyleConfig } from '../../server/rendering/index.js';
+import { machine } from './lib.js';
+import os from 'node:os';
+
+const N = Number(process.env.BENCH_RENDERS ?? 200);
+const TEXT = 'https://qr.example.com/acme/spring-sale-2026';
+
+async function logoUri(): Promise<string> {
+  const c = createCanvas(128, 128);
+  const ctx = c.getContext('2d');
+  ctx.fillStyle = '#e53935';
+  ctx.beginPath();
+  ctx.arc(64, 64, 60, 0, Math.PI * 2);
+  ctx.fill();
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(40, 40, 48, 48);
+  return 'data:image/png;base64,' + (await c.encode('png')).toString('base64');
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function time(label: string, fn: () => Promise<unknown>): Promise<{ label: string; p50: number; p95: number }> {
+  for (let i = 0; i < Math.min(20, N); i++) await fn(); // warm-up
+  const ts: number[] = [];
+  for (let i = 0; i < N; i++) {
+    const t = performance.now();
+    await fn();
+    ts.push(performance.now() - t);
+  }
+  ts.sort((a, b) => a - b);
+  return { label, p50: quantile(ts, 0.5), p95: quantile(ts, 0.95) };
+}
+
+const styled: StyleConfig = {
+  qrOptions: { errorCorrectionLevel: 'H' },
+  dotsOptions: {
+    type: 'classy-rounded',
+    gradient: {
+      type: 'linear',
+      rotation: 0.8,
+      colorStops: [
+        { offset: 0, color: '#1a237e' },
+        { offset: 1, color: '#6a1b9a' },
+      ],
+    },
+  },
+  cornersSquareOptions: { type: 'extra-rounded', color: '#c2185b' },
+  cornersDotOptions: { type: 'dot', color: '#000000' },
+  backgroundOptions: { color: '#fffde7' },
+  image: await logoUri(),
+  imageOptions: { imageSize: 0.1, margin: 4 },
+  frame: { style: 'banner', text: 'Scan me', color: '#1a237e' },
+};
+
+const rows = [
+  await time('qrcode library: plain SVG (toString)', () =>
+    QRCode.toString(TEXT, { type: 'svg', errorCorrectionLevel: 'Q' }),
+  ),
+  await time('ours: plain SVG', () => renderQr({ text: TEXT, config: {}, format: 'svg' })),
+  await time('ours: styled SVG', () => renderQr({ text: TEXT, config: styled, format: 'svg' })),
+  await time('qrcode library: plain PNG 1024 (toBuffer)', () =>
+    QRCode.toBuffer(TEXT, { type: 'png', width: 1024, errorCorrectionLevel: 'Q' }),
+  ),
+  await time('ours: plain PNG 1024', () => renderQr({ text: TEXT, config: {}, format: 'png', size: 1024 })),
+  await time('ours: styled PNG 1024', () => renderQr({ text: TEXT, config: styled, format: 'png', size: 1024 })),
+  await time('ours: styled PDF', () => renderQr({ text: TEXT, config: styled, format: 'pdf' })),
+];
+
+console.log(
+  `machine: ${machine()}; load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} (shared: other work runs beside this)`,
+);
+console.log(`renders per case: ${N}`);
+console.log('| case | p50 ms | p95 ms |');
+console.log('|---|---|---|');
+for (const r of rows) console.log(`| ${r.label} | ${r.p50.toFixed(2)} | ${r.p95.toFixed(2)} |`);
+const svg = rows[2].p95;
+const png = rows[5].p95;
+console.log(`goal styled SVG p95 <= 5 ms: ${svg.toFixed(2)} ms ${svg <= 5 ? 'met' : 'NOT met'}`);
+console.log(`goal styled PNG 1024 p95 <= 30 ms: ${png.toFixed(2)} ms ${png <= 30 ? 'met' : 'NOT met'}`);
