@@ -13,7 +13,7 @@ SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render openapi install clean
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render docs-images openapi install clean
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
@@ -102,6 +102,10 @@ bench-webhooks: install
 ## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS)
 bench-render: install
 	$(TSX) test/bench/render.ts
+
+## docs-images: the example images of docs/rendering.md, drawn by the service's engine
+docs-images: install
+	$(TSX) test/docs/render-examples.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist

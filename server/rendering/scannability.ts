@@ -1,8 +1,10 @@
 // Scannability of a style, measured rather than guessed: the symbol is rendered and its raster
-// decoded by a real decoder (jsqr, Apache-2.0; the tests decode with ZXing instead), and the
+// decoded by real decoders (jsqr, Apache-2.0, then ZXing's JavaScript port, MIT; the tests decode
+// with ZXing-C++ compiled to WebAssembly instead), and the
 // contrast (WCAG 2 formula, worst gradient stop), quiet zone, logo coverage against the error
 // correction's capacity and inverted colours are measured. Every finding has a stable reason code.
 import jsqrModule from 'jsqr';
+import { BinaryBitmap, DecodeHintType, HybridBinarizer, QRCodeReader, RGBLuminanceSource } from '@zxing/library';
 import { DEFAULT_ERROR_CORRECTION, type Scene } from './geometry.js';
 import { paintColors, type Rgba } from './paint.js';
 import { sceneToCanvas } from './raster.js';
@@ -24,6 +26,26 @@ export interface Scannability {
 // jsqr is CommonJS whose module.exports is the function itself; under NodeNext its default import
 // is typed as the module namespace.
 const jsQR = jsqrModule as unknown as typeof jsqrModule.default;
+
+async function zxingDecode(scene: Scene): Promise<string | undefined> {
+  const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * 4)), '#ffffff');
+  const { width, height } = canvas;
+  const { data } = canvas.getContext('2d').getImageData(0, 0, width, height);
+  const luminance = new Uint8ClampedArray(width * height);
+  for (let i = 0; i < width * height; i++) {
+    luminance[i] = (data[i * 4] * 299 + data[i * 4 + 1] * 587 + data[i * 4 + 2] * 114) / 1000;
+  }
+  const hints = new Map([[DecodeHintType.TRY_HARDER, true]]);
+  const source = new RGBLuminanceSource(luminance, width, height);
+  for (const reading of [source, source.invert()]) {
+    try {
+      return new QRCodeReader().decode(new BinaryBitmap(new HybridBinarizer(reading)), hints).getText();
+    } catch {
+      // not found in this reading
+    }
+  }
+  return undefined;
+}
 
 /** Share of the codewords each level can restore. */
 export const EC_CAPACITY: Record<ErrorCorrectionLevel, number> = { L: 0.07, M: 0.15, Q: 0.25, H: 0.3 };
@@ -84,8 +106,8 @@ function over(top: Rgba, under: Rgba): Rgba {
 
 const WHITE: Rgba = { r: 255, g: 255, b: 255, a: 1 };
 
-/** Pixels per module of the raster that is decoded. */
-const CHECK_MODULE_PX = 4;
+/** Pixels per module of the rasters that are decoded, in the order tried. */
+const CHECK_MODULE_PX = [4, 3, 5, 2.5];
 
 export async function measure(scene: Scene, text: string, level: ErrorCorrectionLevel): Promise<Scannability> {
   const reasons: Reason[] = [];
@@ -116,13 +138,20 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
   if (inverted > (fgs.length * bgs.length) / 2) reasons.push('inverted_colors');
   if (transparent) reasons.push('transparent_background');
 
-  // The raster, laid on white, decoded.
-  const width = Math.min(1600, Math.ceil(scene.width * CHECK_MODULE_PX));
-  const canvas = await sceneToCanvas(scene, width, '#ffffff');
-  const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-  const found = jsQR(data, canvas.width, canvas.height, { inversionAttempts: 'attemptBoth' });
-  if (!found) reasons.push('not_decodable');
-  else if (found.data !== text) reasons.push('decoded_text_mismatch');
+  // The raster, laid on white, decoded; a few module sizes are tried, as a phone sees the symbol at
+  // many distances (jsqr's sampling misses some shapes at one size and reads them at the next).
+  let found: string | undefined;
+  for (const px of CHECK_MODULE_PX) {
+    const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * px)), '#ffffff');
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    found = jsQR(data, canvas.width, canvas.height, { inversionAttempts: 'attemptBoth' })?.data;
+    if (found === text) break;
+  }
+  // jsqr misses some styled symbols that phones read (circular finder patterns, mostly); ZXing's
+  // reader gets a second look before a symbol is called undecodable.
+  if (found !== text) found = (await zxingDecode(scene)) ?? found;
+  if (found === undefined) reasons.push('not_decodable');
+  else if (found !== text) reasons.push('decoded_text_mismatch');
 
   const order = Object.keys(REASONS) as Reason[];
   reasons.sort((a, b) => order.indexOf(a) - order.indexOf(b));
@@ -133,7 +162,7 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
       : 'pass';
   return {
     verdict,
-    decoded: found?.data === text,
+    decoded: found === text,
     contrast_ratio: Math.floor(worst * 100) / 100,
     quiet_zone_modules: Math.round(scene.quietZone * 100) / 100,
     logo_coverage: Math.round(coverage * 1000) / 1000,

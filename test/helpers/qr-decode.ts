@@ -1,23 +1,47 @@
-// Decodes a rendered QR image in tests with ZXing (@zxing/library), a different decoder from the
-// one the service's scannability check uses (jsqr), so the two cannot share a blind spot.
+// Decodes rendered QR images in tests with ZXing-C++ compiled to WebAssembly (zxing-wasm, MIT), a
+// different decoder from those of the service's scannability check (jsqr, then ZXing's JavaScript
+// port), so they cannot share a blind spot. The WebAssembly binary is read from the package: no
+// network.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { BinaryBitmap, DecodeHintType, HybridBinarizer, QRCodeReader, RGBLuminanceSource } from '@zxing/library';
+import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
 
-/** The text of the QR code in an image (PNG, JPEG or SVG bytes), laid on white; throws when none is found. */
-export async function decodeQr(image: Buffer, width?: number): Promise<string> {
+const require = createRequire(import.meta.url);
+let ready: Promise<unknown> | undefined;
+
+function zxing(): Promise<unknown> {
+  if (!ready) {
+    const wasm = readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm'));
+    ready = prepareZXingModule({
+      overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) },
+      fireImmediately: true,
+    }) as Promise<unknown>;
+  }
+  return ready;
+}
+
+/** An image (PNG, JPEG or SVG bytes) as a PNG `width` pixels wide (default: its own), laid on white. */
+async function asPng(image: Buffer, width?: number): Promise<Uint8Array> {
   const img = await loadImage(image);
-  const w = width ?? img.width;
+  const w = Math.round(width ?? img.width);
   const h = Math.round((img.height * w) / img.width);
   const canvas = createCanvas(w, h);
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, w, h);
   ctx.drawImage(img, 0, 0, w, h);
-  const { data } = ctx.getImageData(0, 0, w, h);
-  const luminance = new Uint8ClampedArray(w * h);
-  for (let i = 0; i < w * h; i++) {
-    luminance[i] = (data[i * 4] * 299 + data[i * 4 + 1] * 587 + data[i * 4 + 2] * 114) / 1000;
+  return new Uint8Array(await canvas.encode('png'));
+}
+
+/** The text of the QR code in an image; throws when none is found (also at 1.5 times the size). */
+export async function decodeQr(image: Buffer, width?: number): Promise<string> {
+  await zxing();
+  const own = width ?? (await loadImage(image)).width;
+  for (const scale of [1, 1.5]) {
+    const png = await asPng(image, own * scale);
+    const found = await readBarcodes(png, { formats: ['QRCode'], tryHarder: true });
+    if (found.length) return found[0].text;
   }
-  const bitmap = new BinaryBitmap(new HybridBinarizer(new RGBLuminanceSource(luminance, w, h)));
-  return new QRCodeReader().decode(bitmap, new Map([[DecodeHintType.TRY_HARDER, true]])).getText();
+  throw new Error('no QR code found in the image');
 }

@@ -9,6 +9,7 @@ import { CORNER_DOT_TYPES, CORNER_SQUARE_TYPES, DOT_TYPES } from '../../server/r
 import { resolveBrandKit } from '../../server/rendering/brand-kit.js';
 import { parseLogo, sanitizeSvg } from '../../server/rendering/logo.js';
 import { styleConfigErrors } from '../../server/rendering/validate.js';
+import { checkScannability } from '../../server/rendering/scannability.js';
 import { ApiError } from '../../server/errors.js';
 import { decodeQr } from '../helpers/qr-decode.js';
 
@@ -79,9 +80,11 @@ describe('rendering engine', () => {
               expect(svg.body.toString('utf8'), label).to.match(/^<svg /);
               const pdf = await renderQr({ text: TEXT, config, format: 'pdf' });
               expect(pdf.body.subarray(0, 5).toString(), label).to.equal('%PDF-');
-              const png = await renderQr({ text: TEXT, config, format: 'png', size: 200 });
+              const png = await renderQr({ text: TEXT, config, format: 'png', size: 300 });
               expect(png.contentType).to.equal('image/png');
               expect(await decodeQr(png.body), label).to.equal(TEXT);
+              // and the service's own check does not refuse what scans
+              expect((await checkScannability(config, TEXT)).verdict, label).not.to.equal('fail');
             }
           }
         }
