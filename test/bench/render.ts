@@ -2,26 +2,14 @@
 // (gradient, logo, frame) as SVG and as PNG 1024 px, beside the QR library's own SVG and PNG output
 // (qrcode's toString / toBuffer) measured in the same run as the baseline. Goals: styled SVG
 // p95 <= 5 ms, styled PNG 1024 px p95 <= 30 ms. BENCH_RENDERS sets the renders per case (default 200).
-import { createCanvas } from '@napi-rs/canvas';
 import QRCode from 'qrcode';
 import { renderQr, type StyleConfig } from '../../server/rendering/index.js';
 import { machine } from './lib.js';
+import { samplePngLogo } from '../helpers/sample-logo.js';
 import os from 'node:os';
 
 const N = Number(process.env.BENCH_RENDERS ?? 200);
 const TEXT = 'https://qr.example.com/acme/spring-sale-2026';
-
-async function logoUri(): Promise<string> {
-  const c = createCanvas(128, 128);
-  const ctx = c.getContext('2d');
-  ctx.fillStyle = '#e53935';
-  ctx.beginPath();
-  ctx.arc(64, 64, 60, 0, Math.PI * 2);
-  ctx.fill();
-  ctx.fillStyle = '#ffffff';
-  ctx.fillRect(40, 40, 48, 48);
-  return 'data:image/png;base64,' + (await c.encode('png')).toString('base64');
-}
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -55,7 +43,7 @@ const styled: StyleConfig = {
   cornersSquareOptions: { type: 'extra-rounded', color: '#c2185b' },
   cornersDotOptions: { type: 'dot', color: '#000000' },
   backgroundOptions: { color: '#fffde7' },
-  image: await logoUri(),
+  image: samplePngLogo(),
   imageOptions: { imageSize: 0.1, margin: 4 },
   frame: { style: 'banner', text: 'Scan me', color: '#1a237e' },
 };

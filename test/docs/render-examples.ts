@@ -3,26 +3,14 @@
 // Writes docs/images/rendering/<name>.png and prints the table docs/rendering.md carries.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCanvas } from '@napi-rs/canvas';
 import { renderQr, type StyleConfig } from '../../server/rendering/index.js';
 import { checkScannability } from '../../server/rendering/scannability.js';
+import { samplePngLogo } from '../helpers/sample-logo.js';
 
 const DIR = path.resolve('docs/images/rendering');
 const TEXT = 'https://qr.example.com/acme/menu';
 
-function logo(): string {
-  const c = createCanvas(120, 120);
-  const ctx = c.getContext('2d');
-  ctx.fillStyle = '#e53935';
-  ctx.beginPath();
-  ctx.arc(60, 60, 56, 0, Math.PI * 2);
-  ctx.fill();
-  ctx.fillStyle = '#ffffff';
-  ctx.font = 'bold 64px sans-serif';
-  ctx.fillRect(34, 34, 52, 52);
-  return 'data:image/png;base64,' + c.toBuffer('image/png').toString('base64');
-}
-const LOGO = logo();
+const LOGO = samplePngLogo();
 const gradient = (type: 'linear' | 'radial', a: string, b: string) => ({
   type,
   rotation: type === 'linear' ? Math.PI / 4 : undefined,
