@@ -3,7 +3,8 @@
 // renderCodeImage (server/qr-codes/image.ts), which resolves the code's style and brand kit.
 import { createHash } from 'node:crypto';
 import { buildScene, type Scene } from './geometry.js';
-import { parseLogo } from './logo.js';
+import { LRUCache } from 'mnemonist';
+import { parseLogo, type Logo } from './logo.js';
 import { sceneToPdf } from './pdf.js';
 import { sceneToPng } from './raster.js';
 import type { StyleConfig } from './style.js';
@@ -49,9 +50,21 @@ export const MARGIN_MAX = 32;
  */
 export const RENDERER_VERSION = '1';
 
+// A style's logo is drawn again for every code that uses it: parsed (and sanitised) once.
+const logos = new LRUCache<string, Logo>(64);
+
+function logoOf(uri: string): Logo {
+  let logo = logos.get(uri);
+  if (!logo) {
+    logo = parseLogo(uri);
+    logos.set(uri, logo);
+  }
+  return logo;
+}
+
 /** The scene of a request: matrix, shapes, logo and frame, in module units. */
 export function sceneOf(req: Pick<RenderRequest, 'text' | 'config' | 'margin'>): Scene {
-  const logo = req.config.image ? parseLogo(req.config.image) : undefined;
+  const logo = req.config.image ? logoOf(req.config.image) : undefined;
   return buildScene({ text: req.text, config: req.config, margin: req.margin, logo });
 }
 

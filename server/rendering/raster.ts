@@ -1,8 +1,9 @@
 // The scene rasterised with @napi-rs/canvas (Skia): each layer's path data filled through Path2D,
 // gradients made in the scene's units under one scale transform. Logos of every kind (the SVG ones
 // sanitised) are decoded by the same Skia.
-import { createCanvas, loadImage, Path2D, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, loadImage, Path2D, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
 import type { Layer, Scene } from './geometry.js';
+import type { Logo } from './logo.js';
 import { cssColor, type Paint } from './paint.js';
 
 function fillStyle(ctx: SKRSContext2D, paint: Paint): string | CanvasGradient {
@@ -22,6 +23,9 @@ function fillLayers(ctx: SKRSContext2D, layers: Layer[]): void {
   }
 }
 
+// Decoded logos, by the parsed logo (itself cached by its data: URI in ./index.ts).
+const decoded = new WeakMap<Logo, Image>();
+
 /** The scene drawn on a canvas `widthPx` wide, over `underlay` (a CSS colour) when given. */
 export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: string): Promise<Canvas> {
   const k = widthPx / scene.width;
@@ -35,7 +39,11 @@ export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: st
   fillLayers(ctx, scene.layers);
   if (scene.logo) {
     const { x, y, w, h } = scene.logo;
-    const img = await loadImage(scene.logo.logo.data);
+    let img = decoded.get(scene.logo.logo);
+    if (!img) {
+      img = await loadImage(scene.logo.logo.data);
+      decoded.set(scene.logo.logo, img);
+    }
     ctx.drawImage(img, x, y, w, h);
   }
   fillLayers(ctx, scene.overlays);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as fontkit from 'fontkit';
+import { LRUCache } from 'mnemonist';
 import type { Box } from './paint.js';
 
 const require = createRequire(import.meta.url);
@@ -19,9 +20,22 @@ function frameFont(): fontkit.Font {
 
 const r3 = (n: number) => String(Math.round(n * 1000) / 1000);
 
+// Frames repeat (every code of a style, every page of an export): their outlines are kept.
+const outlines = new LRUCache<string, string>(256);
+
 /** `text` centred in `box` (scene units), as large as fits; '' for blank text. */
 export function textPath(text: string, box: Box): string {
   if (!text.trim()) return '';
+  const key = `${text}\u0000${box.x},${box.y},${box.w},${box.h}`;
+  let d = outlines.get(key);
+  if (d === undefined) {
+    d = layoutText(text, box);
+    outlines.set(key, d);
+  }
+  return d;
+}
+
+function layoutText(text: string, box: Box): string {
   const f = frameFont();
   const run = f.layout(text);
   let advance = 0;
