@@ -40,7 +40,7 @@ export interface SeedDemoOptions {
   onProgress?: (done: number, total: number) => void;
   /** Days of history ending today (default 90). */
   days?: number;
-  /** Rows per ClickHouse insert (default 500,000). */
+  /** Rows per ClickHouse insert (default 5,000,000; generated inside ClickHouse). */
   batchSize?: number;
   seed?: number;
   /** Organization slug (default demo-<random>); its plan is enterprise_monthly. */
@@ -105,7 +105,7 @@ export async function seedDemo(app: AppContext, opts: SeedDemoOptions = {}): Pro
     total,
     days: opts.days ?? 90,
     nowMs: app.clock.now().getTime(),
-    batchSize: opts.batchSize ?? 500_000,
+    batchSize: opts.batchSize ?? 5_000_000,
     seed: opts.seed ?? 42,
     onProgress: opts.onProgress,
   });

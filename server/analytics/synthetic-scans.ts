@@ -1,12 +1,13 @@
-// Synthetic scans for demo data and benchmarks, written straight into ClickHouse in large batches.
+// Synthetic scans for demo data and benchmarks, generated inside ClickHouse in large batches.
 // Distributions are shaped like real traffic (demo-traffic.ts): a few codes get most scans,
 // traffic grows over the period with weekly and daily rhythms, visitors come back (a visitor
 // keeps their country, device, language and network), and ~2% are bots. Deterministic for a
 // given seed, so benchmark runs are comparable.
 import { ulid } from 'ulid';
-import { insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
-import { COUNTRIES, DEVICES, REFERRERS, type CountryProfile } from './demo-traffic.js';
-import { clickHouseTime, type ScanEvent as ScanEventRow } from './scan-event.js';
+import { insertSelect, insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
+import { COUNTRIES, DEVICES, REFERRERS } from './demo-traffic.js';
+import { ROLLUP_DIMENSIONS } from '../../clickhouse/0002_scan_daily.js';
+import { clickHouseTime, SCAN_EVENT_COLUMNS, type ScanEvent as ScanEventRow } from './scan-event.js';
 
 const DAY_MS = 86_400_000;
 
@@ -24,59 +25,23 @@ export async function insertScanEvents(ch: ClickHouseHandle, events: ScanEvent[]
   });
 }
 
-/** mulberry32: a small, fast, seedable PRNG (deterministic demo data). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A string as a ClickHouse SQL literal. */
+const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const strings = (xs: string[]): string => `[${xs.map(lit).join(', ')}]`;
+const numbers = (xs: number[]): string => `[${xs.join(', ')}]`;
 
-/** Picks from weighted items with one uniform draw (cumulative table, binary search). */
-export function weighted<T>(items: [T, number][]): (u: number) => T {
-  const cum: number[] = [];
-  let total = 0;
-  for (const [, w] of items) cum.push((total += w));
-  return (u) => {
-    const x = u * total;
-    let lo = 0;
-    let hi = cum.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cum[mid] > x) hi = mid;
-      else lo = mid + 1;
-    }
-    return items[lo][0];
-  };
+/**
+ * A weighted pick (1-based) for a uniform draw in [0, 1): `multiIf` over the cumulative weights.
+ * (`arrayFirstIndex` over a constant array copies the array for every row: ten times slower.)
+ */
+function pick(weights: number[], draw: string): string {
+  const total = weights.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  const branches = weights.slice(0, -1).map((w, i) => `${draw} < ${(acc += w) / total}, ${i + 1}`);
+  return branches.length ? `multiIf(${branches.join(', ')}, ${weights.length})` : '1';
 }
-
-const PROFILE_CACHE = 500_000;
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** A ULID for a given time, with the random part from the seeded generator. */
-function ulidAt(ms: number, rand: () => number): string {
-  let time = '';
-  let t = ms;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  // 80 random bits from three draws (30 + 30 + 20 bits).
-  let r = '';
-  for (const chars of [6, 6, 4]) {
-    let x = Math.floor(rand() * 2 ** (chars * 5));
-    for (let i = 0; i < chars; i++) {
-      r += CROCKFORD[x & 31];
-      x >>>= 5;
-    }
-  }
-  return time + r;
-}
 
 export interface DemoCode {
   id: number;
@@ -95,101 +60,177 @@ export interface SyntheticScanOptions {
   batchSize: number;
   seed: number;
   onProgress?: (done: number, total: number) => void;
-  /** Receives every batch as TSV too (the benchmark copies the same scans into Postgres). */
-  onBatch?: (tsv: string) => Promise<void>;
 }
 
-/** Writes `total` synthetic scans of the given codes into scan_events, TSV batch by batch. */
-export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScanOptions): Promise<void> {
-  const rand = prng(o.seed);
-  // Code popularity: Zipf-like, shuffled so brands differ.
-  const codeWeights: [DemoCode, number][] = o.codes.map((c, i) => [c, 1 / (1 + ((i * 7) % o.codes.length)) ** 1.1]);
-  const pickCode = weighted(codeWeights);
-  const pickCountry = weighted(
-    COUNTRIES.map(([code, w, p]) => [{ code, ...p }, w] as [CountryProfile & { code: string }, number]),
-  );
-  const pickDevice = weighted(DEVICES);
-  const pickReferrer = weighted(REFERRERS);
-  const osPickers = new Map(DEVICES.map(([d]) => [d.type, weighted(d.os)]));
-  const browserPickers = new Map(DEVICES.map(([d]) => [d.type, weighted(d.browser)]));
-  const providerPickers = new Map(
-    COUNTRIES.map(([code, , p]) => [
-      code,
-      weighted(p.providers.map(([n, asn, w]) => [[n, asn] as [string, number], w])),
-    ]),
-  );
-  // Day weights: growth over the period and quieter weekends; hour weights: a daytime curve.
+/**
+ * The SELECT that makes scans `n` of a seed inside ClickHouse, over `numbers(start, count)`: every
+ * draw is cityHash64 of (seed, n, draw), so the rows depend on the seed and n alone. A visitor's
+ * attributes are drawn from (seed, visitor), so they stay the same across the visitor's scans.
+ */
+export function syntheticSelect(o: SyntheticScanOptions, start: number, count: number): string {
+  const u = (k: number) => `(cityHash64(${o.seed}, number, ${k}) / 18446744073709551616.)`;
+  const uv = (k: number) => `(cityHash64(${o.seed}, 'visitor', visitor, ${k}) / 18446744073709551616.)`;
+  // Code popularity: Zipf-like, shuffled so brands differ (as before the generator moved here).
+  const codeWeights = o.codes.map((_, i) => 1 / (1 + ((i * 7) % o.codes.length)) ** 1.1);
+  // Day weights: growth over the period and quieter weekends; today is only partly over.
   const todayMs = Math.floor(o.nowMs / DAY_MS) * DAY_MS;
   const firstDayMs = todayMs - (o.days - 1) * DAY_MS;
-  const dayWeights: [number, number][] = [];
+  const dayStarts: number[] = [];
+  const dayWeights: number[] = [];
   for (let d = 0; d < o.days; d++) {
     const dayMs = firstDayMs + d * DAY_MS;
     const weekday = new Date(dayMs).getUTCDay();
     const weekend = weekday === 0 || weekday === 6 ? 0.7 : 1;
-    // Today is only partly over.
-    const part = dayMs === todayMs ? (o.nowMs - todayMs) / DAY_MS : 1;
-    dayWeights.push([dayMs, (1 + d / o.days) * weekend * part]);
+    dayStarts.push(dayMs);
+    dayWeights.push((1 + d / o.days) * weekend * (dayMs === todayMs ? (o.nowMs - todayMs) / DAY_MS : 1));
   }
-  const pickDay = weighted(dayWeights);
   // About one visitor per three scans; a power law makes some visitors come back often.
   const visitors = Math.max(1, Math.round(o.total / 3));
-  const table = `${ch.database}.scan_events`;
-  const profiles = new Map<number, { before: string; after: string }>();
-  let done = 0;
-  while (done < o.total) {
-    const n = Math.min(o.batchSize, o.total - done);
-    const lines: string[] = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const code = pickCode(rand());
-      const dayMs = pickDay(rand());
-      // Hours: a smooth daytime peak (sum of two uniforms centred at 14:00 UTC), minutes uniform.
-      const hourMs = ((rand() + rand()) / 2) * DAY_MS;
-      let ms = Math.floor(dayMs + ((hourMs + 2 * 3_600_000) % DAY_MS));
-      if (ms > o.nowMs) ms = o.nowMs - Math.floor(rand() * Math.max(1, o.nowMs - dayMs));
-      const visitor = Math.floor(visitors * rand() ** 2);
-      let profile = profiles.get(visitor);
-      if (!profile) {
-        // A visitor's attributes come from their own generator, so they stay the same across scans.
-        const vr = prng(visitor * 2654435761 + o.seed);
-        const country = pickCountry(vr());
-        const device = pickDevice(vr());
-        const nativeLanguage = vr() < 0.8;
-        const [provider, asn] = providerPickers.get(country.code)!(vr());
-        const os = osPickers.get(device.type)!(vr());
-        const browser = browserPickers.get(device.type)!(vr());
-        const hash = (BigInt(Math.floor(vr() * 2 ** 32)) << 32n) | BigInt(Math.floor(vr() * 2 ** 32));
-        const language = nativeLanguage ? country.language : 'en';
-        profile = {
-          // The columns from visitor_hash to provider, without the per-scan referrer.
-          before: [hash.toString(), country.code, device.type, os, browser].join('\t'),
-          after: [language, provider, asn, device.type === 'bot' ? 1 : 0].join('\t'),
-        };
-        // Frequent visitors have low numbers; caching only those bounds the memory.
-        if (visitor < PROFILE_CACHE) profiles.set(visitor, profile);
-      }
-      lines[i] = [
-        ulidAt(ms, rand),
-        ms / 1000,
-        o.orgId,
-        code.brandId,
-        o.domainId,
-        code.id,
-        profile.before,
-        pickReferrer(rand()),
-        profile.after,
-        rand() < 0.1 ? 0 : -1,
-      ].join('\t');
+  // A visitor's network and device are each one draw over the joint distributions (country and
+  // operator; device, OS and browser), flat constant arrays: cheaper per row than nested ones.
+  const networks = COUNTRIES.flatMap(([country, w, p]) => {
+    const sum = p.providers.reduce((a, [, , pw]) => a + pw, 0);
+    return p.providers.map(([name, asn, pw]) => ({ country, language: p.language, name, asn, w: (w * pw) / sum }));
+  });
+  const agents = DEVICES.flatMap(([d, w]) => {
+    const os = d.os.reduce((a, [, x]) => a + x, 0);
+    const br = d.browser.reduce((a, [, x]) => a + x, 0);
+    return d.os.flatMap(([o1, ow]) =>
+      d.browser.map(([b, bw]) => ({ type: d.type, os: o1, browser: b, w: (w * ow * bw) / (os * br) })),
+    );
+  });
+  const chars = `[${[...CROCKFORD].map((c) => `'${c}'`).join(', ')}]`;
+  // Crockford base32 of the low `n` * 5 bits of a UInt64, most significant first. A scan_id is a
+  // ULID: the time in 10 such characters, then 16 hex digits (all of them Crockford characters).
+  const base32 = (value: string, n: number) =>
+    `arrayStringConcat(arrayMap(i -> ${chars}[bitAnd(bitShiftRight(${value}, 5 * (${n - 1} - i)), 31) + 1], range(${n})))`;
+  return `
+WITH
+  ${u(1)} AS u1,
+  ${u(2)} AS u2,
+  ${u(7)} AS u7,
+  ${pick(codeWeights, 'u1')} AS ci,
+  ${pick(dayWeights, 'u2')} AS di,
+  ${numbers(dayStarts)}[di] AS day_ms,
+  toInt64(day_ms + (toInt64(((${u(3)} + ${u(4)}) / 2) * ${DAY_MS}) + ${2 * 3_600_000}) % ${DAY_MS}) AS raw_ms,
+  if(raw_ms > ${o.nowMs}, ${o.nowMs} - toInt64(${u(5)} * greatest(1, ${o.nowMs} - day_ms)), raw_ms) AS ms,
+  toUInt64(floor(${visitors} * pow(${u(6)}, 2))) AS visitor,
+  ${uv(1)} AS v1,
+  ${uv(2)} AS v2,
+  ${pick(
+    networks.map((n) => n.w),
+    'v1',
+  )} AS nw,
+  ${pick(
+    agents.map((a) => a.w),
+    'v2',
+  )} AS ag,
+  ${strings(agents.map((a) => a.type))}[ag] AS device,
+  cityHash64(${o.seed}, number, 9) AS id_bits
+SELECT
+  concat(${base32('toUInt64(ms)', 10)}, hex(id_bits)) AS scan_id,
+  fromUnixTimestamp64Milli(ms, 'UTC') AS scanned_at,
+  ${o.orgId} AS org_id,
+  ${numbers(o.codes.map((c) => c.brandId))}[ci] AS brand_id,
+  ${o.domainId} AS domain_id,
+  ${numbers(o.codes.map((c) => c.id))}[ci] AS code_id,
+  cityHash64(${o.seed}, 'visitor', visitor) AS visitor_hash,
+  ${strings(networks.map((n) => n.country))}[nw] AS country,
+  device AS device_type,
+  ${strings(agents.map((a) => a.os))}[ag] AS os,
+  ${strings(agents.map((a) => a.browser))}[ag] AS browser,
+  ${strings(REFERRERS.map(([r]) => r))}[${pick(
+    REFERRERS.map(([, w]) => w),
+    'u7',
+  )}] AS referrer,
+  if(${uv(3)} < 0.8, ${strings(networks.map((n) => n.language))}[nw], 'en') AS language,
+  ${strings(networks.map((n) => n.name))}[nw] AS provider,
+  ${numbers(networks.map((n) => n.asn))}[nw] AS asn,
+  device = 'bot' AS is_bot,
+  if(${u(8)} < 0.1, 0, -1) AS matched_rule
+FROM numbers(${start}, ${count})`;
+}
+
+/**
+ * Writes `total` synthetic scans of the given codes into scan_events, generated inside ClickHouse
+ * (`INSERT ... SELECT` over `numbers()`, batch by batch): no row passes through Node. Deterministic
+ * for a seed.
+ *
+ * On a single server (chDB included) the rows go to a staging table first, which no materialized
+ * view watches, and their partitions are then attached to scan_events; scan_daily gets the rows
+ * the view would have written, once per month (attachWithRollup). The view would otherwise
+ * aggregate every insert block on its own: a block of demo traffic spans 90 days and every code,
+ * so it barely shrinks, and it fans every row out into three scopes (36 s of CPU per million scans
+ * here, against about 10 s this way). With a cluster the rows are inserted into scan_events directly.
+ */
+export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScanOptions): Promise<void> {
+  const db = ch.database;
+  const staging = ch.cluster ? null : `${db}.scan_events_seed_${o.orgId}_${o.seed}`;
+  if (staging) {
+    await ch.client.command({ query: `DROP TABLE IF EXISTS ${staging}` });
+    await ch.client.command({ query: `CREATE TABLE ${staging} AS ${db}.scan_events` });
+  }
+  try {
+    let done = 0;
+    while (done < o.total) {
+      const n = Math.min(o.batchSize, o.total - done);
+      // A deterministic token per batch: re-running a failed seed with the same seed does not double it.
+      await insertSelect(ch.client, {
+        table: staging ?? `${db}.scan_events`,
+        columns: SCAN_EVENT_COLUMNS,
+        select: syntheticSelect(o, done, n),
+        dedupToken: `demo-${o.orgId}-${o.seed}-${o.total}-${done}`,
+      });
+      done += n;
+      o.onProgress?.(done, o.total);
     }
-    const tsv = lines.join('\n') + '\n';
-    // A deterministic token per batch: re-running a failed seed with the same seed does not double it.
-    await insertText(ch.client, {
-      table,
-      body: tsv,
-      format: 'TabSeparated',
-      dedupToken: `demo-${o.orgId}-${o.seed}-${o.total}-${done}`,
+    if (staging) await attachWithRollup(ch, staging, o.orgId);
+  } finally {
+    if (staging) await ch.client.command({ query: `DROP TABLE IF EXISTS ${staging}` });
+  }
+}
+
+/**
+ * Moves the staging table's partitions into scan_events and rolls them up into scan_daily, with
+ * the rows the view would have written: the code scope from the raw rows (one row per dimension
+ * value), then the brand and organization scopes by merging the code scope's rows, far fewer than
+ * the raw ones (the view fans every raw row out into all three scopes: three times the work).
+ */
+async function attachWithRollup(ch: ClickHouseHandle, staging: string, orgId: number): Promise<void> {
+  const db = ch.database;
+  const [table] = staging.split('.').slice(-1);
+  const rs = await ch.client.query({
+    query: `SELECT DISTINCT partition_id AS p FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active ORDER BY p`,
+    query_params: { db, t: table },
+    format: 'JSONEachRow',
+  });
+  const partitions = (await rs.json<{ p: string }>()).map((r) => r.p);
+  const dimensions = [
+    `('total', '')`,
+    ...Object.entries(ROLLUP_DIMENSIONS).map(([name, column]) => `('${name}', toString(${column}))`),
+  ].join(', ');
+  for (const p of partitions) {
+    if (!/^[0-9]{6}$/.test(p)) throw new Error(`unexpected partition id ${p}`);
+    await ch.client.command({ query: `ALTER TABLE ${db}.scan_events ATTACH PARTITION ID '${p}' FROM ${staging}` });
+    await ch.client.command({
+      query: `INSERT INTO ${db}.scan_daily SETTINGS async_insert = 0
+SELECT org_id, 'code' AS scope, r.1 AS dimension, c AS code_id, b AS brand_id, day, is_bot, r.2 AS value,
+       count() AS scans, uniqCombinedState(12)(v) AS visitors
+FROM (SELECT org_id, toDate(scanned_at) AS day, brand_id AS b, code_id AS c, is_bot, visitor_hash AS v,
+             ${Object.values(ROLLUP_DIMENSIONS).join(', ')}
+        FROM ${staging} WHERE _partition_id = '${p}')
+ARRAY JOIN [${dimensions}] AS r
+GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value`,
     });
-    if (o.onBatch) await o.onBatch(tsv);
-    done += n;
-    o.onProgress?.(done, o.total);
+    await ch.client.command({
+      query: `INSERT INTO ${db}.scan_daily SETTINGS async_insert = 0
+SELECT org_id, r.1 AS scope, dimension, toUInt64(0) AS code_id, r.2 AS brand_id, day, is_bot, value,
+       sum(scans) AS scans, uniqCombinedMergeState(12)(visitors) AS visitors
+FROM (SELECT org_id, dimension, brand_id AS b, day, is_bot, value, scans, visitors
+        FROM ${db}.scan_daily
+       WHERE org_id = ${orgId} AND scope = 'code' AND toYYYYMM(day) = ${p})
+ARRAY JOIN [('brand', b), ('organization', toUInt64(0))] AS r
+GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value`,
+    });
   }
 }

@@ -90,6 +90,11 @@ function settingValue(v: string): string {
   return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/** The settings of every insert (an explicit empty token when none is given, so none is inherited). */
+function insertSettings(dedupToken: string | undefined): string {
+  return `async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = ${settingValue(dedupToken ?? '')}`;
+}
+
 /**
  * The one way rows are inserted. Settings ride in the INSERT statement, never in
  * `clickhouse_settings`: chDB's connection turns those into session-wide SET statements that stay
@@ -99,13 +104,28 @@ function settingValue(v: string): string {
  */
 export async function insertText(client: ClickHouseClient, ins: TextInsert): Promise<void> {
   const columns = ins.columns ? ` (${ins.columns.join(', ')})` : '';
-  // An explicit empty token when none is given, so an insert never inherits one.
-  const settings = `async_insert = 0, insert_deduplicate = 1, insert_deduplication_token = ${settingValue(ins.dedupToken ?? '')}`;
+  const settings = insertSettings(ins.dedupToken);
   const result = await client.exec({
     query: `INSERT INTO ${ins.table}${columns} SETTINGS ${settings} FORMAT ${ins.format}`,
     values: Readable.from([ins.body]),
   });
   await new Promise<void>((resolve, reject) => {
     result.stream.on('end', resolve).on('error', reject).resume();
+  });
+}
+
+export interface SelectInsert {
+  /** Qualified table name, e.g. `qr.scan_events`. */
+  table: string;
+  columns: readonly string[];
+  /** A SELECT producing the columns in that order (generated inside ClickHouse, e.g. over numbers()). */
+  select: string;
+  dedupToken?: string;
+}
+
+/** `INSERT INTO ... SELECT ...`, with the same settings as insertText: rows made inside ClickHouse. */
+export async function insertSelect(client: ClickHouseClient, ins: SelectInsert): Promise<void> {
+  await client.command({
+    query: `INSERT INTO ${ins.table} (${ins.columns.join(', ')}) SETTINGS ${insertSettings(ins.dedupToken)} ${ins.select}`,
   });
 }

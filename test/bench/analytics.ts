@@ -8,7 +8,10 @@
 //     keyset cursor at the same depths,
 //   - the same organization-level figures computed from a Postgres table holding the same scans
 //     (indexed on (org_id, scanned_at), the way Postgres-only shorteners count), with the ratio.
-// Goals: rollup p95 <= 50 ms; a raw page through the cursor <= 200 ms at any depth; >= 20x Postgres.
+// The scans are generated inside ClickHouse (INSERT ... SELECT over numbers()), so 100M take minutes.
+// Goals: rollup p95 <= 30 ms at 10M scans and <= 50 ms at 100M; a raw page through the cursor
+// <= 200 ms at any depth; >= 20x Postgres. The Postgres copy is made up to --pg-max-scans
+// (default 10,000,000): loading and indexing 100M rows there takes longer than the whole benchmark.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +37,7 @@ const { values: args } = parseArgs({
     scans: { type: 'string', default: '10000000' },
     iterations: { type: 'string', default: '30' },
     'pg-iterations': { type: 'string', default: '5' },
+    'pg-max-scans': { type: 'string', default: '10000000' },
     'no-postgres': { type: 'boolean', default: false },
     'no-merge': { type: 'boolean', default: false },
     keep: { type: 'string' },
@@ -43,6 +47,8 @@ const SCANS = Number(args.scans!.replace(/_/g, ''));
 const ITER = Number(args.iterations);
 const PG_ITER = Number(args['pg-iterations']);
 const RANGES: RangeDays[] = [7, 30, 90];
+/** The issue's goal for the rollup p95: 30 ms at 10M scans, 50 ms at 100M. */
+const ROLLUP_GOAL = SCANS > 10_000_000 ? 50 : 30;
 
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -140,8 +146,13 @@ async function main(): Promise<void> {
       `Analytics benchmark: ${SCANS.toLocaleString('en')} scans, ${ITER} iterations per figure (data in ${dir})`,
     );
     let t = Date.now();
+    const cpu0 = process.cpuUsage();
     const demo = await seedDemo(app, { scans: SCANS, slug: 'bench', onProgress: progressBar('seeding ClickHouse') });
-    console.log(`  seeded in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const cpu = process.cpuUsage(cpu0);
+    // CPU of the whole process (embedded chDB's threads included): moves less than wall time on a busy machine.
+    console.log(
+      `  seeded in ${((Date.now() - t) / 1000).toFixed(1)} s (${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU, load average ${os.loadavg()[0].toFixed(1)})`,
+    );
     // A long-running server merges parts in the background; a bulk seed leaves dozens behind.
     // Measure the steady state: merge them now (the unmerged figures are a multiple of these).
     const parts = async () =>
@@ -192,7 +203,7 @@ async function main(): Promise<void> {
         organizationAnalytics(app, org, { range, dimension: 'country' }, { csvRows: false }),
       );
       orgP50[range] = r.p50;
-      line(`organization, ${range} days`, r, 50);
+      line(`organization, ${range} days`, r, ROLLUP_GOAL);
     }
     for (const range of RANGES) {
       line(
@@ -205,14 +216,14 @@ async function main(): Promise<void> {
             { csvRows: false },
           ),
         ),
-        50,
+        ROLLUP_GOAL,
       );
     }
     for (const range of RANGES) {
       line(
         `code "${topCode.label}", ${range} days`,
         await measure(ITER, () => codeAnalytics(app, org, topCode.key, { range, dimension: 'country' })),
-        50,
+        ROLLUP_GOAL,
       );
     }
 
@@ -271,7 +282,11 @@ async function main(): Promise<void> {
       );
     }
 
-    if (!args['no-postgres']) {
+    if (!args['no-postgres'] && SCANS > Number(args['pg-max-scans'])) {
+      console.log(
+        `\nPostgres baseline: skipped above --pg-max-scans ${Number(args['pg-max-scans']).toLocaleString('en')}`,
+      );
+    } else if (!args['no-postgres']) {
       console.log('\nPostgres baseline (same scans in one indexed table; totals, days, countries and brands):');
       await loadPostgresCopy(app, dir);
       for (const range of [7, 30, 90] as RangeDays[]) {

@@ -2,7 +2,7 @@
 // rate limit + metering) at 50 connections against the service, and the same path on a bare Koa
 // route, in one run. Prints req/s, p50, p99 and the latency our pipeline adds.
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-api
-import { load, machine, startBenchService, startChild, stopChild, table } from './lib.js';
+import { load, machine, rssMiB, startBenchService, startChild, stopChild, table } from './lib.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -15,6 +15,7 @@ const baseline = await startChild(process.execPath, ['--import', 'tsx', 'test/be
 });
 
 try {
+  const rssIdle = await rssMiB(bench.service.child.pid!);
   // Warm up both (JIT, pools, caches) on every path measured, then measure.
   await load('warmup', `http://127.0.0.1:${baseline.port}/v1/status`, { connections, duration: 3 });
   for (const p of ['/v1/status', '/v1/organization']) {
@@ -38,9 +39,11 @@ try {
   for (const r of [orgRead, status]) {
     process.stdout.write(
       `${r.label}: adds ${(r.p50 - bare.p50).toFixed(2)} ms at p50 and ${(r.p99 - bare.p99).toFixed(2)} ms at p99 over the bare route; ` +
-        `${((r.rps / bare.rps) * 100).toFixed(1)}% of its throughput\n`,
+        `${((r.rps / bare.rps) * 100).toFixed(1)}% of its throughput` +
+        `${r === orgRead ? ' (goal >= 70%: authenticated, metered, rate-limited)' : ''}\n`,
     );
   }
+  process.stdout.write(`service RSS (MiB): idle ${rssIdle}, after the runs ${await rssMiB(bench.service.child.pid!)}\n`);
   // One connection: the latency each request pays, without two cores saturated by the load
   // generator, Node and Postgres at once.
   const single = [

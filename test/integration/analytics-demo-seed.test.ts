@@ -95,18 +95,28 @@ describe('seedDemo (qrctl seed-demo)', () => {
       b.scans,
       b.uniques,
     ]);
-    expect(rollupCountries.sort()).to.deep.equal(countries.map((c) => [c.country, c.scans, c.uniques]).sort());
+    // Scans are exact. Distinct visitors merged from daily sketches may differ from one sketch over
+    // the raw rows by a visitor or two in a few hundred (the estimator's rounding), never more.
+    const near = (got: [string, number, number][], want: [string, number, number][]) => {
+      expect(got.map(([k, n]) => [k, n])).to.deep.equal(want.map(([k, n]) => [k, n]));
+      got.forEach(([k, , u], i) => expect(Math.abs(u - want[i][2]), k).to.be.at.most(Math.max(2, want[i][2] * 0.02)));
+    };
+    near(
+      rollupCountries.sort(),
+      countries.map((c): [string, number, number] => [c.country, c.scans, c.uniques]).sort(),
+    );
 
     const brands = await raw<{ brand_id: number; scans: number; uniques: number }>(
       'toUInt32(brand_id) AS brand_id',
       'brand_id',
     );
     const brandUlid = new Map(demo.brands.map((b) => [b.id, b.ulid]));
-    expect(
+    near(
       org.child_breakdown
         .map((c: { key: string; scans: number; uniques: number }) => [c.key, c.scans, c.uniques])
         .sort(),
-    ).to.deep.equal(brands.map((b) => [brandUlid.get(b.brand_id) ?? '', b.scans, b.uniques]).sort());
+      brands.map((b): [string, number, number] => [brandUlid.get(b.brand_id) ?? '', b.scans, b.uniques]).sort(),
+    );
 
     const brand = demo.brands[1];
     const brandView = (await svc.get(`/v1/analytics?range=90&brand_ulid=${brand.ulid}`, demo.token)).body.data;
@@ -116,11 +126,12 @@ describe('seedDemo (qrctl seed-demo)', () => {
     );
     const codeUlid = new Map(demo.codes.map((c) => [c.id, c.ulid]));
     const inBrand = codes.filter((c) => c.brand_id === brand.id);
-    expect(
+    near(
       brandView.child_breakdown
         .map((c: { key: string; scans: number; uniques: number }) => [c.key, c.scans, c.uniques])
         .sort(),
-    ).to.deep.equal(inBrand.map((c) => [codeUlid.get(c.code_id), c.scans, c.uniques]).sort());
+      inBrand.map((c): [string, number, number] => [codeUlid.get(c.code_id)!, c.scans, c.uniques]).sort(),
+    );
     expect(brandView.totals.scans).to.equal(inBrand.reduce((n, c) => n + c.scans, 0));
   });
 
