@@ -43,7 +43,9 @@ try {
         `${r === orgRead ? ' (goal >= 70%: authenticated, metered, rate-limited)' : ''}\n`,
     );
   }
-  process.stdout.write(`service RSS (MiB): idle ${rssIdle}, after the runs ${await rssMiB(bench.service.child.pid!)}\n`);
+  process.stdout.write(
+    `service RSS (MiB): idle ${rssIdle}, after the runs ${await rssMiB(bench.service.child.pid!)}\n`,
+  );
   // One connection: the latency each request pays, without two cores saturated by the load
   // generator, Node and Postgres at once.
   const single = [
