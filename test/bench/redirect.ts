@@ -106,7 +106,12 @@ try {
   await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid);
   rss.push(`after warm-up ${await rssMiB(servicePid)}`);
   if (process.env.BENCH_PROBE === '1' || process.env.BENCH_PROFILE) service.child.kill('SIGUSR2'); // measure from here
+  // RSS every 10 s of the run: with BENCH_DURATION=60, the soak that shows whether memory grows.
+  const during: string[] = [];
+  const sampler = setInterval(() => void rssMiB(servicePid).then((m) => during.push(m)), 10_000);
   const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, servicePid);
+  clearInterval(sampler);
+  if (during.length) rss.push(`every 10 s of the redirect run ${during.join(' ')}`);
   rss.push(`after redirect ${await rssMiB(servicePid)}`);
   if (process.env.BENCH_PROFILE) {
     service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
