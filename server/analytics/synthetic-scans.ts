@@ -148,7 +148,7 @@ SELECT
   ${numbers(networks.map((n) => n.asn))}[nw] AS asn,
   device = 'bot' AS is_bot,
   if(${u(8)} < 0.1, 0, -1) AS matched_rule
-FROM numbers(${start}, ${count})`;
+FROM numbers_mt(${start}, ${count})`;
 }
 
 /**
