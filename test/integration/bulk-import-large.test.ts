@@ -1,20 +1,12 @@
 import { expect } from 'chai';
-import { Logger, runOnce } from 'graphile-worker';
-import { buildTaskList } from '../../workers/index.js';
+import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 
 // The default maximum (10,000 rows) end to end, and the job's last failed attempt.
 describe('Bulk import at full size and on failure', () => {
   let svc: TestService;
   let domain: string;
-  const quiet = new Logger(() => () => undefined);
-  const runJobs = () =>
-    runOnce({
-      connectionString: svc.app.databaseUrl,
-      taskList: buildTaskList(svc.app),
-      noHandleSignals: true,
-      logger: quiet,
-    });
+  const runJobs = () => runJobsOnce(svc.app);
 
   before(async () => {
     svc = await startTestService();

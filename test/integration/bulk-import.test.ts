@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { Logger, runOnce } from 'graphile-worker';
 import { ulid } from 'ulid';
 import { executeBatch } from '../../server/bulk-imports/service.js';
 import { DOMAIN_ULID_REQUIRED } from '../../server/qr-codes/schema.js';
-import { buildTaskList } from '../../workers/index.js';
+import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 describe('Bulk import: /v1/qr-codes/bulk', () => {
@@ -12,14 +11,7 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
   let a: TestOrg;
   let b: TestOrg;
 
-  const quiet = new Logger(() => () => undefined);
-  const runJobs = () =>
-    runOnce({
-      connectionString: svc.app.databaseUrl,
-      taskList: buildTaskList(svc.app),
-      noHandleSignals: true,
-      logger: quiet,
-    });
+  const runJobs = () => runJobsOnce(svc.app);
   const row = (slug: string, extra: Record<string, unknown> = {}) => ({
     slug,
     destination: `https://example.com/${encodeURIComponent(slug)}`,
