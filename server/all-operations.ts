@@ -8,6 +8,7 @@ import { domainOperations } from './domains/routes.js';
 import { bulkImportOperations } from './bulk-imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
 import { codesImage } from './qr-codes/image-route.js';
+import { exportOperations } from './qr-code-exports/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
 import { statusOperations } from './status/routes.js';
 import { tokenOperations } from './tokens/routes.js';
@@ -25,6 +26,7 @@ export const operations: readonly Operation[] = [
   ...codeOperations,
   codesImage,
   ...bulkImportOperations,
+  ...exportOperations,
   ...styleOperations,
   ...webhookOperations,
 ];

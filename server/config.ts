@@ -40,6 +40,8 @@ export interface Config {
   trustProxy: string[];
   secretKey: string;
   bulkImportMaxRows: number;
+  exportMaxCodes: number;
+  exportTtlHours: number;
   passwordHashConcurrency: number;
   passwordVerifyConcurrency: number;
   scanRetentionDays: number;
@@ -201,6 +203,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
   },
   bulkImportMaxRows: { env: 'BULK_IMPORT_MAX_ROWS', default: '10000', help: 'Most rows one bulk import may stage.' },
+  exportMaxCodes: {
+    env: 'QR_EXPORT_MAX_CODES',
+    default: '10000',
+    help: 'Most codes one print run (POST /v1/qr-codes/exports) may hold (PNGs above 1024 px: fewer, by pixel count); a larger selection is 422.',
+  },
+  exportTtlHours: {
+    env: 'QR_EXPORT_TTL_HOURS',
+    default: '72',
+    help: 'Hours a finished print run’s ZIP is kept (in Postgres) before it is removed and the export expires.',
+  },
   passwordHashConcurrency: {
     env: 'PASSWORD_HASH_CONCURRENCY',
     default: '2',
@@ -347,6 +359,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: list(raw('trustProxy')),
     secretKey: raw('secretKey'),
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
+    exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1),
+    exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
     passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),

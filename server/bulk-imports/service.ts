@@ -36,7 +36,7 @@ export interface RowError {
   message: string;
 }
 
-interface ImportRow {
+export interface ImportRow {
   id: number;
   ulid: string;
   org_id: number;
@@ -185,7 +185,7 @@ export async function stageImport(
 // ---------------------------------------------------------------------------------------------
 // Reading and confirming.
 
-async function findImport(db: Db, org: OrgRecord, ulid: string, forUpdate = false): Promise<ImportRow | null> {
+export async function findImport(db: Db, org: OrgRecord, ulid: string, forUpdate = false): Promise<ImportRow | null> {
   const q = db('bulk_imports').where({ org_id: org.id, ulid: ulid.toUpperCase() }).first();
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
 }

@@ -5,6 +5,8 @@ import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { qrCodeExport } from './qr-code-export.js';
+import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
 import { webhookDeliver } from './webhook-deliver.js';
 import { webhookLogPrune } from './webhook-log-prune.js';
@@ -17,6 +19,8 @@ export const taskFactories: Record<string, TaskFactory> = {
   'domain-certificate': domainCertificate,
   'domain-maintenance': domainMaintenance,
   'idempotency-keys-prune': idempotencyKeysPrune,
+  'qr-code-export': qrCodeExport,
+  'qr-code-exports-prune': qrCodeExportsPrune,
   'scan-alerts': scanAlerts,
   'webhook-deliver': webhookDeliver,
   'webhook-log-prune': webhookLogPrune,
@@ -29,6 +33,7 @@ export const taskFactories: Record<string, TaskFactory> = {
  */
 export const crontab = [
   '0 * * * * idempotency-keys-prune',
+  '40 * * * * qr-code-exports-prune',
   '17 3 * * * domain-maintenance ?fill=1d',
   '* * * * * webhook-sweep',
   '30 3 * * * webhook-log-prune',
