@@ -4,6 +4,7 @@
 // QR-code service's (server/qr-codes/service.ts): rows are validated like POST /v1/qr-codes and
 // written in one transaction, all or nothing.
 import { defineOperation, type Operation } from '../operations/operation.js';
+import { codesImageTool } from './code-image.js';
 import { createCodes, updateCodesStatus } from '../qr-codes/service.js';
 import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from '../qr-codes/schema.js';
 import { httpUrl, listEnvelope, ulid } from '../schemas/common.js';
@@ -102,4 +103,4 @@ export const codesBulkUpdateStatus = defineOperation<Record<string, never>, Reco
   }),
 });
 
-export const mcpOnlyOperations: readonly Operation[] = [codesBulkCreateNow, codesBulkUpdateStatus];
+export const mcpOnlyOperations: readonly Operation[] = [codesBulkCreateNow, codesBulkUpdateStatus, codesImageTool];

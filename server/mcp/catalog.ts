@@ -7,6 +7,7 @@ import { BOTS_LEFT_OUT } from '../analytics/schema.js';
 import { httpUrl } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from './bulk-codes.js';
+import type { CodeImagePayload } from './code-image.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -38,7 +39,12 @@ export interface ToolDef {
   guard?: Guard;
   /** The text payload when the operation answers without a body (204). */
   emptyPayload?(args: Record<string, unknown>): unknown;
+  /** The result's content when it is not the payload as JSON text (codes_image: an image and the SVG). */
+  content?(payload: unknown): ToolContent[];
 }
+
+/** MCP content items a tool result carries. */
+export type ToolContent = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
 
 export interface Tool {
   def: ToolDef;
@@ -277,11 +283,19 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     },
   },
   {
-    name: 'codes_bulk_read',
-    title: 'Read a bulk import',
-    description: 'Status and counters of a REST bulk import by import_ulid.',
-    operationId: 'codes.bulk.read',
+    name: 'codes_image',
+    title: 'QR image of a code',
+    description:
+      'The QR code image of a code (it encodes the code’s public_url) as PNG image content (size pixels, 64 to 4096, default 1024) plus the SVG as text; style_ulid renders it with another style. Billed like GET /v1/qr-codes/{code_ulid}/image.',
+    operationId: 'mcp.codes.image',
     annotations: READ,
+    content: (payload) => {
+      const image = payload as CodeImagePayload;
+      return [
+        { type: 'image', data: image.png, mimeType: 'image/png' },
+        { type: 'text', text: image.svg },
+      ];
+    },
   },
   {
     name: 'styles_list',

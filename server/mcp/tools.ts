@@ -7,13 +7,13 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { executeOperation, type ExecuteMeta } from '../operations/execute.js';
 import { VIA_MCP, type Operation } from '../operations/operation.js';
-import { TOOL_DEFS, type Tool } from './catalog.js';
+import { TOOL_DEFS, type Tool, type ToolContent } from './catalog.js';
 import { guardedOperation, isPreview, operationArgs } from './confirm.js';
 import { buildInputSchema, buildOutputSchema, IDEMPOTENCY_ARG, splitArguments } from './tool-schema.js';
 import { REPLAYED_HEADER } from '../operations/idempotency.js';
 
 export interface CallToolResult {
-  content: { type: 'text'; text: string }[];
+  content: ToolContent[];
   /** The same payload as the text, for tools that declare an outputSchema. */
   structuredContent?: Record<string, unknown>;
   isError: boolean;
@@ -110,7 +110,9 @@ export async function callTool(
     );
     const payload =
       result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
-    const answer = textResult(payload, false);
+    const answer = tool.def.content
+      ? { content: tool.def.content(payload), isError: false }
+      : textResult(payload, false);
     if (tool.outputSchema) answer.structuredContent = payload as Record<string, unknown>;
     return replayed(answer, result.headers);
   } catch (err) {

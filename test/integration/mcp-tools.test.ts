@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { TOOL_DEFS } from '../../server/mcp/catalog.js';
+import { decodeQr } from '../helpers/qr-decode.js';
 import { callTool, postMcp, rpc, toolError, toolOk } from './mcp-helpers.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -366,15 +367,28 @@ describe('MCP tools', () => {
       expect(await ok('styles_list')).to.deep.equal((await svc.get('/v1/qr-styles', token)).body);
     });
 
-    it('codes_bulk_read reads a REST bulk import', async () => {
-      const staged = await svc.post('/v1/qr-codes/bulk', token, {
-        rows: [{ slug: 'imp-1', destination: 'https://example.com/i', domain_ulid: fallbackDomain }],
+    it('codes_image answers the code’s QR image as PNG image content that decodes to its public_url, and the SVG as text', async () => {
+      const created = await ok('codes_create', {
+        slug: 'poster',
+        destination: 'https://example.com/poster',
+        domain_ulid: fallbackDomain,
       });
-      expect(staged.status, staged.text).to.be.oneOf([200, 201, 202]);
-      const importUlid = staged.body.data.ulid;
-      expect(await ok('codes_bulk_read', { import_ulid: importUlid })).to.deep.equal(
-        (await svc.get(`/v1/qr-codes/bulk/${importUlid}`, token)).body,
-      );
+      const callsBefore = (await svc.get('/v1/status', token)).body.api.calls_used_month;
+      const http = await rpc(svc, token, 'tools/call', {
+        name: 'codes_image',
+        arguments: { code_ulid: created.data.ulid, size: 256 },
+      });
+      used.add('codes_image');
+      const result = http.body.result;
+      expect(result.isError).to.equal(false);
+      expect(result.content).to.have.length(2);
+      const [image, svg] = result.content;
+      expect(image).to.include({ type: 'image', mimeType: 'image/png' });
+      expect(await decodeQr(Buffer.from(image.data, 'base64'))).to.equal(created.data.public_url);
+      expect(svg.type).to.equal('text');
+      expect(svg.text).to.match(/<svg[\s>]/);
+      // One metered call, as GET /v1/qr-codes/{code_ulid}/image is.
+      expect((await svc.get('/v1/status', token)).body.api.calls_used_month).to.equal(callsBefore + 1);
     });
 
     it('has called every one of the 25 tools', () => {
@@ -387,6 +401,23 @@ describe('MCP tools', () => {
       const err = await toolError(svc, token, 'codes_read', { code_ulid: '01ARZ3NDEKTSV4RRFFQ69G5FAV' });
       const rest = await svc.get('/v1/qr-codes/01ARZ3NDEKTSV4RRFFQ69G5FAV', token);
       expect(err).to.deep.equal(rest.body);
+    });
+
+    it('codes_image answers another organization’s code like codes_read (404) and needs codes.view', async () => {
+      const other = await svc.createOrg({ plan: 'professional_monthly' });
+      const domains = await svc.get('/v1/domains', other.token);
+      const foreign = await svc.post('/v1/qr-codes', other.token, {
+        slug: 'theirs',
+        destination: 'https://example.com/theirs',
+        domain_ulid: domains.body.data[0].ulid,
+      });
+      const args = { code_ulid: foreign.body.data.ulid };
+      expect(await toolError(svc, token, 'codes_image', args)).to.deep.equal(
+        await toolError(svc, token, 'codes_read', args),
+      );
+      const noView = await svc.createToken(other.org, { abilities: ['mcp.access', 'codes.create'] });
+      const refused = await toolError(svc, noView, 'codes_image', args);
+      expect(refused).to.include({ code: 'forbidden', required_ability: 'codes.view' });
     });
 
     it('answers invalid input with REST’s 422 body', async () => {
