@@ -7,6 +7,9 @@ export interface ErrorBody {
   errors?: Record<string, string[]>;
   required_ability?: string;
   retry_after?: number;
+  /** style_not_scannable: why the style would not scan. */
+  reasons?: string[];
+  scannability?: { reasons?: string[] };
 }
 
 export class ApiFailure extends Error {
@@ -63,14 +66,28 @@ export async function call<T>(method: string, path: string, opts: CallOptions = 
   return (await res.json()) as T;
 }
 
-/** Downloads a response as a file (path under /app/api). */
+/** The file name of a Content-Disposition header, if it names one. */
+function attachmentName(header: string | null): string | undefined {
+  const m = header ? /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(header) : null;
+  return m ? decodeURIComponent(m[1]) : undefined;
+}
+
+/** Fetches a response's body as a Blob (path under /app/api): images, files. */
+export async function fetchBlob(path: string, accept: string): Promise<Blob> {
+  return (await send('GET', path, { accept })).blob();
+}
+
+/**
+ * Downloads a response as a file (path under /app/api), named as the service's
+ * Content-Disposition says, else `filename`.
+ */
 export async function download(path: string, filename: string, accept: string): Promise<void> {
   const res = await send('GET', path, { accept });
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
-  a.download = filename;
+  a.download = attachmentName(res.headers.get('Content-Disposition')) ?? filename;
   document.body.append(a);
   a.click();
   a.remove();
@@ -84,6 +101,8 @@ export interface OrgApi {
   del(path: string): Promise<void>;
   /** Saves an operation's answer as a file (CSV exports, images). */
   download(path: string, filename: string, accept: string): Promise<void>;
+  /** An operation's answer as a Blob (images). */
+  blob(path: string, accept: string): Promise<Blob>;
   /** The address of an organization operation, for links and images. */
   url(path: string): string;
 }
@@ -97,6 +116,7 @@ export function orgApi(orgUlid: string): OrgApi {
     patch: (path, body) => call('PATCH', base + path, { body }),
     del: (path) => call('DELETE', base + path),
     download: (path, filename, accept) => download(base + path, filename, accept),
+    blob: (path, accept) => fetchBlob(base + path, accept),
     url: (path) => `/app/api${base}${path}`,
   };
 }

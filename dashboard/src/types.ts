@@ -103,12 +103,56 @@ export interface Domain {
   } | null;
 }
 
+/** The scannability check of a style or preview: the symbol rendered, decoded and measured. */
+export interface Scannability {
+  verdict: 'pass' | 'warn' | 'fail';
+  decoded: boolean;
+  contrast_ratio: number | null;
+  quiet_zone_modules: number | null;
+  logo_coverage: number | null;
+  error_correction: string | null;
+  reasons: string[];
+}
+
 export interface QrStyle {
   ulid: string;
   name: string;
-  config: Record<string, unknown>;
-  brand_ulid?: string | null;
+  config: StyleConfig;
+  brand?: Named | null;
   is_preset?: boolean;
+  scannability?: Scannability | null;
+  created_at?: string;
+  updated_at?: string;
+}
+
+export interface ColorStop {
+  offset: number;
+  color: string;
+}
+export interface Gradient {
+  type: 'linear' | 'radial';
+  /** Radians, as qr-code-styling. */
+  rotation?: number;
+  colorStops: ColorStop[];
+}
+export interface PaintOptions {
+  color?: string;
+  gradient?: Gradient;
+}
+
+/** A style's configuration: qr-code-styling's option names plus `frame`. */
+export interface StyleConfig {
+  width?: number;
+  height?: number;
+  margin?: number;
+  qrOptions?: { errorCorrectionLevel?: string };
+  dotsOptions?: PaintOptions & { type?: string };
+  cornersSquareOptions?: PaintOptions & { type?: string };
+  cornersDotOptions?: PaintOptions & { type?: string };
+  backgroundOptions?: PaintOptions;
+  image?: string;
+  imageOptions?: { imageSize?: number; margin?: number; hideBackgroundDots?: boolean };
+  frame?: { style?: string; text?: string; color?: string; textColor?: string };
 }
 
 export interface ApiToken {

@@ -362,7 +362,13 @@ export default function CodeEdit(props: { org: string; code?: string; membership
             </div>
           )}
         </form>
-        <CodeAside org={props.org} code={saved} draft={bodyOf(draft, creating)} />
+        <CodeAside
+          org={props.org}
+          code={saved}
+          styleUlid={draft.style_ulid}
+          styles={styles}
+          stylesReadable={can(props.membership, 'styles.manage')}
+        />
       </div>
 
       {!creating && saved && (

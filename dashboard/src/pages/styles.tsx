@@ -1,5 +1,7 @@
+// The organization's styles with their scannability verdict; each opens in the designer.
 import { orgApi } from '../api';
-import { ErrorMessage, Loading, Page, useLoad, EmptyRow } from '../components/ui';
+import { VerdictBadge } from '../components/scannability';
+import { ErrorMessage, Loading, Page, useLoad, EmptyRow, formatDate } from '../components/ui';
 import type { Membership, Paged, QrStyle } from '../types';
 
 export default function Styles(props: { org: string; membership: Membership }) {
@@ -16,17 +18,23 @@ export default function Styles(props: { org: string; membership: Membership }) {
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Scannability</th>
+              <th scope="col">Brand</th>
               <th scope="col">Preset</th>
+              <th scope="col">Updated</th>
             </tr>
           </thead>
           <tbody>
             {list.data.map((s) => (
               <tr key={s.ulid}>
                 <td>{s.name}</td>
+                <td>{s.scannability ? <VerdictBadge verdict={s.scannability.verdict} /> : '—'}</td>
+                <td>{s.brand?.name ?? '—'}</td>
                 <td>{s.is_preset ? 'yes' : 'no'}</td>
+                <td>{formatDate(s.updated_at)}</td>
               </tr>
             ))}
-            {!list.data.length && <EmptyRow cols={2}>No styles yet.</EmptyRow>}
+            {!list.data.length && <EmptyRow cols={5}>No styles yet.</EmptyRow>}
           </tbody>
         </table>
       )}

@@ -1,0 +1,70 @@
+// The scannability verdict of a style (stored with it, or from a preview): pass, warn or fail,
+// the measurements and the reasons, each a stable code the service documents, shown in words.
+import type { Scannability } from '../types';
+
+const REASONS: Record<string, string> = {
+  not_decoded: 'A decoder could not read the rendered symbol.',
+  low_contrast: 'The contrast between the dots and the background is too low.',
+  quiet_zone_too_small: 'The quiet zone (the empty margin around the symbol) is too narrow.',
+  no_quiet_zone: 'There is no quiet zone (empty margin) around the symbol.',
+  logo_too_large: 'The logo covers more than the error correction level can repair.',
+  logo_near_capacity: 'The logo covers most of what the error correction level can repair.',
+  inverted_colors: 'Light dots on a dark background: many, but not all, scanners read inverted codes.',
+};
+
+/** A reason code in words; an unknown code is shown as it is. */
+export function reasonText(code: string): string {
+  return REASONS[code] ?? code.replace(/_/g, ' ');
+}
+
+const VERDICTS = {
+  pass: { label: 'Scans well', badge: 'active' },
+  warn: { label: 'Scans, with warnings', badge: 'paused' },
+  fail: { label: 'Does not scan reliably', badge: 'failed' },
+} as const;
+
+export function VerdictBadge(props: { verdict: Scannability['verdict'] }) {
+  const v = VERDICTS[props.verdict];
+  return <span class={`badge ${v.badge}`}>{v.label}</span>;
+}
+
+export function ReasonList(props: { reasons: string[] }) {
+  if (!props.reasons.length) return null;
+  return (
+    <ul class="reasons">
+      {props.reasons.map((r) => (
+        <li key={r} data-reason={r}>
+          {reasonText(r)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function percent(n: number | null): string {
+  return n === null ? '—' : `${(n * 100).toFixed(1)} %`;
+}
+
+export function ScannabilityReport(props: { scannability: Scannability; title?: string }) {
+  const s = props.scannability;
+  return (
+    <div class="scannability" data-testid="scannability" data-verdict={s.verdict}>
+      <p>
+        <strong>{props.title ?? 'Scannability'}:</strong> <VerdictBadge verdict={s.verdict} />
+      </p>
+      <ReasonList reasons={s.reasons} />
+      <dl class="facts small">
+        <dt>Decoded</dt>
+        <dd>{s.decoded ? 'yes' : 'no'}</dd>
+        <dt>Contrast</dt>
+        <dd>{s.contrast_ratio === null ? '—' : `${s.contrast_ratio.toFixed(2)}:1`}</dd>
+        <dt>Quiet zone</dt>
+        <dd>{s.quiet_zone_modules === null ? '—' : `${s.quiet_zone_modules} modules`}</dd>
+        <dt>Logo coverage</dt>
+        <dd>{percent(s.logo_coverage)}</dd>
+        <dt>Error correction</dt>
+        <dd>{s.error_correction ?? '—'}</dd>
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,183 @@
+// The QR code in the dashboard, in Debian's Chromium: a new code shows its rendered preview, its
+// PNG download decodes (jsQR) to the code's public URL, SVG and PDF come through the web adapter
+// as files. axe-core on each page and a screenshot of each under the test output.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { expect } from 'chai';
+import jsQR from 'jsqr';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { loadDashboard } from '../../server/web/assets.js';
+import { startTestService, type TestService } from '../helpers/harness.js';
+import { qrctl } from '../helpers/web-client.js';
+import { launchBrowser, outputDir, seriousViolations, type AxeViolation } from './browser.js';
+
+const PASSWORD = 'a long enough password';
+
+/** Decodes a PNG with jsQR (white behind transparent pixels, as paper would be). */
+async function decodePng(png: Buffer): Promise<string | null> {
+  const image = await loadImage(png);
+  const canvas = createCanvas(image.width, image.height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, image.width, image.height);
+  ctx.drawImage(image, 0, 0);
+  const pixels = ctx.getImageData(0, 0, image.width, image.height);
+  return jsQR(new Uint8ClampedArray(pixels.data), image.width, image.height)?.data ?? null;
+}
+
+describe('QR codes and the style designer in a real browser', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let orgUlid: string;
+  let token: string;
+  let codeUlid: string;
+  let publicUrl: string;
+  const shots = outputDir();
+  const violations: Record<string, AxeViolation[]> = {};
+
+  before(async function () {
+    this.timeout(600_000);
+    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
+    svc = await startTestService();
+    browser = await launchBrowser();
+    const created = await qrctl(svc.app, [
+      'org',
+      'create',
+      '--name',
+      'Acme Coffee',
+      '--slug',
+      'acme',
+      '--plan',
+      'professional_monthly',
+      '--currency',
+      'EUR',
+      '--owner-email',
+      'owner@acme.example',
+    ]);
+    orgUlid = created.organization.ulid;
+    token = created.token;
+    context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    await page.goto(created.sign_in_link);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('Repeat the password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await heading(page, 'Acme Coffee: overview');
+  });
+
+  after(async () => {
+    await browser?.close();
+    await svc?.close();
+  });
+
+  async function look(p: Page, name: string): Promise<void> {
+    await p.waitForLoadState('networkidle');
+    await p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+    violations[name] = await seriousViolations(p);
+  }
+
+  async function heading(p: Page, text: string | RegExp): Promise<void> {
+    await p.getByRole('heading', { level: 1, name: text }).waitFor();
+  }
+
+  const org = (p: string) => `${svc.url}/app/o/${orgUlid}${p}`;
+
+  it('shows a new code’s QR code, and its PNG download decodes to the public URL', async () => {
+    await page.goto(org('/codes/new'));
+    await heading(page, 'New code');
+    await page.getByLabel('Name', { exact: true }).fill('Table tents');
+    await page.getByLabel('Slug').fill('tables');
+    await page.getByLabel('Destination URL', { exact: true }).fill('https://acme.example/menu');
+    await page.getByRole('button', { name: 'Create code' }).click();
+    await heading(page, 'Table tents');
+    codeUlid = page.url().split('/').pop()!;
+    publicUrl = (await svc.get(`/v1/qr-codes/${codeUlid}`, token)).body.data.public_url;
+    const img = page.getByTestId('code-image');
+    await img.waitFor();
+    expect(await img.getAttribute('alt')).to.equal(`QR code for ${publicUrl}`);
+    // The preview is drawn (an SVG of real size), not a broken image.
+    expect(await img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth > 0)).to.equal(true);
+    await look(page, 'code-preview');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download PNG' }).click(),
+    ]);
+    expect(download.suggestedFilename()).to.equal('tables.png');
+    const png = fs.readFileSync((await download.path())!);
+    expect(png.subarray(1, 4).toString()).to.equal('PNG');
+    expect(await decodePng(png)).to.equal(publicUrl);
+  });
+
+  it('downloads SVG and PDF through the web adapter with the session', async () => {
+    const [svgDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download SVG' }).click(),
+    ]);
+    expect(svgDownload.suggestedFilename()).to.equal('tables.svg');
+    expect(fs.readFileSync((await svgDownload.path())!, 'utf8')).to.match(/^(<\?xml[^>]*>\s*)?<svg/);
+    const [pdfDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download PDF' }).click(),
+    ]);
+    expect(pdfDownload.suggestedFilename()).to.equal('tables.pdf');
+    expect(
+      fs
+        .readFileSync((await pdfDownload.path())!)
+        .subarray(0, 5)
+        .toString(),
+    ).to.equal('%PDF-');
+
+    // The bytes and headers pass through the adapter unchanged; no session, no image.
+    const res = await context.request.get(
+      `${svc.url}/app/api/orgs/${orgUlid}/v1/qr-codes/${codeUlid}/image?format=png&size=256&download=1`,
+    );
+    expect(res.status()).to.equal(200);
+    expect(res.headers()['content-type']).to.equal('image/png');
+    expect(res.headers()['content-disposition']).to.match(/attachment; filename="tables\.png"/);
+    expect(await decodePng(await res.body())).to.equal(publicUrl);
+    const etag = res.headers()['etag'];
+    expect(etag).to.be.a('string');
+    const again = await context.request.get(
+      `${svc.url}/app/api/orgs/${orgUlid}/v1/qr-codes/${codeUlid}/image?format=png&size=256&download=1`,
+      { headers: { 'If-None-Match': etag } },
+    );
+    expect(again.status()).to.equal(304);
+    const anonymous = await fetch(`${svc.url}/app/api/orgs/${orgUlid}/v1/qr-codes/${codeUlid}/image`);
+    expect(anonymous.status).to.equal(401);
+  });
+
+  it('redraws the preview with the style chosen in the form, and saves it', async () => {
+    const style = (
+      await svc.post('/v1/qr-styles', token, {
+        name: 'Roastery blue',
+        config: { dotsOptions: { type: 'rounded', color: '#1e3a8a' }, cornersSquareOptions: { type: 'extra-rounded' } },
+      })
+    ).body.data;
+    await page.goto(org(`/codes/${codeUlid}`));
+    await heading(page, 'Table tents');
+    const img = page.getByTestId('code-image');
+    await img.waitFor();
+    const before = await img.getAttribute('src');
+    await page.getByLabel('Style', { exact: true }).selectOption(style.ulid);
+    await page.getByText('The preview shows the chosen style; save to keep it.').waitFor();
+    await page.waitForFunction(
+      (src) => document.querySelector('[data-testid="code-image"]')?.getAttribute('src') !== src,
+      before,
+    );
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await svc.get(`/v1/qr-codes/${codeUlid}`, token)).body.data.style.ulid).to.equal(style.ulid);
+    await look(page, 'code-preview-styled');
+  });
+
+  it('has no serious or critical axe-core violations on the new pages', () => {
+    expect(Object.keys(violations)).to.include.members(['code-preview']);
+    const bad = Object.entries(violations).filter(([, v]) => v.length);
+    expect(bad, JSON.stringify(bad, null, 1)).to.deep.equal([]);
+  });
+});
