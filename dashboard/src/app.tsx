@@ -17,6 +17,7 @@ const CodeAnalytics = lazy(() => import('./pages/code-analytics'));
 const Brands = lazy(() => import('./pages/brands'));
 const Domains = lazy(() => import('./pages/domains'));
 const Styles = lazy(() => import('./pages/styles'));
+const StyleDesigner = lazy(() => import('./pages/style-designer'));
 const Imports = lazy(() => import('./pages/imports'));
 const Tokens = lazy(() => import('./pages/tokens'));
 const Wallet = lazy(() => import('./pages/wallet'));
@@ -184,6 +185,8 @@ const ORG_ROUTES: { path: string; page: PageComponent }[] = [
   { path: '/app/o/:org/codes/new', page: OrgPage(CodeEdit, 'codes.create') },
   { path: '/app/o/:org/codes/:code', page: OrgPage(CodeEdit, 'codes.view') },
   { path: '/app/o/:org/codes/:code/analytics', page: OrgPage(CodeAnalytics, 'analytics.view') },
+  { path: '/app/o/:org/styles/new', page: OrgPage(StyleDesigner, 'styles.manage') },
+  { path: '/app/o/:org/styles/:style', page: OrgPage(StyleDesigner, 'styles.manage') },
 ];
 
 /** Visitors' pages stand alone; every other page is a member's, inside the shell. */

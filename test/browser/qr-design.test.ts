@@ -1,6 +1,8 @@
 // The QR code in the dashboard, in Debian's Chromium: a new code shows its rendered preview, its
 // PNG download decodes (jsQR) to the code's public URL, SVG and PDF come through the web adapter
-// as files. axe-core on each page and a screenshot of each under the test output.
+// as files; the style designer previews every change with its scannability verdict, saves a good
+// style and refuses a low-contrast one with its reasons, edits and deletes. axe-core on each page
+// and a screenshot of each under the test output.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
@@ -10,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { qrctl } from '../helpers/web-client.js';
-import { launchBrowser, outputDir, seriousViolations, type AxeViolation } from './browser.js';
+import { launchBrowser, outputDir, seriousViolations, tmpFile, type AxeViolation } from './browser.js';
 
 const PASSWORD = 'a long enough password';
 
@@ -36,6 +38,7 @@ describe('QR codes and the style designer in a real browser', function () {
   let token: string;
   let codeUlid: string;
   let publicUrl: string;
+  let styleUlid: string;
   const shots = outputDir();
   const violations: Record<string, AxeViolation[]> = {};
 
@@ -85,6 +88,11 @@ describe('QR codes and the style designer in a real browser', function () {
   }
 
   const org = (p: string) => `${svc.url}/app/o/${orgUlid}${p}`;
+
+  /** The verdict the designer shows once its preview has settled. */
+  async function settledVerdict(p: Page, verdict: string): Promise<void> {
+    await p.locator(`[data-testid="scannability"][data-verdict="${verdict}"]`).waitFor();
+  }
 
   it('shows a new code’s QR code, and its PNG download decodes to the public URL', async () => {
     await page.goto(org('/codes/new'));
@@ -154,7 +162,7 @@ describe('QR codes and the style designer in a real browser', function () {
   it('redraws the preview with the style chosen in the form, and saves it', async () => {
     const style = (
       await svc.post('/v1/qr-styles', token, {
-        name: 'Roastery blue',
+        name: 'Espresso',
         config: { dotsOptions: { type: 'rounded', color: '#1e3a8a' }, cornersSquareOptions: { type: 'extra-rounded' } },
       })
     ).body.data;
@@ -165,6 +173,7 @@ describe('QR codes and the style designer in a real browser', function () {
     const before = await img.getAttribute('src');
     await page.getByLabel('Style', { exact: true }).selectOption(style.ulid);
     await page.getByText('The preview shows the chosen style; save to keep it.').waitFor();
+    await page.getByTestId('scannability').filter({ hasText: 'Style Espresso' }).waitFor();
     await page.waitForFunction(
       (src) => document.querySelector('[data-testid="code-image"]')?.getAttribute('src') !== src,
       before,
@@ -175,8 +184,86 @@ describe('QR codes and the style designer in a real browser', function () {
     await look(page, 'code-preview-styled');
   });
 
+  it('designs a style with a live preview and its verdict, and saves it', async () => {
+    await page.goto(org('/styles'));
+    await heading(page, 'Styles');
+    await page.getByRole('link', { name: 'New style' }).click();
+    await heading(page, 'New style');
+    await settledVerdict(page, 'pass');
+    await page.getByLabel('Style name').fill('Roastery blue');
+    await page.getByLabel('Dot shape').selectOption('rounded');
+    await page.getByLabel('Corner square shape').selectOption('extra-rounded');
+    await page.getByLabel('Dots: fill').selectOption('linear');
+    await page.getByLabel('Dots: colour 1', { exact: true }).fill('#1e3a8a');
+    await page.getByLabel('Dots: colour 2', { exact: true }).fill('#111827');
+    await page.getByLabel('Error correction').selectOption('H');
+    const logo =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#b45309"/></svg>';
+    await page.getByLabel(/Logo file/).setInputFiles(tmpFile('logo.svg', logo));
+    await page.getByRole('button', { name: 'Remove the logo' }).waitFor();
+    await page.getByLabel(/Logo size/).fill('0.15');
+    await page.getByLabel('Frame', { exact: true }).selectOption('banner');
+    await page.getByLabel('Frame text', { exact: true }).fill('Scan for the menu');
+    await settledVerdict(page, 'pass');
+    await page.getByTestId('style-preview').waitFor();
+    await look(page, 'style-designer');
+    await page.getByRole('button', { name: 'Create style' }).click();
+    await heading(page, 'Style: Roastery blue');
+    styleUlid = page.url().split('/').pop()!.split('?')[0];
+    const saved = (await svc.get(`/v1/qr-styles/${styleUlid}`, token)).body.data;
+    expect(saved.config.dotsOptions).to.deep.include({ type: 'rounded' });
+    expect(saved.config.dotsOptions.gradient.colorStops.map((s: { color: string }) => s.color)).to.deep.equal([
+      '#1e3a8a',
+      '#111827',
+    ]);
+    expect(saved.config.image).to.match(/^data:image\/svg\+xml;base64,/);
+    expect(saved.config.frame).to.deep.include({ style: 'banner', text: 'Scan for the menu' });
+    expect(saved.scannability.verdict).to.equal('pass');
+  });
+
+  it('shows a failing verdict for a low-contrast style and refuses to save it, with the reasons', async () => {
+    await page.goto(org('/styles/new'));
+    await heading(page, 'New style');
+    await page.getByLabel('Style name').fill('Too pale');
+    await page.getByLabel('Dots colour', { exact: true }).fill('#d4d4d4');
+    await page.getByLabel('Corner squares colour', { exact: true }).fill('#d4d4d4');
+    await page.getByLabel('Corner dots colour', { exact: true }).fill('#d4d4d4');
+    await settledVerdict(page, 'fail');
+    const reasons = page.getByTestId('scannability').locator('li[data-reason]');
+    expect(await reasons.count()).to.be.greaterThan(0);
+    await page.getByText('A style that does not scan reliably cannot be saved.').waitFor();
+    await page.getByRole('button', { name: 'Create style' }).click();
+    const refused = page.getByTestId('refused-reasons');
+    await refused.waitFor();
+    expect(await refused.locator('li[data-reason]').count()).to.be.greaterThan(0);
+    await look(page, 'style-designer-fail');
+    const names = (await svc.get('/v1/qr-styles', token)).body.data.map((s: { name: string }) => s.name);
+    expect(names).not.to.include('Too pale');
+  });
+
+  it('lists the styles with their verdict', async () => {
+    await page.goto(org('/styles'));
+    await page.getByRole('link', { name: 'Roastery blue' }).waitFor();
+    expect(await page.getByRole('cell', { name: 'Scans well' }).count()).to.equal(2);
+    await look(page, 'styles');
+  });
+
+  it('edits and deletes a style', async () => {
+    await page.goto(org(`/styles/${styleUlid}`));
+    await heading(page, 'Style: Roastery blue');
+    await settledVerdict(page, 'pass');
+    await page.getByLabel('Style name').fill('Roastery navy');
+    await page.getByRole('button', { name: 'Save style' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await svc.get(`/v1/qr-styles/${styleUlid}`, token)).body.data.name).to.equal('Roastery navy');
+    await page.getByRole('button', { name: 'Delete style' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete style' }).click();
+    await heading(page, 'Styles');
+    expect((await svc.get(`/v1/qr-styles/${styleUlid}`, token)).status).to.equal(404);
+  });
+
   it('has no serious or critical axe-core violations on the new pages', () => {
-    expect(Object.keys(violations)).to.include.members(['code-preview']);
+    expect(Object.keys(violations)).to.include.members(['code-preview', 'style-designer', 'style-designer-fail']);
     const bad = Object.entries(violations).filter(([, v]) => v.length);
     expect(bad, JSON.stringify(bad, null, 1)).to.deep.equal([]);
   });

@@ -8,7 +8,14 @@ export default function Styles(props: { org: string; membership: Membership }) {
   const api = orgApi(props.org);
   const list = useLoad(() => api.get<Paged<QrStyle>>('/v1/qr-styles').then((r) => r.data), [props.org]);
   return (
-    <Page title="Styles">
+    <Page
+      title="Styles"
+      actions={
+        <a class="btn primary" href={`/app/o/${props.org}/styles/new`}>
+          New style
+        </a>
+      }
+    >
       <ErrorMessage error={list.error} />
       {!list.data ? (
         <Loading />
@@ -27,7 +34,9 @@ export default function Styles(props: { org: string; membership: Membership }) {
           <tbody>
             {list.data.map((s) => (
               <tr key={s.ulid}>
-                <td>{s.name}</td>
+                <td>
+                  <a href={`/app/o/${props.org}/styles/${s.ulid}`}>{s.name}</a>
+                </td>
                 <td>{s.scannability ? <VerdictBadge verdict={s.scannability.verdict} /> : '—'}</td>
                 <td>{s.brand?.name ?? '—'}</td>
                 <td>{s.is_preset ? 'yes' : 'no'}</td>
