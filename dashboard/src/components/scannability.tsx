@@ -3,13 +3,16 @@
 import type { Scannability } from '../types';
 
 const REASONS: Record<string, string> = {
-  not_decoded: 'A decoder could not read the rendered symbol.',
-  low_contrast: 'The contrast between the dots and the background is too low.',
-  quiet_zone_too_small: 'The quiet zone (the empty margin around the symbol) is too narrow.',
-  no_quiet_zone: 'There is no quiet zone (empty margin) around the symbol.',
-  logo_too_large: 'The logo covers more than the error correction level can repair.',
-  logo_near_capacity: 'The logo covers most of what the error correction level can repair.',
-  inverted_colors: 'Light dots on a dark background: many, but not all, scanners read inverted codes.',
+  not_decodable: 'A decoder could not read the rendered symbol.',
+  decoded_text_mismatch: 'The rendered symbol decoded to another text.',
+  low_contrast: 'The contrast between the dots and the background is below 3:1.',
+  quiet_zone_missing: 'There is less than one module of quiet zone (empty margin) around the symbol.',
+  logo_exceeds_error_correction: 'The logo hides more modules than the error correction can restore.',
+  contrast_below_recommended: 'The contrast is below the recommended 4.5:1.',
+  quiet_zone_narrow: 'The quiet zone is narrower than the recommended 4 modules.',
+  logo_near_error_correction_limit: 'The logo hides over half of what the error correction can restore.',
+  inverted_colors: 'Light dots on a dark background: not every scanner reads inverted codes.',
+  transparent_background: 'The background is transparent: judged on white, the surface it is printed on decides.',
 };
 
 /** A reason code in words; an unknown code is shown as it is. */

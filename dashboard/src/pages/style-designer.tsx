@@ -265,7 +265,7 @@ function PaintEditor(props: {
 }
 
 /** The preview of the config being designed: asked for after each pause in the changes. */
-function usePreview(org: string, config: StyleConfig) {
+function usePreview(org: string, config: StyleConfig, brandUlid: string) {
   const [state, setState] = useState<{
     image?: string;
     scannability?: Scannability;
@@ -273,16 +273,13 @@ function usePreview(org: string, config: StyleConfig) {
     busy: boolean;
   }>({ busy: true });
   const seq = useRef(0);
-  const key = JSON.stringify(clean(config));
+  const key = JSON.stringify({ config: clean(config), format: 'svg', brand_ulid: brandUlid || undefined });
   useEffect(() => {
     const mine = ++seq.current;
     setState((s) => ({ ...s, busy: true }));
     const timer = setTimeout(() => {
       orgApi(org)
-        .post<{ data: { image: string; scannability: Scannability } }>('/v1/qr-styles/preview', {
-          config: JSON.parse(key) as StyleConfig,
-          format: 'svg',
-        })
+        .post<{ data: { image: string; scannability: Scannability } }>('/v1/qr-styles/preview', JSON.parse(key))
         .then(
           (r) => {
             if (mine !== seq.current) return;
@@ -320,7 +317,7 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
   const [notice, setNotice] = useState('');
   const [logoError, setLogoError] = useState('');
   const [busy, setBusy] = useState(false);
-  const preview = usePreview(props.org, config);
+  const preview = usePreview(props.org, config, brandUlid);
   const logoInput = useRef<HTMLInputElement>(null);
 
   /** Merges a patch into one section of the config (undefined values drop keys). */
