@@ -270,6 +270,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
           requestId: state.requestId,
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
+          ifNoneMatch: ctx.get('If-None-Match'),
           via: webVia(s.sessionId),
           idempotencyKey: ctx.get('Idempotency-Key') || undefined,
         },
