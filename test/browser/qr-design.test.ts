@@ -1,32 +1,19 @@
 // The QR code in the dashboard, in Debian's Chromium: a new code shows its rendered preview, its
-// PNG download decodes (jsQR) to the code's public URL, SVG and PDF come through the web adapter
+// PNG download decodes (ZXing, as the rendering tests) to the code's public URL, SVG and PDF come through the web adapter
 // as files; the style designer previews every change with its scannability verdict, saves a good
 // style and refuses a low-contrast one with its reasons, edits and deletes. axe-core on each page
 // and a screenshot of each under the test output.
 import fs from 'node:fs';
 import path from 'node:path';
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { expect } from 'chai';
-import jsQR from 'jsqr';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { decodeQr } from '../helpers/qr-decode.js';
 import { qrctl } from '../helpers/web-client.js';
 import { launchBrowser, outputDir, seriousViolations, tmpFile, type AxeViolation } from './browser.js';
 
 const PASSWORD = 'a long enough password';
-
-/** Decodes a PNG with jsQR (white behind transparent pixels, as paper would be). */
-async function decodePng(png: Buffer): Promise<string | null> {
-  const image = await loadImage(png);
-  const canvas = createCanvas(image.width, image.height);
-  const ctx = canvas.getContext('2d');
-  ctx.fillStyle = '#ffffff';
-  ctx.fillRect(0, 0, image.width, image.height);
-  ctx.drawImage(image, 0, 0);
-  const pixels = ctx.getImageData(0, 0, image.width, image.height);
-  return jsQR(new Uint8ClampedArray(pixels.data), image.width, image.height)?.data ?? null;
-}
 
 describe('QR codes and the style designer in a real browser', function () {
   this.timeout(120_000);
@@ -79,6 +66,8 @@ describe('QR codes and the style designer in a real browser', function () {
 
   async function look(p: Page, name: string): Promise<void> {
     await p.waitForLoadState('networkidle');
+    // From the top, where the sticky preview sits beside the start of the form.
+    await p.evaluate(() => window.scrollTo(0, 0));
     await p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
     violations[name] = await seriousViolations(p);
   }
@@ -91,7 +80,10 @@ describe('QR codes and the style designer in a real browser', function () {
 
   /** The verdict the designer shows once its preview has settled. */
   async function settledVerdict(p: Page, verdict: string): Promise<void> {
-    await p.locator(`[data-testid="scannability"][data-verdict="${verdict}"]`).waitFor();
+    const settled = p.locator('[data-testid="scannability"], [data-testid="preview-error"]').first();
+    await settled.waitFor();
+    const preview = await p.getByRole('complementary', { name: 'Preview' }).innerText();
+    expect(await settled.getAttribute('data-verdict'), preview).to.equal(verdict);
   }
 
   it('shows a new code’s QR code, and its PNG download decodes to the public URL', async () => {
@@ -118,7 +110,7 @@ describe('QR codes and the style designer in a real browser', function () {
     expect(download.suggestedFilename()).to.equal('tables.png');
     const png = fs.readFileSync((await download.path())!);
     expect(png.subarray(1, 4).toString()).to.equal('PNG');
-    expect(await decodePng(png)).to.equal(publicUrl);
+    expect(await decodeQr(png)).to.equal(publicUrl);
   });
 
   it('downloads SVG and PDF through the web adapter with the session', async () => {
@@ -147,7 +139,7 @@ describe('QR codes and the style designer in a real browser', function () {
     expect(res.status()).to.equal(200);
     expect(res.headers()['content-type']).to.equal('image/png');
     expect(res.headers()['content-disposition']).to.match(/attachment; filename="tables\.png"/);
-    expect(await decodePng(await res.body())).to.equal(publicUrl);
+    expect(await decodeQr(await res.body())).to.equal(publicUrl);
     const etag = res.headers()['etag'];
     expect(etag).to.be.a('string');
     const again = await context.request.get(
@@ -190,18 +182,18 @@ describe('QR codes and the style designer in a real browser', function () {
     await page.getByRole('link', { name: 'New style' }).click();
     await heading(page, 'New style');
     await settledVerdict(page, 'pass');
-    await page.getByLabel('Style name').fill('Roastery blue');
-    await page.getByLabel('Dot shape').selectOption('rounded');
-    await page.getByLabel('Corner square shape').selectOption('extra-rounded');
-    await page.getByLabel('Dots: fill').selectOption('linear');
+    await page.getByLabel('Style name', { exact: true }).fill('Roastery blue');
+    await page.getByLabel('Dot shape', { exact: true }).selectOption('rounded');
+    await page.getByLabel('Corner square shape', { exact: true }).selectOption('extra-rounded');
+    await page.getByLabel('Dots: fill', { exact: true }).selectOption('linear');
     await page.getByLabel('Dots: colour 1', { exact: true }).fill('#1e3a8a');
     await page.getByLabel('Dots: colour 2', { exact: true }).fill('#111827');
-    await page.getByLabel('Error correction').selectOption('H');
+    await page.getByLabel('Error correction', { exact: true }).selectOption('H');
     const logo =
       '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#b45309"/></svg>';
     await page.getByLabel(/Logo file/).setInputFiles(tmpFile('logo.svg', logo));
     await page.getByRole('button', { name: 'Remove the logo' }).waitFor();
-    await page.getByLabel(/Logo size/).fill('0.15');
+    await page.getByLabel(/Logo size/).fill('0.08');
     await page.getByLabel('Frame', { exact: true }).selectOption('banner');
     await page.getByLabel('Frame text', { exact: true }).fill('Scan for the menu');
     await settledVerdict(page, 'pass');
@@ -224,7 +216,7 @@ describe('QR codes and the style designer in a real browser', function () {
   it('shows a failing verdict for a low-contrast style and refuses to save it, with the reasons', async () => {
     await page.goto(org('/styles/new'));
     await heading(page, 'New style');
-    await page.getByLabel('Style name').fill('Too pale');
+    await page.getByLabel('Style name', { exact: true }).fill('Too pale');
     await page.getByLabel('Dots colour', { exact: true }).fill('#d4d4d4');
     await page.getByLabel('Corner squares colour', { exact: true }).fill('#d4d4d4');
     await page.getByLabel('Corner dots colour', { exact: true }).fill('#d4d4d4');
@@ -245,14 +237,14 @@ describe('QR codes and the style designer in a real browser', function () {
     await page.goto(org('/styles'));
     await page.getByRole('link', { name: 'Roastery blue' }).waitFor();
     expect(await page.getByRole('cell', { name: 'Scans well' }).count()).to.equal(2);
-    await look(page, 'styles');
+    await look(page, 'styles-verdicts');
   });
 
   it('edits and deletes a style', async () => {
     await page.goto(org(`/styles/${styleUlid}`));
     await heading(page, 'Style: Roastery blue');
     await settledVerdict(page, 'pass');
-    await page.getByLabel('Style name').fill('Roastery navy');
+    await page.getByLabel('Style name', { exact: true }).fill('Roastery navy');
     await page.getByRole('button', { name: 'Save style' }).click();
     await page.getByText('Saved.').waitFor();
     expect((await svc.get(`/v1/qr-styles/${styleUlid}`, token)).body.data.name).to.equal('Roastery navy');

@@ -574,9 +574,9 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
           </div>
         </fieldset>
 
-        <ErrorMessage error={error} />
+        {!refusedReasons && <ErrorMessage error={error} />}
         {refusedReasons && (
-          <div class="message error" data-testid="refused-reasons">
+          <div class="message error" role="alert" data-testid="refused-reasons">
             <p>Not saved: the style would not scan reliably.</p>
             <ReasonList reasons={refusedReasons} />
           </div>
@@ -614,7 +614,9 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
           {preview.busy ? (
             <p class="muted small">Checking…</p>
           ) : preview.error ? (
-            <ErrorMessage error={preview.error} />
+            <div data-testid="preview-error">
+              <ErrorMessage error={preview.error} />
+            </div>
           ) : (
             preview.scannability && <ScannabilityReport scannability={preview.scannability} />
           )}
