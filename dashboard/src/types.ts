@@ -125,35 +125,9 @@ export interface QrStyle {
   updated_at?: string;
 }
 
-export interface ColorStop {
-  offset: number;
-  color: string;
-}
-export interface Gradient {
-  type: 'linear' | 'radial';
-  /** Radians, as qr-code-styling. */
-  rotation?: number;
-  colorStops: ColorStop[];
-}
-export interface PaintOptions {
-  color?: string;
-  gradient?: Gradient;
-}
-
-/** A style's configuration: qr-code-styling's option names plus `frame`. */
-export interface StyleConfig {
-  width?: number;
-  height?: number;
-  margin?: number;
-  qrOptions?: { errorCorrectionLevel?: string };
-  dotsOptions?: PaintOptions & { type?: string };
-  cornersSquareOptions?: PaintOptions & { type?: string };
-  cornersDotOptions?: PaintOptions & { type?: string };
-  backgroundOptions?: PaintOptions;
-  image?: string;
-  imageOptions?: { imageSize?: number; margin?: number; hideBackgroundDots?: boolean };
-  frame?: { style?: string; text?: string; color?: string; textColor?: string };
-}
+// The style configuration is the service's own type (type-only: nothing of the server is bundled).
+export type { ColorStop, Gradient, PaintOptions, StyleConfig } from '../../server/rendering/style';
+import type { StyleConfig } from '../../server/rendering/style';
 
 export interface ApiToken {
   id: number;

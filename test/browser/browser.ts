@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { AppContext } from '../../server/context.js';
+import { qrctl } from '../helpers/web-client.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -88,4 +90,63 @@ export function tmpFile(name: string, content: string): string {
   const file = path.join(dir, name);
   fs.writeFileSync(file, content);
   return file;
+}
+
+/**
+ * The first organization of a browser test, made with qrctl as an operator would: Acme Coffee, its
+ * first API token and the owner's one-time sign-in link.
+ */
+export async function createAcme(
+  app: AppContext,
+): Promise<{ organization: { ulid: string }; token: string; sign_in_link: string }> {
+  return (await qrctl(app, [
+    'org',
+    'create',
+    '--name',
+    'Acme Coffee',
+    '--slug',
+    'acme',
+    '--plan',
+    'professional_monthly',
+    '--currency',
+    'EUR',
+    '--owner-email',
+    'owner@acme.example',
+  ])) as { organization: { ulid: string }; token: string; sign_in_link: string };
+}
+
+/** Sets the first password on the page a one-time link opened; the user is signed in afterwards. */
+export async function setFirstPassword(
+  page: Page,
+  password: string,
+  button = 'Set password and sign in',
+): Promise<void> {
+  await page.getByLabel('New password').fill(password);
+  await page.getByLabel('Repeat the password').fill(password);
+  await page.getByRole('button', { name: button }).click();
+}
+
+export async function heading(page: Page, text: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: text }).waitFor();
+}
+
+/**
+ * Screenshots under the test output and axe-core results, by page name: `look` takes both of the
+ * page as it is now (from the top, where sticky panels sit beside the start of the page).
+ */
+export function pageChecks(): {
+  look(page: Page, name: string): Promise<void>;
+  violations: Record<string, AxeViolation[]>;
+} {
+  const shots = outputDir();
+  const violations: Record<string, AxeViolation[]> = {};
+  return {
+    violations,
+    async look(page, name) {
+      await page.waitForLoadState('networkidle');
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+      violations[name] = await seriousViolations(page);
+    },
+  };
 }

@@ -3,7 +3,6 @@
 // staff top-up in the owner's ledger, a CSV import with a bad row, what a viewer and a stranger
 // may not do, sign-out, axe-core on every page and a screenshot of each under the test output.
 import fs from 'node:fs';
-import path from 'node:path';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
 import type { Runner } from 'graphile-worker';
@@ -15,7 +14,7 @@ import { loadDashboard } from '../../server/web/assets.js';
 import { startWorker } from '../../workers/index.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { linkSecret, qrctl } from '../helpers/web-client.js';
-import { launchBrowser, outputDir, seriousViolations, tmpFile, type AxeViolation } from './browser.js';
+import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword, tmpFile } from './browser.js';
 
 const PASSWORD = 'a long enough password';
 const DAY = 86_400_000;
@@ -32,8 +31,7 @@ describe('dashboard in a real browser', function () {
   let seededCode: string;
   let linkUrl = '';
   let invitation = '';
-  const shots = outputDir();
-  const violations: Record<string, AxeViolation[]> = {};
+  const { look, violations } = pageChecks();
 
   before(async function () {
     this.timeout(600_000);
@@ -41,20 +39,7 @@ describe('dashboard in a real browser', function () {
     svc = await startTestService();
     worker = await startWorker(svc.app);
     browser = await launchBrowser();
-    const created = await qrctl(svc.app, [
-      'org',
-      'create',
-      '--name',
-      'Acme Coffee',
-      '--slug',
-      'acme',
-      '--plan',
-      'professional_monthly',
-      '--currency',
-      'EUR',
-      '--owner-email',
-      'owner@acme.example',
-    ]);
+    const created = await createAcme(svc.app);
     orgUlid = created.organization.ulid;
     token = created.token;
     linkUrl = created.sign_in_link;
@@ -105,17 +90,6 @@ describe('dashboard in a real browser', function () {
     await svc?.close();
   });
 
-  /** A screenshot and an axe-core run of the page as it is now. */
-  async function look(p: Page, name: string): Promise<void> {
-    await p.waitForLoadState('networkidle');
-    await p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
-    violations[name] = await seriousViolations(p);
-  }
-
-  async function heading(p: Page, text: string | RegExp): Promise<void> {
-    await p.getByRole('heading', { level: 1, name: text }).waitFor();
-  }
-
   const app = (p: string) => `${svc.url}/app${p}`;
   const org = (p: string) => app(`/o/${orgUlid}${p}`);
 
@@ -125,9 +99,7 @@ describe('dashboard in a real browser', function () {
     await page.goto(linkUrl);
     await heading(page, 'Set your password');
     await look(page, 'link');
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('Repeat the password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await setFirstPassword(page, PASSWORD);
     await heading(page, 'Acme Coffee: overview');
     const cookie = (await owner.cookies()).find((c) => c.name === 'qr_session')!;
     expect(cookie.httpOnly).to.equal(true);
@@ -226,9 +198,7 @@ describe('dashboard in a real browser', function () {
     const staff = await browser.newContext();
     const sp = await staff.newPage();
     await sp.goto(staffUser.sign_in_link);
-    await sp.getByLabel('New password').fill(PASSWORD);
-    await sp.getByLabel('Repeat the password').fill(PASSWORD);
-    await sp.getByRole('button', { name: 'Set password and sign in' }).click();
+    await setFirstPassword(sp, PASSWORD);
     await heading(sp, 'Staff: wallet top-ups');
     await sp.getByLabel('Find an organization').fill('acme');
     await sp.getByLabel('Amount for Acme Coffee (EUR)').fill('120.50');
@@ -312,9 +282,7 @@ describe('dashboard in a real browser', function () {
     const vp = await viewer.newPage();
     await vp.goto(invitation);
     await heading(vp, 'Join Acme Coffee');
-    await vp.getByLabel('New password').fill(PASSWORD);
-    await vp.getByLabel('Repeat the password').fill(PASSWORD);
-    await vp.getByRole('button', { name: 'Join' }).click();
+    await setFirstPassword(vp, PASSWORD, 'Join');
     await heading(vp, 'Acme Coffee: overview');
     const nav = vp.getByRole('navigation', { name: 'Sections' });
     expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Codes', 'Brands', 'Domains']);

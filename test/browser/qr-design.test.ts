@@ -4,14 +4,12 @@
 // style and refuses a low-contrast one with its reasons, edits and deletes. axe-core on each page
 // and a screenshot of each under the test output.
 import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { decodeQr } from '../helpers/qr-decode.js';
-import { qrctl } from '../helpers/web-client.js';
-import { launchBrowser, outputDir, seriousViolations, tmpFile, type AxeViolation } from './browser.js';
+import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword, tmpFile } from './browser.js';
 
 const PASSWORD = 'a long enough password';
 
@@ -26,36 +24,20 @@ describe('QR codes and the style designer in a real browser', function () {
   let codeUlid: string;
   let publicUrl: string;
   let styleUlid: string;
-  const shots = outputDir();
-  const violations: Record<string, AxeViolation[]> = {};
+  const { look, violations } = pageChecks();
 
   before(async function () {
     this.timeout(600_000);
     if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
     svc = await startTestService();
     browser = await launchBrowser();
-    const created = await qrctl(svc.app, [
-      'org',
-      'create',
-      '--name',
-      'Acme Coffee',
-      '--slug',
-      'acme',
-      '--plan',
-      'professional_monthly',
-      '--currency',
-      'EUR',
-      '--owner-email',
-      'owner@acme.example',
-    ]);
+    const created = await createAcme(svc.app);
     orgUlid = created.organization.ulid;
     token = created.token;
     context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     await page.goto(created.sign_in_link);
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('Repeat the password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await setFirstPassword(page, PASSWORD);
     await heading(page, 'Acme Coffee: overview');
   });
 
@@ -63,18 +45,6 @@ describe('QR codes and the style designer in a real browser', function () {
     await browser?.close();
     await svc?.close();
   });
-
-  async function look(p: Page, name: string): Promise<void> {
-    await p.waitForLoadState('networkidle');
-    // From the top, where the sticky preview sits beside the start of the form.
-    await p.evaluate(() => window.scrollTo(0, 0));
-    await p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
-    violations[name] = await seriousViolations(p);
-  }
-
-  async function heading(p: Page, text: string | RegExp): Promise<void> {
-    await p.getByRole('heading', { level: 1, name: text }).waitFor();
-  }
 
   const org = (p: string) => `${svc.url}/app/o/${orgUlid}${p}`;
 

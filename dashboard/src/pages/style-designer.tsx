@@ -19,10 +19,21 @@ import {
 } from '../components/ui';
 import { can } from '../session';
 import type { Brand, Gradient, Membership, PaintOptions, Paged, QrStyle, Scannability, StyleConfig } from '../types';
+// The option names and limits are the service's own (a few constants; nothing else of the server
+// is bundled).
+import {
+  CORNER_DOT_TYPES,
+  CORNER_SQUARE_TYPES,
+  DOT_TYPES,
+  FRAME_TEXT_MAX,
+  LOGO_MAX_BYTES,
+  type CornerDotType,
+  type CornerSquareType,
+  type DotType,
+  type ErrorCorrectionLevel,
+  type FrameStyle,
+} from '../../../server/rendering/style';
 
-const DOT_TYPES = ['square', 'dots', 'rounded', 'classy', 'classy-rounded', 'extra-rounded'];
-const CORNER_SQUARE_TYPES = ['square', 'dot', 'extra-rounded'];
-const CORNER_DOT_TYPES = ['square', 'dot'];
 const LEVELS = [
   { value: 'L', label: 'L: 7 % may be damaged' },
   { value: 'M', label: 'M: 15 % (default)' },
@@ -34,9 +45,6 @@ const FRAME_STYLES = [
   { value: 'box', label: 'Box: a border, the text below' },
   { value: 'banner', label: 'Banner: a filled band with the text' },
 ];
-/** The service's limits (docs/rendering.md). */
-const LOGO_MAX_BYTES = 256 * 1024;
-const FRAME_TEXT_MAX = 32;
 /** Wait this long after the last change before asking for a preview. */
 const PREVIEW_DELAY_MS = 300;
 
@@ -51,7 +59,7 @@ const NEW_CONFIG: StyleConfig = {
   backgroundOptions: { color: '#ffffff' },
 };
 
-const options = (values: string[]) => values.map((v) => ({ value: v, label: v }));
+const options = (values: readonly string[]) => values.map((v) => ({ value: v, label: v }));
 const num = (v: string): number | undefined => (v.trim() === '' || !Number.isFinite(Number(v)) ? undefined : Number(v));
 const str = (n: number | undefined): string => (n === undefined ? '' : String(n));
 
@@ -434,7 +442,7 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
             <SelectField
               label="Error correction"
               value={config.qrOptions?.errorCorrectionLevel ?? 'M'}
-              onValue={(v) => section('qrOptions', { errorCorrectionLevel: v })}
+              onValue={(v) => section('qrOptions', { errorCorrectionLevel: v as ErrorCorrectionLevel })}
               options={LEVELS}
               hint="Higher levels tolerate a larger logo and more damage, with more modules."
             />
@@ -447,7 +455,7 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
             <SelectField
               label="Dot shape"
               value={dots.type ?? 'square'}
-              onValue={(v) => section('dotsOptions', { type: v })}
+              onValue={(v) => section('dotsOptions', { type: v as DotType })}
               options={options(DOT_TYPES)}
             />
           </div>
@@ -460,13 +468,13 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
             <SelectField
               label="Corner square shape"
               value={squares.type ?? 'square'}
-              onValue={(v) => section('cornersSquareOptions', { type: v })}
+              onValue={(v) => section('cornersSquareOptions', { type: v as CornerSquareType })}
               options={options(CORNER_SQUARE_TYPES)}
             />
             <SelectField
               label="Corner dot shape"
               value={cornerDots.type ?? 'square'}
-              onValue={(v) => section('cornersDotOptions', { type: v })}
+              onValue={(v) => section('cornersDotOptions', { type: v as CornerDotType })}
               options={options(CORNER_DOT_TYPES)}
             />
           </div>
@@ -551,7 +559,7 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
             <SelectField
               label="Frame"
               value={frame.style ?? 'none'}
-              onValue={(v) => section('frame', { style: v })}
+              onValue={(v) => section('frame', { style: v as FrameStyle })}
               options={FRAME_STYLES}
             />
             {frame.style && frame.style !== 'none' && (
