@@ -27,13 +27,15 @@ export default function Codes(props: { org: string; membership: Membership }) {
     }, 250);
     return () => clearTimeout(t);
   }, [search]);
+  // The answer carries the term it was asked with, so the caption always describes the rows shown.
   const page = useLoad(
     () =>
-      api.get<Paged<QrCode>>(
-        `/v1/qr-codes${query({ limit: PAGE_SIZE, order: 'newest', search: term, status, cursor })}`,
-      ),
+      api
+        .get<Paged<QrCode>>(`/v1/qr-codes${query({ limit: PAGE_SIZE, order: 'newest', search: term, status, cursor })}`)
+        .then((r) => ({ ...r, term })),
     [props.org, term, status, cursor],
   );
+  const shownTerm = page.data?.term ?? term;
   const codes = page.data?.data ?? [];
   return (
     <Page
@@ -75,7 +77,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
       ) : (
         <table aria-busy={page.loading}>
           <caption>
-            {term ? `Codes matching “${term}”` : 'Codes'}, newest first, page {cursors.length}
+            {shownTerm ? `Codes matching “${shownTerm}”` : 'Codes'}, newest first, page {cursors.length}
           </caption>
           <thead>
             <tr>
