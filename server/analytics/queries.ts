@@ -288,3 +288,33 @@ export async function codeScansOnDays(
   );
   return out.map((r) => ({ code_id: Number(r.code_id), day: r.on_day, scans: Number(r.scans) }));
 }
+
+/**
+ * Scans of the organization per code and minute (by scanned_at) in [from, to), humans and bots
+ * apart, for the scans.batch webhook event. Reads the raw events, whose order key leads with org_id.
+ */
+export async function codeScansPerMinute(
+  ch: ClickHouseHandle,
+  orgId: number,
+  from: Date,
+  to: Date,
+): Promise<{ code_id: number; minute: Date; scans: number; bot_scans: number }[]> {
+  const out = await rows<{ code_id: string; minute: string; scans: string; bot_scans: string }>(
+    ch,
+    `SELECT code_id, toUnixTimestamp(toStartOfMinute(scanned_at)) AS minute,
+            countIf(is_bot = 0) AS scans, countIf(is_bot = 1) AS bot_scans
+       FROM ${ch.database}.scan_events
+      WHERE org_id = {org:UInt64}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+      GROUP BY code_id, minute
+      ORDER BY minute, code_id`,
+    { org: orgId, from: from.getTime(), to: to.getTime() },
+  );
+  return out.map((r) => ({
+    code_id: Number(r.code_id),
+    minute: new Date(Number(r.minute) * 1000),
+    scans: Number(r.scans),
+    bot_scans: Number(r.bot_scans),
+  }));
+}

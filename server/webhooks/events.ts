@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'domain.certificate_failed',
   'wallet.low_balance',
   'usage.included_calls_exhausted',
+  'scans.batch',
   'webhook.disabled',
 ] as const;
 

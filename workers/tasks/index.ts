@@ -8,6 +8,7 @@ import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
 import { qrCodeExport } from './qr-code-export.js';
 import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
+import { scansBatch } from './scans-batch.js';
 import { webhookDeliver } from './webhook-deliver.js';
 import { webhookLogPrune } from './webhook-log-prune.js';
 import { webhookSweep } from './webhook-sweep.js';
@@ -22,6 +23,7 @@ export const taskFactories: Record<string, TaskFactory> = {
   'qr-code-export': qrCodeExport,
   'qr-code-exports-prune': qrCodeExportsPrune,
   'scan-alerts': scanAlerts,
+  'scans-batch': scansBatch,
   'webhook-deliver': webhookDeliver,
   'webhook-log-prune': webhookLogPrune,
   'webhook-sweep': webhookSweep,
@@ -38,4 +40,5 @@ export const crontab = [
   '* * * * * webhook-sweep',
   '30 3 * * * webhook-log-prune',
   '15 1 * * * scan-alerts',
+  '* * * * * scans-batch',
 ].join('\n');
