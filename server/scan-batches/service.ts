@@ -44,7 +44,8 @@ export interface ScansBatch {
 
 /** Organizations with an enabled endpoint that lists scans.batch. */
 async function listeningOrgs(app: AppContext): Promise<number[]> {
-  const ids = await app.db('webhook_endpoints')
+  const ids = await app
+    .db('webhook_endpoints')
     .where({ enabled: true })
     .whereRaw("'scans.batch' = any (events)")
     .distinct()

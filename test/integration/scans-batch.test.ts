@@ -41,11 +41,7 @@ describe('scans.batch webhook event', () => {
   }
 
   async function sent(o: TestOrg) {
-    return svc.app
-      .db('webhook_events')
-      .where({ org_id: o.org.id, type: 'scans.batch' })
-      .orderBy('id')
-      .pluck('data');
+    return svc.app.db('webhook_events').where({ org_id: o.org.id, type: 'scans.batch' }).orderBy('id').pluck('data');
   }
 
   const run = (at: number) => sendScanBatches(svc.app, new Date(at));
