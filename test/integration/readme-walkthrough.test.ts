@@ -4,9 +4,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import { expect } from 'chai';
+import { decodeQr } from '../helpers/qr-decode.js';
 import { embeddedServiceEnv } from '../helpers/service-process.js';
 
 const README_API = 'API=http://127.0.0.1:3000';
+/** What the image step writes into the current directory. */
+const IMAGE_FILES = ['menu.svg', 'menu.png'];
 
 export function walkthroughBlocks(readme: string): string[] {
   return [...readme.matchAll(/^```sh walkthrough\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
@@ -48,6 +51,7 @@ describe('the README walkthrough, run verbatim', function () {
   let bash: ChildProcessWithoutNullStreams | undefined;
 
   after(async () => {
+    for (const file of IMAGE_FILES) fs.rmSync(file, { force: true });
     bash?.kill();
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.on('exit', resolve));
@@ -58,7 +62,7 @@ describe('the README walkthrough, run verbatim', function () {
 
   it('creates an organization, finds a domain, creates a code, scans it, reads analytics and does it again through MCP', async () => {
     const blocks = walkthroughBlocks(fs.readFileSync('README.md', 'utf8'));
-    expect(blocks.length).to.be.at.least(7);
+    expect(blocks.length).to.equal(8);
     expect(blocks[0]).to.include(README_API);
 
     const { env, apiPort, redirectPort } = await embeddedServiceEnv('readme-var', { LOG_LEVEL: 'warn' });
@@ -79,7 +83,7 @@ describe('the README walkthrough, run verbatim', function () {
 
     bash = spawn('bash', ['--noprofile', '--norc'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const sh = new Shell(bash);
-    const [setup, org, domains, create, scan, analytics, mcp] = blocks;
+    const [setup, org, domains, create, scan, analytics, image, mcp] = blocks;
 
     expect(await sh.run(setup.replace(README_API, `API=${api}`))).to.equal('');
 
@@ -111,6 +115,11 @@ describe('the README walkthrough, run verbatim', function () {
     expect(payload.totals.scans).to.equal(1);
     expect(payload.dimension_breakdown).to.deep.equal([{ key: 'mobile', label: 'Mobile', scans: 1, uniques: 1 }]);
     expect(rest.slice(1).join(' ')).to.match(/\{ scans: 2, uniques: 2, unique_rate: 1 \}/);
+
+    // The image files land in the current directory (the repository's here); they are removed after.
+    expect((await sh.run(image)).trim().split('\n')).to.deep.equal(['200 image/svg+xml', '200 image/png']);
+    expect(await decodeQr(fs.readFileSync('menu.png'))).to.equal(code.public_url);
+    expect(await decodeQr(fs.readFileSync('menu.svg'), 512)).to.equal(code.public_url);
 
     const [tools, created, ...read] = (await sh.run(mcp)).trim().split('\n');
     expect(tools.split(' ')).to.have.length(25).and.to.include.members(['codes_create', 'analytics_code_read']);
