@@ -151,6 +151,9 @@ describe('MCP guarded tools: confirm then execute', () => {
     expect(err.errors.confirmation_id).to.deep.equal([
       'This confirmation_id was issued for codes_bulk_update_status, not codes_delete.',
     ]);
+    const survived = await svc.get(`/v1/qr-codes/${code}`, token);
+    expect(survived.status).to.equal(200);
+    expect(survived.body.data.status).to.equal('active'); // neither deleted nor paused
   });
 
   it('refuses a second use of a confirmation', async () => {
@@ -164,7 +167,7 @@ describe('MCP guarded tools: confirm then execute', () => {
     ]);
   });
 
-  it('lets exactly one of two concurrent confirmations through', async () => {
+  it('lets exactly one of three concurrent confirmations through', async () => {
     const code = await newCode();
     const args = { code_ulids: [code], status: 'archived' };
     const { confirmation_id } = await toolOk(svc, token, 'codes_bulk_update_status', args);
@@ -174,6 +177,7 @@ describe('MCP guarded tools: confirm then execute', () => {
       ),
     );
     expect(answers.map((a) => a.isError).sort()).to.deep.equal([false, true, true]);
+    expect((await svc.get(`/v1/qr-codes/${code}`, token)).body.data.status).to.equal('archived');
   });
 
   it(`expires a confirmation ${CONFIRMATION_TTL_SECONDS} seconds after the preview`, async () => {

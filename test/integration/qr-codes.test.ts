@@ -520,17 +520,25 @@ describe('QR codes: /v1/qr-codes', () => {
     });
 
     it('answers 422 for a limit out of range or a cursor it did not issue', async () => {
-      expect((await svc.get('/v1/qr-codes?limit=0', org.token)).body.errors).to.have.property('limit');
-      expect((await svc.get('/v1/qr-codes?limit=1001', org.token)).body.errors).to.have.property('limit');
+      for (const limit of ['0', '1001']) {
+        const res = await svc.get(`/v1/qr-codes?limit=${limit}`, org.token);
+        expect(res.status).to.equal(422);
+        expect(res.body.errors).to.have.property('limit');
+      }
       const bad = await svc.get('/v1/qr-codes?limit=5&cursor=bm9wZQ', org.token);
       expect(bad.status).to.equal(422);
       expect(bad.body.errors).to.have.property('cursor');
     });
 
-    it('lists nothing of another organization', async () => {
-      const fresh = await svc.createOrg({ plan: 'business_monthly' });
-      const res = await svc.get('/v1/qr-codes', fresh.token);
-      expect(res.body).to.deep.equal({ data: [], meta: { next_cursor: null } });
+    it('lists only the codes of the organization, none of another organization', async () => {
+      const mine = await svc.createOrg({ plan: 'business_monthly' });
+      const theirs = await svc.createOrg({ plan: 'business_monthly' });
+      expect((await svc.post('/v1/qr-codes', theirs.token, plain('theirs-listed'))).status).to.equal(201);
+      expect((await svc.get('/v1/qr-codes', mine.token)).body).to.deep.equal({ data: [], meta: { next_cursor: null } });
+      expect((await svc.post('/v1/qr-codes', mine.token, plain('mine-listed'))).status).to.equal(201);
+      const res = await svc.get('/v1/qr-codes', mine.token);
+      expect(res.status).to.equal(200);
+      expect(res.body.data.map((c: { slug: string }) => c.slug)).to.deep.equal([`${mine.org.slug}/mine-listed`]);
     });
   });
 
@@ -547,26 +555,40 @@ describe('QR codes: /v1/qr-codes', () => {
       expect(still.body.data).to.deep.equal(theirs);
     });
 
-    const needs: [string, string, string, unknown?][] = [
-      ['GET', '/v1/qr-codes', 'codes.view'],
-      ['GET', '/v1/qr-codes/{id}', 'codes.view'],
-      ['POST', '/v1/qr-codes', 'codes.create', {}],
-      ['PATCH', '/v1/qr-codes/{id}', 'codes.update', {}],
-      ['DELETE', '/v1/qr-codes/{id}', 'codes.delete'],
+    const needs: { method: string; path: string; ability: string; body?: (tag: string) => unknown; ok: number }[] = [
+      { method: 'GET', path: '/v1/qr-codes', ability: 'codes.view', ok: 200 },
+      { method: 'GET', path: '/v1/qr-codes/{id}', ability: 'codes.view', ok: 200 },
+      { method: 'POST', path: '/v1/qr-codes', ability: 'codes.create', body: (tag) => plain(`new-${tag}`), ok: 201 },
+      {
+        method: 'PATCH',
+        path: '/v1/qr-codes/{id}',
+        ability: 'codes.update',
+        body: () => ({ status: 'paused' }),
+        ok: 200,
+      },
+      { method: 'DELETE', path: '/v1/qr-codes/{id}', ability: 'codes.delete', ok: 204 },
     ];
-    for (const [method, path, ability, body] of needs) {
-      it(`${method} ${path} needs ${ability} (403 with required_ability)`, async () => {
-        const code = (await svc.post('/v1/qr-codes', a.token, plain(`ab-${method}-${path.length}`))).body.data;
+    for (const { method, path, ability, body, ok } of needs) {
+      it(`${method} ${path} needs ${ability} (403 with required_ability, nothing changed)`, async () => {
+        const tag = `${method}-${path.length}`.toLowerCase();
+        const code = (await svc.post('/v1/qr-codes', a.token, plain(`ab-${tag}`))).body.data;
+        const url = path.replace('{id}', code.ulid);
         const others = ['codes.view', 'codes.create', 'codes.update', 'codes.delete', 'brands.view'].filter(
           (x) => x !== ability,
         );
         const token = await svc.createToken(a.org, { abilities: others });
-        const res = await svc.request(method, path.replace('{id}', code.ulid), { token, body });
+        const count = async () =>
+          Number(
+            (await svc.app.db('qr_codes').where({ org_id: a.org.id }).whereNull('deleted_at').count('* as n'))[0].n,
+          );
+        const before = await count();
+        const res = await svc.request(method, url, { token, body: body?.(tag) });
         expect(res.status).to.equal(403);
         expect(res.body).to.deep.include({ code: 'forbidden', required_ability: ability });
+        expect((await svc.get(`/v1/qr-codes/${code.ulid}`, a.token)).body.data).to.deep.equal(code);
+        expect(await count()).to.equal(before);
         const allowed = await svc.createToken(a.org, { abilities: [ability] });
-        const ok = await svc.request(method, path.replace('{id}', code.ulid), { token: allowed, body });
-        expect(ok.status).to.not.equal(403);
+        expect((await svc.request(method, url, { token: allowed, body: body?.(tag) })).status).to.equal(ok);
       });
     }
 
@@ -574,7 +596,14 @@ describe('QR codes: /v1/qr-codes', () => {
       const token = await svc.createToken(a.org, { role: 'viewer', abilities: ['*'] });
       expect((await svc.get('/v1/qr-codes?limit=1', token)).status).to.equal(200);
       const res = await svc.post('/v1/qr-codes', token, plain('viewer'));
-      expect(res.body.required_ability).to.equal('codes.create');
+      expect(res.status).to.equal(403);
+      expect(res.body).to.deep.include({ code: 'forbidden', required_ability: 'codes.create' });
+      expect(
+        await svc.app
+          .db('qr_codes')
+          .where({ org_id: a.org.id, slug: `${a.org.slug}/viewer` })
+          .first(),
+      ).to.equal(undefined);
     });
   });
 });

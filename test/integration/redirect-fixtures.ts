@@ -118,16 +118,22 @@ export async function chRows<T>(app: AppContext, query: string, params: Record<s
   return rs.json<T>();
 }
 
+/**
+ * Polls `fn` until `ok` accepts its value and returns that value; fails the test with the last value
+ * seen when `timeoutMs` passes first (a deadline, never a sleep that hopes).
+ */
 export async function waitFor<T>(
   fn: () => Promise<T>,
   ok: (v: T) => boolean,
-  timeoutMs = 5000,
+  timeoutMs = 10_000,
   stepMs = 20,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (ok(v) || Date.now() > until) return v;
+    if (ok(v)) return v;
+    if (Date.now() > until)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }

@@ -13,6 +13,7 @@ import { startRedirectListener, type RedirectListener } from '../../server/redir
 import type { OrphanRow } from '../../server/redirect/scan-rows.js';
 import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { testLogLevel } from '../helpers/stores.js';
 import { chRows, fallbackDomainId, hit, insertCode, waitFor } from './redirect-fixtures.js';
 
@@ -242,22 +243,12 @@ describe('redirect scan ingest and coherence', function () {
       await other?.close();
     });
 
-    /** Milliseconds until the other process answers as expected. */
-    async function servedWithin(
-      p: string,
-      want: (r: { status: number; location?: string }) => boolean,
-    ): Promise<number> {
-      const t0 = Date.now();
-      for (;;) {
-        const res = await hit(b.port, FALLBACK, p);
-        if (want({ status: res.status, location: res.headers.location })) return Date.now() - t0;
-        if (Date.now() - t0 > 3000) return Infinity;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    }
+    /** Every notification committed so far has reached process b (its cache acted on it). */
+    const notifiedToB = () => notifyBarrier(other, 'redirect_cache', redirectCacheMarker());
 
-    it('serves a change made through one process from the other within a second', async () => {
+    it('serves a change made through one process from the other once it is notified', async () => {
       const c = await code({ destination: 'https://example.com/v1' });
+      await notifiedToB(); // the insert's own notification
       expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v1');
       const hitsBefore = b.cache.stats.hits;
       expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v1');
@@ -267,27 +258,43 @@ describe('redirect scan ingest and coherence', function () {
         .db('qr_codes')
         .where({ id: c.id })
         .update({ destination: JSON.stringify('https://example.com/v2'), updated_at: new Date() });
-      expect(await servedWithin(c.path, (r) => r.location === 'https://example.com/v2')).to.be.below(1000);
+      await notifiedToB();
+      expect((await hit(b.port, FALLBACK, c.path)).headers.location).to.equal('https://example.com/v2');
 
       await svc.app.db('qr_codes').where({ id: c.id }).update({ status: 'paused' });
-      expect(await servedWithin(c.path, (r) => r.status === 404)).to.be.below(1000);
+      await notifiedToB();
+      expect((await hit(b.port, FALLBACK, c.path)).status).to.equal(404);
     });
 
-    it('serves a code created after its slug was looked up (a cached miss) within a second', async () => {
+    it('serves a code created after its slug was looked up (a cached miss) once it is notified', async () => {
       const p = `/${org.slug}/late`;
       expect((await hit(b.port, FALLBACK, p)).status).to.equal(404);
       await insertCode(svc.app, { orgId: org.id, orgSlug: org.slug, domainId: fallbackId, slug: 'late' });
-      expect(await servedWithin(p, (r) => r.status === 302)).to.be.below(1000);
+      await notifiedToB();
+      expect((await hit(b.port, FALLBACK, p)).status).to.equal(302);
     });
 
     it('does not notify for counter flushes', async () => {
       const c = await code();
+      const key = `${org.slug}/${c.path.split('/').pop()}`;
+      const received: string[] = [];
+      await other.notify.subscribe(
+        'redirect_cache',
+        (payload) => received.push(payload),
+        () => undefined,
+      );
+      await notifiedToB(); // the insert's own notification
       await hit(b.port, FALLBACK, c.path);
-      const before = b.cache.stats.notifications;
+      const from = received.length;
       await hit(a.port, FALLBACK, c.path);
-      await a.counters.flush();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(b.cache.stats.notifications).to.equal(before);
+      await Promise.all([a.counters.flush(), b.counters.flush()]);
+      expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(2);
+      // Anything the flush notified arrives before a marker sent after it.
+      await notifiedToB();
+      const afterFlush = received.slice(from);
+      expect(afterFlush).to.have.length(1);
+      expect(afterFlush[0]).to.not.include(key);
+      expect(JSON.parse(afterFlush[0])).to.have.property('marker');
     });
 
     it('holds redirect_cap across both processes', async () => {

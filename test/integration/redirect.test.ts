@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain, type CodeInput } from './redirect-fixtures.js';
 
 const IPHONE =
@@ -117,11 +118,13 @@ describe('public redirect', function () {
       });
     }
 
-    it('answers a deleted code with 404', async () => {
+    it('answers a deleted code with 404 as soon as the deletion is notified', async () => {
       const c = await code();
+      await notifyBarrier(svc.app, 'redirect_cache', redirectCacheMarker()); // the insert's own notification
+      expect((await get(c.path)).status).to.equal(302); // now cached
       await svc.app.db('qr_codes').where({ id: c.id }).update({ deleted_at: new Date() });
       // The cache learns of the change through NOTIFY; the next lookup reads Postgres.
-      await new Promise((r) => setTimeout(r, 100));
+      await notifyBarrier(svc.app, 'redirect_cache', redirectCacheMarker());
       expect((await get(c.path)).status).to.equal(404);
     });
 
