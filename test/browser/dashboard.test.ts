@@ -148,6 +148,8 @@ describe('dashboard in a real browser', function () {
     await page.goto(org('/codes'));
     await page.getByLabel('Search').fill('autum');
     await page.getByRole('caption').filter({ hasText: 'Codes matching “autum”' }).waitFor();
+    // The caption follows the search term at once; the rows follow when the search answers.
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1, null, { timeout: 10_000 });
     expect(await page.locator('tbody tr').count()).to.equal(1);
     await look(page, 'codes');
   });
