@@ -377,6 +377,9 @@ export class ScanBuffer<Row extends object> {
     this.closed = true;
     this.seal();
     while (this.sealed.length) await this.send(this.takeSealed());
+    // A successful insert during the flush may have started a catch-up replay: it finishes here,
+    // before the caller closes the ClickHouse client under it.
+    while (this.replaying) await this.replaying;
     if (this.ownSpills && this.healthy) await this.replaySpills(false);
     await this.rotateSpill();
   }

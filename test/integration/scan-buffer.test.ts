@@ -1,0 +1,350 @@
+// The scan ingest's batch buffer against the real chDB: batching by size and by flush, the encoding
+// buffer growing, retries with the batch's token kept, spill files (torn lines, the format written
+// before TabSeparated, files of live and of gone processes) and draining on close. ClickHouse
+// failures are real ones: an insert into a table that does not exist yet, or a row it cannot parse.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ulid } from 'ulid';
+import { createLogger } from '../../server/logger.js';
+import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
+import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
+import { freshDatabases, testLogLevel } from '../helpers/stores.js';
+import { waitFor } from './redirect-fixtures.js';
+
+interface Row {
+  id: string;
+  n: number;
+  text: string;
+}
+const COLUMNS = ['id', 'n', 'text'] as const;
+
+describe('scan buffer (ClickHouse batches, retries and spill files)', function () {
+  this.timeout(60_000);
+  let ch: ClickHouseHandle;
+  let db: string;
+  let dataDir: string;
+  let tables = 0;
+  const log = createLogger(testLogLevel(), { test: true });
+
+  before(async () => {
+    const fresh = await freshDatabases();
+    ch = fresh.ch;
+    db = fresh.chDatabase;
+    dataDir = fresh.dataDir;
+    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
+  });
+  after(async () => {
+    await ch?.client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+  });
+
+  /** A table name not created yet, and how to create it (deduplicating by token like scan_events). */
+  function table() {
+    const name = `scans_${++tables}`;
+    return {
+      name: `${db}.${name}`,
+      prefix: name,
+      create: () =>
+        ch.client.command({
+          query: `CREATE TABLE ${db}.${name} (id String, n UInt32, text String) ENGINE = MergeTree ORDER BY id
+                  SETTINGS non_replicated_deduplication_window = 1000`,
+        }),
+    };
+  }
+
+  async function stored(t: { name: string }): Promise<Row[]> {
+    const rs = await ch.client.query({ query: `SELECT id, n, text FROM ${t.name} ORDER BY id`, format: 'JSONEachRow' });
+    return rs.json<Row>();
+  }
+
+  function buffer(t: { name: string }, over: Partial<ScanBufferOptions<Row>> = {}): ScanBuffer<Row> {
+    return new ScanBuffer<Row>({
+      client: ch.client,
+      table: t.name,
+      columns: COLUMNS,
+      spillDir: path.join(dataDir, `spill-${tables}`),
+      log,
+      flushMs: 600_000, // flushes are the test's to make, unless a test says otherwise
+      attempts: 2,
+      backoffMs: 5,
+      ...over,
+    });
+  }
+
+  const rows = (count: number, tag: string, text = 'x'): Row[] =>
+    Array.from({ length: count }, (_, i) => ({ id: `${tag}-${String(i).padStart(4, '0')}`, n: i, text }));
+
+  const spillFiles = async (dir: string) => (await fs.readdir(dir).catch(() => [] as string[])).sort();
+
+  it('sends what was pushed as one insert on flush, every column as pushed, text escaped', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t);
+    const pushed = [
+      { id: 'a', n: 1, text: 'plain' },
+      { id: 'b', n: 4_000_000_000, text: 'tab\there, newline\nthere, back\\slash, Ünïcödé ✓' },
+    ];
+    for (const r of pushed) b.push(r);
+    expect(b.pending).to.equal(2);
+    await b.flush();
+    expect(b.pending).to.equal(0);
+    expect(await stored(t)).to.deep.equal(pushed);
+    expect(b.stats).to.include({ pushed: 2, inserted: 2, batches: 1, failures: 0, spilledRows: 0 });
+    await b.close();
+  });
+
+  it('sends a batch as soon as maxRows rows are in, without a flush or the timer', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t, { maxRows: 5 }); // not started: no timer
+    for (const r of rows(4, 'm')) b.push(r);
+    expect(b.pending).to.equal(4);
+    b.push({ id: 'm-0004', n: 4, text: 'x' });
+    await waitFor(
+      async () => b.stats.inserted,
+      (v) => v === 5,
+    );
+    expect(b.stats.batches).to.equal(1);
+    for (const r of rows(2, 'n')) b.push(r);
+    expect(b.pending).to.equal(2); // below maxRows: they wait for the timer, a flush or close
+    await b.close();
+    expect(await stored(t)).to.have.length(7);
+    expect(b.stats.batches).to.equal(2);
+  });
+
+  it('sends the buffered rows every flushMs', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t, { flushMs: 20 });
+    b.start();
+    for (const r of rows(3, 'timer')) b.push(r);
+    await waitFor(
+      async () => b.stats.inserted,
+      (v) => v === 3,
+    );
+    expect(await stored(t)).to.have.length(3);
+    await b.close();
+  });
+
+  it('grows its encoding buffer past 1 MiB without losing or cutting a row, multi-byte text included', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t);
+    // 300,000 three-byte characters: 900 kB a row, 4.5 MB in all, beyond the first 1 MiB buffer.
+    const big = rows(5, 'big', '✓'.repeat(300_000));
+    big.push({ id: 'big-tail', n: 9, text: 'ü'.repeat(700_000) });
+    for (const r of big) b.push(r);
+    await b.flush();
+    const got = await ch.client
+      .query({
+        query: `SELECT id, n, length(text) AS len, text = {a:String} OR text = {b:String} AS same FROM ${t.name} ORDER BY id`,
+        query_params: { a: big[0].text, b: big[5].text },
+        format: 'JSONEachRow',
+      })
+      .then((rs) => rs.json<{ id: string; n: number; len: string; same: number }>());
+    expect(got.map((r) => [r.id, r.n, Number(r.len), r.same])).to.deep.equal([
+      ['big-0000', 0, 900_000, 1],
+      ['big-0001', 1, 900_000, 1],
+      ['big-0002', 2, 900_000, 1],
+      ['big-0003', 3, 900_000, 1],
+      ['big-0004', 4, 900_000, 1],
+      ['big-tail', 9, 1_400_000, 1],
+    ]);
+    await b.close();
+  });
+
+  it('retries a failed insert with backoff and stores the batch once when ClickHouse answers again', async () => {
+    const t = table(); // not created yet: inserts fail
+    const b = buffer(t, { attempts: 5, backoffMs: 100 });
+    for (const r of rows(4, 'retry')) b.push(r);
+    const flushed = b.flush();
+    await waitFor(
+      async () => b.stats.failures,
+      (v) => v >= 1,
+    );
+    await t.create(); // within the backoff (100 + 200 + 400 + 800 ms)
+    await flushed;
+    expect(b.stats.failures).to.be.within(1, 4);
+    expect(b.stats).to.include({ inserted: 4, batches: 1, spilledRows: 0 });
+    expect(b.isHealthy).to.equal(true);
+    expect(await stored(t)).to.have.length(4);
+    await b.close();
+  });
+
+  it('spills a batch after its attempts, tries later batches once while down, and replays the spill once on recovery', async () => {
+    const t = table();
+    const b = buffer(t, { attempts: 3 });
+    for (const r of rows(3, 'first')) b.push(r);
+    await b.flush();
+    expect(b.stats).to.include({ failures: 3, spilledBatches: 1, spilledRows: 3, inserted: 0 });
+    expect(b.isHealthy).to.equal(false);
+    const dir = path.join(dataDir, `spill-${tables}`);
+    const [file] = await spillFiles(dir);
+    expect(file).to.match(new RegExp(`^${t.prefix}-${process.pid}-[0-9A-Z]{26}\\.ndjson$`));
+    const lines = (await fs.readFile(path.join(dir, file), 'utf8')).split('\n');
+    expect(lines).to.have.length(2); // one batch, one line, and the final newline
+    const spilled = JSON.parse(lines[0]);
+    expect(spilled).to.have.keys('token', 'tsv', 'rows');
+    expect(spilled.rows).to.equal(3);
+    expect(spilled.tsv.split('\n')).to.have.length(4);
+
+    for (const r of rows(2, 'second')) b.push(r);
+    await b.flush(); // known to be down: one attempt, then the spill file
+    expect(b.stats).to.include({ failures: 4, spilledBatches: 2, spilledRows: 5 });
+
+    await t.create();
+    for (const r of rows(1, 'third')) b.push(r);
+    await b.flush();
+    await b.settled();
+    expect(b.isHealthy).to.equal(true);
+    expect(b.stats).to.include({ inserted: 1, replayedRows: 5 });
+    expect((await stored(t)).map((r) => r.id)).to.deep.equal([
+      'first-0000',
+      'first-0001',
+      'first-0002',
+      'second-0000',
+      'second-0001',
+      'third-0000',
+    ]);
+    expect(await spillFiles(dir)).to.deep.equal([]);
+    await b.close();
+    expect(await stored(t)).to.have.length(6);
+  });
+
+  it('on close, spills what ClickHouse refuses and then replays it once ClickHouse answers, before returning', async () => {
+    const t = table();
+    const b = buffer(t);
+    for (const r of rows(2, 'early')) b.push(r);
+    await b.flush(); // spilled
+    await t.create();
+    for (const r of rows(2, 'late')) b.push(r);
+    await b.close();
+    expect((await stored(t)).map((r) => r.id)).to.deep.equal(['early-0000', 'early-0001', 'late-0000', 'late-0001']);
+    expect(await spillFiles(path.join(dataDir, `spill-${tables}`))).to.deep.equal([]);
+    expect(b.stats.replayedRows).to.equal(2);
+  });
+
+  it('keeps on close what it cannot send in a spill file, replayed by the next start', async () => {
+    const t = table();
+    const dir = path.join(dataDir, `spill-${tables}`);
+    const first = buffer(t);
+    for (const r of rows(3, 'kept')) first.push(r);
+    await first.close();
+    expect(first.stats.spilledRows).to.equal(3);
+    expect(await spillFiles(dir)).to.have.length(1);
+
+    await t.create();
+    const second = buffer(t, { spillDir: dir });
+    second.start();
+    await second.settled();
+    expect(second.stats.replayedRows).to.equal(3);
+    expect(await stored(t)).to.have.length(3);
+    expect(await spillFiles(dir)).to.deep.equal([]);
+    await second.close();
+  });
+
+  describe('spill files found at start', () => {
+    const tsv = (rs: Row[]) => rs.map((r) => `${r.id}\t${r.n}\t${r.text}\n`).join('');
+    const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+
+    async function writeSpill(dir: string, prefix: string, pid: number, lines: string[]): Promise<string> {
+      await fs.mkdir(dir, { recursive: true });
+      const file = path.join(dir, `${prefix}-${pid}-${ulid()}.ndjson`);
+      await fs.writeFile(file, lines.join('\n') + '\n');
+      return file;
+    }
+
+    it('replays the files of a process that is gone, skipping a torn line, and deletes them', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const a = rows(2, 'a');
+      const c = rows(3, 'c');
+      await writeSpill(dir, t.prefix, deadPid(), [
+        JSON.stringify({ token: ulid(), tsv: tsv(a), rows: 2 }),
+        '{"token":"01J0000000000000000000000","tsv":"torn-0\\t1\\tx', // cut off by a crash mid-write
+        JSON.stringify({ tsv: tsv(rows(1, 'no-token')), rows: 1 }),
+        '',
+        JSON.stringify({ token: ulid(), tsv: tsv(c), rows: 3 }),
+      ]);
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect((await stored(t)).map((r) => r.id)).to.deep.equal([...a, ...c].map((r) => r.id));
+      expect(b.stats.replayedRows).to.equal(5);
+      expect(await spillFiles(dir)).to.deep.equal([]);
+      await b.close();
+    });
+
+    it('replays the format written before TabSeparated: {token, rows: [objects]}', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const old = [
+        { id: 'old-1', n: 7, text: 'tab\there' },
+        { id: 'old-2', n: 8, text: 'line\nbreak' },
+      ];
+      await writeSpill(dir, t.prefix, deadPid(), [JSON.stringify({ token: ulid(), rows: old })]);
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect(await stored(t)).to.deep.equal(old);
+      expect(b.stats.replayedRows).to.equal(2);
+      await b.close();
+    });
+
+    it('adds each batch once when a file is replayed twice (same token)', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const line = JSON.stringify({ token: ulid(), tsv: tsv(rows(4, 'twice')), rows: 4 });
+      for (let life = 0; life < 2; life++) {
+        await writeSpill(dir, t.prefix, deadPid(), [line]);
+        const b = buffer(t, { spillDir: dir });
+        b.start();
+        await b.settled();
+        await b.close();
+      }
+      expect(await stored(t)).to.have.length(4);
+    });
+
+    it('leaves alone the files of a live process and of other tables', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const line = JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'other')), rows: 1 });
+      const live = await writeSpill(dir, t.prefix, 1, [line]); // pid 1 is always running
+      const otherTable = await writeSpill(dir, `${t.prefix}x`, deadPid(), [line]);
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect(await stored(t)).to.deep.equal([]);
+      expect(await spillFiles(dir)).to.deep.equal([path.basename(live), path.basename(otherTable)].sort());
+      await b.close();
+    });
+
+    it('keeps a file whose replay fails, and replays it on a later start', async () => {
+      const t = table(); // not created: the replay fails
+      const dir = path.join(dataDir, `spill-${tables}`);
+      await writeSpill(dir, t.prefix, deadPid(), [
+        JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'later')), rows: 2 }),
+      ]);
+      const first = buffer(t, { spillDir: dir });
+      first.start();
+      await first.settled();
+      expect(first.isHealthy).to.equal(false);
+      expect(first.stats.replayedRows).to.equal(0);
+      await first.close();
+      expect(await spillFiles(dir)).to.have.length(1);
+
+      await t.create();
+      const second = buffer(t, { spillDir: dir });
+      second.start();
+      await second.settled();
+      expect(second.stats.replayedRows).to.equal(2);
+      expect(await stored(t)).to.have.length(2);
+      await second.close();
+    });
+  });
+});
