@@ -250,6 +250,38 @@ describe('public redirect', function () {
       expect(seen['https://a.example/']).to.be.within(70, 130);
     });
 
+    it('splits visitors by the weights stored with the code (9 to 1), not evenly', async () => {
+      const c = await code({
+        routing: {
+          rules: [
+            {
+              variants: [
+                { destination: 'https://often.example/', weight: 9 },
+                { destination: 'https://rarely.example/', weight: 1 },
+              ],
+            },
+          ],
+        },
+      });
+      let often = 0;
+      for (let i = 0; i < 200; i++) {
+        const headers = { 'User-Agent': DESKTOP, 'X-Forwarded-For': `198.51.${i >> 8}.${i & 255}` };
+        const res = await get(c.path, headers);
+        expect(res.status).to.equal(302);
+        if (res.headers.location === 'https://often.example/') often++;
+        else expect(res.headers.location).to.equal('https://rarely.example/');
+      }
+      // 180 expected; an even split would give about 100.
+      expect(often).to.be.within(160, 196);
+    });
+
+    it('redirects to an http:// destination as stored', async () => {
+      const c = await code({ destination: 'http://plain.example/menu?table=4' });
+      const res = await get(c.path);
+      expect(res.status).to.equal(302);
+      expect(res.headers.location).to.equal('http://plain.example/menu?table=4');
+    });
+
     it('applies the schedule in its time zone, with the fallback outside its windows', async () => {
       const c = await code({
         schedule: {

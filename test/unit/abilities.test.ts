@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { ABILITIES, effectiveAbilities, missingForGrant, ROLE_ABILITIES } from '../../server/auth/abilities.js';
+import {
+  ABILITIES,
+  effectiveAbilities,
+  isAbility,
+  missingForGrant,
+  ROLE_ABILITIES,
+} from '../../server/auth/abilities.js';
 import { newSecret, parseBearer } from '../../server/auth/principal.js';
 
 describe('abilities and tokens', () => {
@@ -15,6 +21,12 @@ describe('abilities and tokens', () => {
       'webhooks.manage',
     ]);
     expect(ROLE_ABILITIES.viewer).to.deep.equal(['codes.view', 'brands.view', 'domains.view', 'analytics.view']);
+  });
+
+  it('knows the abilities of the catalog and nothing else (what the CLI checks a grant against)', () => {
+    for (const a of ABILITIES) expect(isAbility(a), a).to.equal(true);
+    for (const x of ['*', '', 'codes', 'codes.fly', 'CODES.VIEW', 'codes.view ', 'toString'])
+      expect(isAbility(x), x).to.equal(false);
   });
 
   it('narrows token abilities by role', () => {

@@ -11,6 +11,11 @@ describe('normalizeHost', () => {
     ['xn--bcher-kva.example', 'xn--bcher-kva.example'],
     ['a-b.c-d.example', 'a-b.c-d.example'],
     ['go.example.co.uk', 'go.example.co.uk'],
+    ['a.co', 'a.co'],
+    ['x.y.example', 'x.y.example'],
+    ['q.9.example', 'q.9.example'],
+    ['1-2.example', '1-2.example'],
+    ['qr.example.xn--p1ai', 'qr.example.xn--p1ai'],
   ];
   for (const [input, host] of accepted) {
     it(`accepts ${JSON.stringify(input)} as ${host}`, () => {
@@ -54,6 +59,38 @@ describe('normalizeHost', () => {
       expect(r.ok, JSON.stringify(r)).to.equal(false);
     });
   }
+
+  it('says why a host is refused', () => {
+    const why = (input: string) => {
+      const r = normalizeHost(input);
+      return r.ok ? '' : r.message;
+    };
+    expect(why('')).to.equal('The host must not be empty.');
+    expect(why('example')).to.equal('The host must have at least two labels (e.g. qr.example.com).');
+    expect(why('example.com.')).to.equal('The host must not end with a dot.');
+    expect(why('1.2.3.4')).to.equal('The host must be a hostname, not an IP address.');
+    expect(why('a_b.example.com')).to.equal('The label "a_b" is invalid: 1 to 63 of a-z, 0-9 and inner hyphens.');
+    expect(why('example.com:8080')).to.equal(
+      'The host must be a bare hostname: no scheme, port, path, query, IP address, spaces or wildcard.',
+    );
+    expect(why('xn--a.com')).to.equal('The host is not a valid hostname.');
+  });
+
+  it('refuses a host of more than 1012 characters before converting it, and one of more than 253 after', () => {
+    const long = `${'a.'.repeat(506)}com`; // 1015 characters
+    expect(normalizeHost(long)).to.deep.equal({ ok: false, message: 'The host must be at most 253 characters.' });
+    // 232 characters as typed, 256 once in punycode (each label of 55 ü is 61 characters).
+    const unicode = `${Array.from({ length: 4 }, () => 'ü'.repeat(55)).join('.')}.abcd.com`;
+    expect(unicode.length).to.equal(232);
+    expect(normalizeHost(unicode.replace(/ü/g, 'u')).ok).to.equal(true);
+    const r = normalizeHost(unicode);
+    expect(r).to.deep.equal({ ok: false, message: 'The host must be at most 253 characters.' });
+  });
+
+  it('accepts a label of exactly 63 characters', () => {
+    const host = `${'a'.repeat(63)}.com`;
+    expect(normalizeHost(host)).to.deep.equal({ ok: true, host });
+  });
 
   it('accepts exactly 253 characters and refuses 254', () => {
     const label = 'a'.repeat(63);

@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { httpUrlOrNull, MAX_URL_LENGTH, normaliseHttpUrl } from '../../server/schemas/http-url.js';
+import { ApiError } from '../../server/errors.js';
+import {
+  HTTP_URL_PATTERN,
+  httpUrlOrNull,
+  MAX_URL_LENGTH,
+  normaliseHttpUrl,
+  requireHttpUrl,
+} from '../../server/schemas/http-url.js';
 
 const NOT_HTTP = 'Must be an http or https URL.';
 const CONTROL = 'Must be an http or https URL without control characters.';
@@ -79,7 +86,30 @@ describe('http(s) URL normalisation (pure)', () => {
     // 1000 characters that each become 6 once percent-encoded.
     const grown = normaliseHttpUrl(base + 'é'.repeat(1000));
     expect(grown.ok).to.equal(false);
-    expect(grown.ok === false && grown.problem).to.match(/at most 2048 characters once normalised/);
+    expect(grown.ok === false && grown.problem).to.equal(
+      'Must be an http or https URL of at most 2048 characters once normalised ' +
+        '(each non-ASCII character is percent-encoded as 3 to 12 characters).',
+    );
+  });
+
+  it('gives a field its normalised URL, or a 422 naming the field and the problem', () => {
+    expect(requireHttpUrl('destination', 'HTTPS://Example.com')).to.equal('https://example.com/');
+    let refused: unknown;
+    try {
+      requireHttpUrl('destination', 'ftp://example.com/');
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).to.be.instanceOf(ApiError);
+    expect((refused as ApiError).status).to.equal(422);
+    expect((refused as ApiError).extra).to.deep.equal({ errors: { destination: [NOT_HTTP] } });
+  });
+
+  it('has a schema pattern that lets http and https through in any case, and nothing else', () => {
+    const pattern = new RegExp(HTTP_URL_PATTERN);
+    for (const ok of ['http://a.b', 'HTTPS://a.b', 'hTtP://a.b']) expect(pattern.test(ok), ok).to.equal(true);
+    for (const no of ['ftp://a.b', ' https://a.b', 'https:/a.b', 'httpss://a.b', 'xhttp://a.b'])
+      expect(pattern.test(no), no).to.equal(false);
   });
 
   it('is idempotent: a stored URL normalises to itself', () => {

@@ -30,11 +30,25 @@ describe('money', () => {
     expect(parseAmount('1.234', 'KWD')).to.equal(1234);
     expect(parseAmount('-1', 'EUR')).to.equal(null);
     expect(parseAmount('1e3', 'EUR')).to.equal(null);
+    expect(parseAmount('12.', 'EUR')).to.equal(null);
+    expect(parseAmount('.5', 'EUR')).to.equal(null);
+    expect(parseAmount('1234567890123456', 'EUR')).to.equal(null); // 16 digits
+    expect(parseAmount('123456789012345', 'JPY')).to.equal(123456789012345);
+    expect(parseAmount('0.0001', 'CLF')).to.equal(1);
+  });
+
+  it('ignores spaces around an amount, as typed in a form', () => {
+    expect(parseAmount(' 12.50 ', 'EUR')).to.equal(1250);
+    expect(parseAmount('\t7\n', 'JPY')).to.equal(7);
+    expect(parseAmount('1 2', 'EUR')).to.equal(null);
   });
 
   it('knows ISO currency codes', () => {
     expect(isCurrency('EUR')).to.equal(true);
     expect(isCurrency('eur')).to.equal(false);
     expect(isCurrency('XXY')).to.equal(false);
+    expect(isCurrency('EURO')).to.equal(false);
+    expect(isCurrency('xEUR')).to.equal(false);
+    expect(isCurrency('JPY')).to.equal(true);
   });
 });

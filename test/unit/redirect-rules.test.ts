@@ -4,6 +4,7 @@ import {
   decide,
   inSchedule,
   localWeekMinute,
+  parseCode,
   parseRules,
   parseSchedule,
   pickVariant,
@@ -132,6 +133,82 @@ describe('redirect rules', () => {
       });
     });
 
+    it('treats OS X, Mac OS X and macOS as one operating system', () => {
+      for (const [wanted, reported] of [
+        ['osx', 'Mac OS'],
+        ['macOS', 'Mac OS X'],
+        ['Mac OS X', 'OS X'],
+      ]) {
+        const rules = parseRules({ rules: [{ conditions: { os: [wanted] }, destination: 'https://m.example/' }] });
+        expect(route(rules, null, visitor({ os: reported }), 1), `${wanted} / ${reported}`).to.deep.equal({
+          url: 'https://m.example/',
+          matchedRule: 0,
+        });
+      }
+      const ios = parseRules({ rules: [{ conditions: { os: ['macos'] }, destination: 'https://m.example/' }] });
+      expect(route(ios, null, visitor({ os: 'iOS' }), 1)).to.deep.equal({ url: null, matchedRule: -1 });
+    });
+
+    it('redirects to an http:// destination, in a rule and as the code destination', () => {
+      const rules = parseRules({ rules: [{ conditions: { device: 'mobile' }, destination: 'http://m.example/x' }] });
+      expect(route(rules, 'http://plain.example/', visitor({ device: 'mobile' }), 1)).to.deep.equal({
+        url: 'http://m.example/x',
+        matchedRule: 0,
+      });
+      expect(decide(code({ destination: 'http://plain.example/page' }), visitor(), new Date())).to.deep.equal({
+        kind: 'redirect',
+        url: 'http://plain.example/page',
+        matchedRule: -1,
+      });
+    });
+
+    it('accepts the plural condition keys and conditions at the top of a rule', () => {
+      const rules = parseRules({
+        rules: [
+          { devices: ['tablet'], destination: 'https://t.example/' },
+          { conditions: { countries: ['ch'] }, destination: 'https://ch.example/' },
+          { conditions: { languages: 'it_CH' }, destination: 'https://it.example/' },
+        ],
+      });
+      expect(route(rules, null, visitor({ device: 'tablet' }), 1).matchedRule).to.equal(0);
+      expect(route(rules, null, visitor({ country: 'CH' }), 1).matchedRule).to.equal(1);
+      expect(route(rules, null, visitor({ language: 'it' }), 1).matchedRule).to.equal(2);
+      expect(route(rules, null, visitor(), 1).matchedRule).to.equal(-1);
+    });
+
+    it('reads condition values leniently: one value or a list, spaces trimmed, non-strings and empty lists ignored', () => {
+      const rules = parseRules({
+        rules: [
+          { conditions: { country: [' de '], device: ' Mobile ' }, destination: 'https://de.example/' },
+          { conditions: { device: [7, 'tablet'] }, destination: 'https://t.example/' },
+          { conditions: { country: [], os: null }, destination: 'https://all.example/' },
+        ],
+      });
+      expect(rules.map((r) => [r.country, r.device, r.os])).to.deep.equal([
+        [['DE'], ['mobile'], null],
+        [null, ['tablet'], null],
+        [null, null, null],
+      ]);
+      expect(route(rules, null, visitor({ country: 'DE', device: 'mobile' }), 1).matchedRule).to.equal(0);
+      expect(route(rules, null, visitor({ device: 'tablet' }), 1).matchedRule).to.equal(1);
+      expect(route(rules, null, visitor(), 1).matchedRule).to.equal(2);
+    });
+
+    it('does not match an empty condition value to a visitor fact that is unknown', () => {
+      const rules = parseRules({ rules: [{ conditions: { language: [''] }, destination: 'https://x.example/' }] });
+      expect(route(rules, 'https://d.example/', visitor({ language: '' }), 1)).to.deep.equal({
+        url: 'https://d.example/',
+        matchedRule: -1,
+      });
+    });
+
+    it('reads no rules from routing that is not an object with a rules list', () => {
+      for (const routing of [null, 'x', [], { rules: 'x' }]) expect(parseRules(routing)).to.deep.equal([]);
+      expect(parseRules({ rules: [null] })).to.deep.equal([
+        { device: null, os: null, country: null, language: null, destination: null, variants: null },
+      ]);
+    });
+
     it('matches a language condition on the primary tag', () => {
       const rules = parseRules({
         rules: [{ conditions: { language: ['pt-BR'] }, destination: 'https://pt.example/' }],
@@ -187,6 +264,83 @@ describe('redirect rules', () => {
         for (let k = 0; k < 5; k++) expect(decide(code({ routing }), v, new Date())).to.deep.equal(first);
         expect(first).to.include({ matchedRule: 0 });
       }
+    });
+
+    it('splits three variants 50/30/20 by their stored weights, through the stored routing', () => {
+      const routing = {
+        rules: [
+          {
+            variants: [
+              { destination: 'https://a.example/', weight: 5 },
+              { destination: { url: 'https://b.example/' }, weight: 3 },
+              { url: 'https://c.example/', weight: 2 },
+            ],
+          },
+        ],
+      };
+      const stored = code({ routing });
+      const parsed = parseCode(stored); // as the redirect caches it
+      const seen: Record<string, number> = {};
+      for (let i = 0; i < 10_000; i++) {
+        const d = decide(stored, visitor({ visitorHash: String(1_000_000_007 * i) }), new Date(), parsed);
+        if (d.kind !== 'redirect') throw new Error(d.kind);
+        seen[d.url] = (seen[d.url] ?? 0) + 1;
+      }
+      expect(Object.keys(seen).sort()).to.deep.equal([
+        'https://a.example/',
+        'https://b.example/',
+        'https://c.example/',
+      ]);
+      expect(seen['https://a.example/'] / 10_000).to.be.within(0.475, 0.525);
+      expect(seen['https://b.example/'] / 10_000).to.be.within(0.275, 0.325);
+      expect(seen['https://c.example/'] / 10_000).to.be.within(0.175, 0.225);
+    });
+
+    it('gives a variant without a weight the weight 1', () => {
+      const rules = parseRules({
+        rules: [
+          { variants: [{ destination: 'https://a.example/' }, { destination: 'https://b.example/', weight: 3 }] },
+        ],
+      });
+      let a = 0;
+      for (let i = 0; i < 8000; i++)
+        if (route(rules, null, visitor({ visitorHash: String(7919 * i) }), 1).url === 'https://a.example/') a++;
+      expect(a / 8000).to.be.within(0.23, 0.27);
+    });
+
+    it('seeds the split with the code and the rule, so two codes split one visitor independently', () => {
+      const variants = [
+        { destination: 'https://a.example/', weight: 1 },
+        { destination: 'https://b.example/', weight: 1 },
+      ];
+      const rules = parseRules({ rules: [{ variants }] });
+      let differ = 0;
+      for (let i = 0; i < 400; i++) {
+        const v = visitor({ visitorHash: String(104729 * i) });
+        if (route(rules, null, v, 1).url !== route(rules, null, v, 2).url) differ++;
+      }
+      expect(differ).to.be.within(150, 250); // about half, not none
+    });
+
+    it('drops variants without a usable destination or weight; a rule left with none uses its destination', () => {
+      const rules = parseRules({
+        rules: [
+          {
+            variants: [
+              'https://string.example/',
+              { weight: 5 },
+              { destination: 'ftp://x.example/', weight: 5 },
+              { destination: 'https://nan.example/', weight: 'lots' },
+              { destination: 'https://inf.example/', weight: Infinity },
+              { destination: 'https://zero.example/', weight: 0 },
+              { destination: 'https://neg.example/', weight: -1 },
+            ],
+            destination: 'https://rule.example/',
+          },
+        ],
+      });
+      expect(rules[0].variants).to.equal(null);
+      expect(route(rules, null, visitor(), 1)).to.deep.equal({ url: 'https://rule.example/', matchedRule: 0 });
     });
 
     it('ignores variants with a zero or negative weight', () => {
@@ -260,6 +414,116 @@ describe('redirect rules', () => {
       expect(inSchedule(s, new Date('2024-01-13T23:00:00Z'))).to.equal(false); // Saturday
     });
 
+    const utcWeek = (windows: unknown[]) => parseSchedule({ enabled: true, timezone: 'UTC', windows })!;
+    // 2024-01-15 is a Monday.
+    const at = (day: number, hhmm: string) => new Date(`2024-01-${String(14 + day).padStart(2, '0')}T${hhmm}:00Z`);
+
+    it('keeps the minutes of a 09:30-17:45 window: open at 09:30 and 17:44, closed at 09:29 and 17:45', () => {
+      const s = utcWeek([{ days: ['mon'], start: '09:30', end: '17:45' }]);
+      expect(inSchedule(s, at(1, '09:29'))).to.equal(false);
+      expect(inSchedule(s, at(1, '09:30'))).to.equal(true);
+      expect(inSchedule(s, at(1, '17:44'))).to.equal(true);
+      expect(inSchedule(s, at(1, '17:45'))).to.equal(false);
+    });
+
+    it('an overnight window Friday 22:00-02:00 is open at Saturday 01:30, closed at Sunday 01:30', () => {
+      const s = utcWeek([{ days: ['fri'], start: '22:00', end: '02:00' }]);
+      expect(inSchedule(s, at(5, '22:00'))).to.equal(true); // Friday 22:00
+      expect(inSchedule(s, at(5, '23:59'))).to.equal(true);
+      expect(inSchedule(s, at(6, '01:30'))).to.equal(true); // Saturday 01:30
+      expect(inSchedule(s, at(6, '02:00'))).to.equal(false);
+      expect(inSchedule(s, at(7, '01:30'))).to.equal(false); // Sunday 01:30
+      expect(inSchedule(s, at(5, '01:30'))).to.equal(false); // Friday 01:30 belongs to Thursday
+    });
+
+    it('an overnight window is closed during the day, on its own day and on the next', () => {
+      const s = utcWeek([{ days: ['fri'], start: '22:00', end: '02:00' }]);
+      expect(inSchedule(s, at(5, '12:00'))).to.equal(false);
+      expect(inSchedule(s, at(5, '21:59'))).to.equal(false);
+      expect(inSchedule(s, at(6, '12:00'))).to.equal(false);
+      expect(inSchedule(s, at(6, '22:30'))).to.equal(false); // Saturday night is not listed
+    });
+
+    it('an overnight window on Sunday runs into Monday morning, and Monday night into Tuesday', () => {
+      const s = utcWeek([{ days: [7, 'monday'], start: '23:00', end: '01:00' }]);
+      expect(inSchedule(s, at(1, '00:30'))).to.equal(true); // Monday 00:30, from Sunday
+      expect(inSchedule(s, at(2, '00:30'))).to.equal(true); // Tuesday 00:30, from Monday
+      expect(inSchedule(s, at(3, '00:30'))).to.equal(false); // Wednesday 00:30
+    });
+
+    it('is open in any of several windows: lunch and dinner', () => {
+      const s = utcWeek([
+        { days: ['sat'], start: '11:30', end: '14:00' },
+        { days: ['sat'], start: '18:00', end: '22:00' },
+      ]);
+      expect(inSchedule(s, at(6, '12:00'))).to.equal(true);
+      expect(inSchedule(s, at(6, '19:00'))).to.equal(true);
+      expect(inSchedule(s, at(6, '16:00'))).to.equal(false);
+      expect(inSchedule(s, at(6, '23:00'))).to.equal(false);
+    });
+
+    it('opens a window without days on every day, and takes 24:00 as the end of the day', () => {
+      const s = utcWeek([{ start: '20:00', end: '24:00' }]);
+      for (let day = 1; day <= 7; day++) {
+        expect(inSchedule(s, at(day, '23:59'))).to.equal(true);
+        expect(inSchedule(s, at(day, '19:59'))).to.equal(false);
+      }
+    });
+
+    it('reads days as names, abbreviations or ISO numbers (0 and 7 are Sunday) and times as from/to', () => {
+      expect(
+        parseSchedule({
+          enabled: true,
+          windows: [{ days: ['Sunday', ' TUE ', 0, 7, 3, 8, -1, 'someday', null], from: '7:05', to: '08:00' }],
+        }),
+      ).to.deep.equal({
+        enabled: true,
+        timezone: 'UTC',
+        windows: [{ days: [7, 2, 7, 7, 3], start: 7 * 60 + 5, end: 8 * 60 }],
+        fallback: null,
+      });
+    });
+
+    it('lets a window whose end equals its start last 24 hours', () => {
+      const s = utcWeek([{ days: ['wed'], start: '09:00', end: '09:00' }]);
+      expect(inSchedule(s, at(3, '08:59'))).to.equal(false);
+      expect(inSchedule(s, at(3, '09:00'))).to.equal(true);
+      expect(inSchedule(s, at(4, '08:59'))).to.equal(true);
+      expect(inSchedule(s, at(4, '09:00'))).to.equal(false);
+    });
+
+    it('reads times with spaces around them and refuses anything else around the digits', () => {
+      expect(utcWeek([{ days: [1], start: ' 09:00 ', end: '10:00' }]).windows).to.have.length(1);
+      for (const start of ['x09:00', '09:00x', '09:000', '009:00'])
+        expect(utcWeek([{ days: [1], start, end: '10:00' }]).windows, start).to.deep.equal([]);
+    });
+
+    it('drops a window with an impossible time or no usable day', () => {
+      expect(
+        utcWeek([
+          { days: ['mon'], start: '09:60', end: '10:00' },
+          { days: ['mon'], start: '24:01', end: '10:00' },
+          { days: ['mon'], start: '9am', end: '10:00' },
+          { days: ['mon'], start: '09:00' },
+          { days: ['someday'], start: '09:00', end: '10:00' },
+          'x',
+        ]).windows,
+      ).to.deep.equal([]);
+    });
+
+    it('reads the fallback from fallback_destination, fallback_url or fallback', () => {
+      for (const key of ['fallback_destination', 'fallback_url', 'fallback'])
+        expect(parseSchedule({ enabled: true, windows: [], [key]: 'https://f.example/' })!.fallback).to.equal(
+          'https://f.example/',
+        );
+    });
+
+    it('applies only a schedule that is explicitly enabled', () => {
+      expect(parseSchedule({ windows: [] })).to.equal(null);
+      expect(parseSchedule({ enabled: 'true', windows: [] })).to.equal(null);
+      expect(parseSchedule(null)).to.equal(null);
+    });
+
     it('sends visitors outside every window to the fallback destination with no rule matched', () => {
       const routing = { rules: [{ destination: 'https://rule.example/' }] };
       expect(decide(code({ schedule, routing }), visitor(), new Date('2024-01-15T13:00:00Z'))).to.deep.equal({
@@ -313,6 +577,46 @@ describe('redirect rules', () => {
       expect(appendUtm('https://x.example/p?utm_source=a', { utm_source: 'b' })).to.equal(
         'https://x.example/p?utm_source=a',
       );
+    });
+
+    it('skips empty, null and nested values and writes numbers and booleans as text', () => {
+      expect(
+        appendUtm('https://x.example/p', {
+          source: 'qr',
+          medium: '',
+          term: null,
+          campaign: undefined,
+          content: { a: 1 },
+          id: 42,
+          flag: true,
+        }),
+      ).to.equal('https://x.example/p?utm_source=qr&utm_id=42&utm_flag=true');
+      expect(appendUtm('https://x.example/p', { medium: '', term: null })).to.equal('https://x.example/p');
+    });
+
+    it('joins with ? or & as the destination needs, never doubling them', () => {
+      expect(appendUtm('https://x.example/p?', { source: 'qr' })).to.equal('https://x.example/p?utm_source=qr');
+      expect(appendUtm('https://x.example/p?a=1&', { source: 'qr' })).to.equal('https://x.example/p?a=1&utm_source=qr');
+      expect(appendUtm('https://x.example/p?a=1', { source: 'qr' })).to.equal('https://x.example/p?a=1&utm_source=qr');
+      expect(appendUtm('https://x.example/#frag', { source: 'qr' })).to.equal('https://x.example/?utm_source=qr#frag');
+      expect(appendUtm('https://x.example/?a=1#f?g', { source: 'qr' })).to.equal(
+        'https://x.example/?a=1&utm_source=qr#f?g',
+      );
+    });
+
+    it('adds a key given twice (bare and prefixed) once, and encodes keys and values', () => {
+      expect(appendUtm('https://x.example/', { source: 'a', utm_source: 'b', 'utm_x y': 'é&=' })).to.equal(
+        'https://x.example/?utm_source=a&utm_x%20y=%C3%A9%26%3D',
+      );
+    });
+
+    it('applies to the schedule fallback too', () => {
+      const schedule = { enabled: true, timezone: 'UTC', windows: [], fallback: 'https://f.example/' };
+      expect(decide(code({ schedule, utmParams: { source: 'qr' } }), visitor(), new Date())).to.deep.equal({
+        kind: 'redirect',
+        url: 'https://f.example/?utm_source=qr',
+        matchedRule: -1,
+      });
     });
 
     it('applies to the routed destination', () => {
