@@ -16,6 +16,8 @@ describe('normalizeHost', () => {
     ['q.9.example', 'q.9.example'],
     ['1-2.example', '1-2.example'],
     ['qr.example.xn--p1ai', 'qr.example.xn--p1ai'],
+    ['qr.example.web3', 'qr.example.web3'],
+    ['qr.example.1a', 'qr.example.1a'],
   ];
   for (const [input, host] of accepted) {
     it(`accepts ${JSON.stringify(input)} as ${host}`, () => {
@@ -28,6 +30,7 @@ describe('normalizeHost', () => {
     ['example', 'one label'],
     ['localhost', 'one label'],
     ['1.2.3.4', 'IPv4'],
+    ['10.0.0.12', 'IPv4 ending in two digits'],
     ['0x7f.1', 'IPv4 in hex'],
     ['１２７.０.０.１', 'IPv4 in full-width digits'],
     ['[::1]', 'IPv6'],
@@ -85,6 +88,17 @@ describe('normalizeHost', () => {
     expect(normalizeHost(unicode.replace(/ü/g, 'u')).ok).to.equal(true);
     const r = normalizeHost(unicode);
     expect(r).to.deep.equal({ ok: false, message: 'The host must be at most 253 characters.' });
+  });
+
+  it('judges the length as typed before converting: at most 1012 characters, even of ones dropped on the way', () => {
+    // A soft hyphen is removed by the conversion, so the converted host stays short.
+    const padded = (n: number) => `qr.exam${'\u00AD'.repeat(n - 'qr.example.com'.length)}ple.com`;
+    expect(padded(1012)).to.have.length(1012);
+    expect(normalizeHost(padded(1012))).to.deep.equal({ ok: true, host: 'qr.example.com' });
+    expect(normalizeHost(padded(1013))).to.deep.equal({
+      ok: false,
+      message: 'The host must be at most 253 characters.',
+    });
   });
 
   it('accepts a label of exactly 63 characters', () => {
