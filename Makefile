@@ -13,7 +13,8 @@ SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render docs-images openapi install clean
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render docs-images openapi install clean \
+        mutation
 
 # Installs dependencies when package-lock.json is newer than the last install.
 node_modules/.installed: package.json package-lock.json
@@ -77,6 +78,17 @@ worker: install
 ## seed-demo: an organization with brands, codes and synthetic scans (SCANS=1000000)
 seed-demo: install
 	$(TSX) server/cli/qrctl.ts seed-demo --scans $${SCANS:-1000000}
+
+## mutation: Stryker mutation testing of the core rule modules, one after another (MODULE=routing for one);
+## fails when a module scores below 85% (test/mutation/stryker.config.mjs, docs/testing.md)
+MUTATION_MODULES := routing money hostname abilities http-url admission scan-buffer
+mutation: install
+	@failed=""; for m in $(or $(MODULE),$(MUTATION_MODULES)); do \
+	  echo "== mutation testing: $$m"; \
+	  MUTATION_MODULE=$$m NODE_OPTIONS="--require ./test/mutation/cjs-extension.cjs --import tsx" \
+	    node_modules/.bin/stryker run test/mutation/stryker.config.mjs || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "mutation score below the break threshold (or run failed):$$failed"; exit 1; fi
 
 ## bench: every benchmark
 bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render
