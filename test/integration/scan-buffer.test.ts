@@ -7,10 +7,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { createLogger } from '../../server/logger.js';
+import { pino } from 'pino';
 import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
-import { freshDatabases, testLogLevel } from '../helpers/stores.js';
+import { freshDatabases } from '../helpers/stores.js';
 import { waitFor } from './redirect-fixtures.js';
 
 interface Row {
@@ -26,7 +26,20 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
   let db: string;
   let dataDir: string;
   let tables = 0;
-  const log = createLogger(testLogLevel(), { test: true });
+  // What the buffer tells the operator, kept for the assertions (the log is part of the behaviour).
+  interface Logged {
+    level: number;
+    msg: string;
+    [key: string]: unknown;
+  }
+  let logged: Logged[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+  const said = (msg: string) => logged.filter((l) => l.msg === msg);
+  const WARN = 40;
+  const ERROR = 50;
+  beforeEach(() => {
+    logged = [];
+  });
 
   before(async () => {
     const fresh = await freshDatabases();
@@ -91,6 +104,9 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     expect(b.pending).to.equal(0);
     expect(await stored(t)).to.deep.equal(pushed);
     expect(b.stats).to.include({ pushed: 2, inserted: 2, batches: 1, failures: 0, spilledRows: 0 });
+    expect(b.stats.insertMs).to.be.above(0);
+    expect(b.stats.insertMsMax).to.equal(b.stats.insertMs); // one insert: the longest is the only one
+    expect(logged).to.deep.equal([]);
     await b.close();
   });
 
@@ -167,6 +183,11 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await flushed;
     expect(b.stats.failures).to.be.within(1, 4);
     expect(b.stats).to.include({ inserted: 4, batches: 1, spilledRows: 0 });
+    const warned = said('scan insert failed');
+    expect(warned.map((l) => [l.level, l.attempt, l.table])).to.deep.equal(
+      Array.from({ length: b.stats.failures }, (_, i) => [WARN, i + 1, t.name]),
+    );
+    expect(said('ClickHouse is back; scan inserts resumed')).to.deep.equal([]); // it never counted as down
     expect(b.isHealthy).to.equal(true);
     expect(await stored(t)).to.have.length(4);
     await b.close();
@@ -208,6 +229,12 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       'third-0000',
     ]);
     expect(await spillFiles(dir)).to.deep.equal([]);
+    // Warned for each attempt while healthy, not again for every batch while down; told when back.
+    expect(said('scan insert failed').map((l) => l.attempt)).to.deep.equal([1, 2, 3]);
+    expect(said('ClickHouse is back; scan inserts resumed').map((l) => [l.level, l.table])).to.deep.equal([
+      [30, t.name],
+    ]);
+    expect(said('scan spill file replayed').map((l) => [l.file, l.rows])).to.deep.equal([[path.join(dir, file), 5]]);
     await b.close();
     expect(await stored(t)).to.have.length(6);
   });
@@ -244,6 +271,28 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await second.close();
   });
 
+  it('keeps the rows in memory while the spill file cannot be written, and writes it once the disk is back', async () => {
+    const t = table();
+    const blocked = path.join(dataDir, `blocked-${tables}`);
+    await fs.writeFile(blocked, 'a file where the spill directory should be');
+    const dir = path.join(blocked, 'spill');
+    const b = buffer(t, { spillDir: dir, attempts: 1, backoffMs: 5 });
+    for (const r of rows(3, 'disk')) b.push(r);
+    const flushed = b.flush();
+    await waitFor(
+      async () => said('cannot write the scan spill file').length,
+      (n) => n >= 2,
+    );
+    expect(b.stats.spilledRows).to.equal(0);
+    expect(said('cannot write the scan spill file')[0].level).to.equal(ERROR);
+    await fs.rm(blocked);
+    await flushed;
+    expect(b.stats).to.include({ spilledBatches: 1, spilledRows: 3 });
+    const [file] = await spillFiles(dir);
+    expect(JSON.parse((await fs.readFile(path.join(dir, file), 'utf8')).trim())).to.include({ rows: 3 });
+    await b.close();
+  });
+
   describe('spill files found at start', () => {
     const tsv = (rs: Row[]) => rs.map((r) => `${r.id}\t${r.n}\t${r.text}\n`).join('');
     const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
@@ -261,7 +310,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       const dir = path.join(dataDir, `spill-${tables}`);
       const a = rows(2, 'a');
       const c = rows(3, 'c');
-      await writeSpill(dir, t.prefix, deadPid(), [
+      const file = await writeSpill(dir, t.prefix, deadPid(), [
         JSON.stringify({ token: ulid(), tsv: tsv(a), rows: 2 }),
         '{"token":"01J0000000000000000000000","tsv":"torn-0\\t1\\tx', // cut off by a crash mid-write
         JSON.stringify({ tsv: tsv(rows(1, 'no-token')), rows: 1 }),
@@ -274,6 +323,11 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       expect((await stored(t)).map((r) => r.id)).to.deep.equal([...a, ...c].map((r) => r.id));
       expect(b.stats.replayedRows).to.equal(5);
       expect(await spillFiles(dir)).to.deep.equal([]);
+      // The torn line and the line without a token, not the empty line.
+      expect(said('skipping a torn line in a scan spill file').map((l) => [l.level, l.file])).to.deep.equal([
+        [ERROR, file],
+        [ERROR, file],
+      ]);
       await b.close();
     });
 
@@ -316,11 +370,15 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       const line = JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'other')), rows: 1 });
       const live = await writeSpill(dir, t.prefix, 1, [line]); // pid 1 is always running
       const otherTable = await writeSpill(dir, `${t.prefix}x`, deadPid(), [line]);
+      const notSpill = path.join(dir, `${t.prefix}-${deadPid()}-${ulid()}.ndjson.tmp`);
+      await fs.writeFile(notSpill, line + '\n');
       const b = buffer(t, { spillDir: dir });
       b.start();
       await b.settled();
       expect(await stored(t)).to.deep.equal([]);
-      expect(await spillFiles(dir)).to.deep.equal([path.basename(live), path.basename(otherTable)].sort());
+      expect(await spillFiles(dir)).to.deep.equal(
+        [path.basename(live), path.basename(otherTable), path.basename(notSpill)].sort(),
+      );
       await b.close();
     });
 
@@ -335,6 +393,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       await first.settled();
       expect(first.isHealthy).to.equal(false);
       expect(first.stats.replayedRows).to.equal(0);
+      expect(said('scan spill replay failed; will retry').map((l) => l.level)).to.deep.equal([WARN]);
       await first.close();
       expect(await spillFiles(dir)).to.have.length(1);
 
