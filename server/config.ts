@@ -65,6 +65,12 @@ interface KeyDef {
   help: string;
 }
 
+/**
+ * The most rows BULK_IMPORT_MAX_ROWS may allow: the bulk import schema's maxItems, fixed so that the
+ * OpenAPI document and the MCP tool state one bound whatever an installation configures.
+ */
+export const BULK_IMPORT_ROWS_CEILING = 100_000;
+
 export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   nodeEnv: { env: 'NODE_ENV', default: 'development', help: 'development, test or production.' },
   dataDir: {
@@ -202,7 +208,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '',
     help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
   },
-  bulkImportMaxRows: { env: 'BULK_IMPORT_MAX_ROWS', default: '10000', help: 'Most rows one bulk import may stage.' },
+  bulkImportMaxRows: {
+    env: 'BULK_IMPORT_MAX_ROWS',
+    default: '10000',
+    help: `Most rows one bulk import may stage (at most ${BULK_IMPORT_ROWS_CEILING}, the schema's maxItems).`,
+  },
   exportMaxCodes: {
     env: 'QR_EXPORT_MAX_CODES',
     default: '10000',
@@ -299,10 +309,11 @@ function list(value: string): string[] {
     .filter(Boolean);
 }
 
-function int(key: string, value: string, min = 0): number {
+function int(key: string, value: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const n = parseDecimalInteger(value);
-  if (n === null || n < min) {
-    throw new ConfigError(`${key} must be an integer >= ${min} in decimal digits, got "${value}"`);
+  if (n === null || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(`${key} must be an integer ${range} in decimal digits, got "${value}"`);
   }
   return n;
 }
@@ -358,7 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     acmeContactEmail: raw('acmeContactEmail'),
     trustProxy: list(raw('trustProxy')),
     secretKey: raw('secretKey'),
-    bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1),
+    bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1, BULK_IMPORT_ROWS_CEILING),
     exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1),
     exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),

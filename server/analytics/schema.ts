@@ -16,6 +16,8 @@ export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
 
 const range: JsonSchema = {
   type: 'integer',
+  minimum: Math.min(...RANGES),
+  maximum: Math.max(...RANGES),
   enum: [...RANGES],
   default: 30,
   description: 'The last N UTC days, today included: 7, 30 or 90.',
@@ -116,6 +118,7 @@ export const rawExportQuery = objectSchema('RawExportQuery', {
   },
   cursor: {
     type: 'string',
+    maxLength: 200,
     ...patterned('^[A-Za-z0-9_-]{1,200}$', 'Must be meta.next_cursor of the previous page.'),
     description: 'Keyset cursor from meta.next_cursor of the previous page; deep pages stay fast.',
   },

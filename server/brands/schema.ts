@@ -42,6 +42,7 @@ const fields: Record<string, JsonSchema> = {
   },
   slug: {
     type: 'string',
+    maxLength: 64,
     ...patterned(BRAND_SLUG_PATTERN, 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.'),
     description: '1 to 64 of A-Z, a-z, 0-9, _ and -. Omitted on creation: derived from the name.',
   },

@@ -1,8 +1,26 @@
 // JSON Schemas of bulk imports. A row's keys and their JSON types are checked on the request (422
 // for the whole request); what a row says (slug syntax, URL, references, duplicates) is checked
 // row by row at staging and reported in preview_errors, so one bad row does not hide the others.
+import { BULK_IMPORT_ROWS_CEILING } from '../config.js';
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
+import { MAX_URL_LENGTH } from '../schemas/http-url.js';
 import type { JsonSchema } from '../schemas/validation.js';
+
+/**
+ * A row's strings are bounded loosely, above the rules checked per row (slug 64, URL 2048, name
+ * 255): a value a little too long is reported on its row like any other mistake; only a value
+ * far beyond any rule refuses the whole request.
+ */
+const ROW_STRING = 2 * MAX_URL_LENGTH;
+const rowString = (description?: string): JsonSchema => ({
+  type: 'string',
+  maxLength: ROW_STRING,
+  ...(description ? { description } : {}),
+});
+const rowNullableString = (description?: string): JsonSchema => ({
+  ...rowString(description),
+  type: ['string', 'null'],
+});
 
 export const BulkImportRow: JsonSchema = {
   type: 'object',
@@ -10,13 +28,18 @@ export const BulkImportRow: JsonSchema = {
   description:
     'One code to create. slug and destination are required per row; errors are reported per row in preview_errors.',
   properties: {
-    slug: { type: 'string', description: '1 to 64 of [A-Za-z0-9_-].' },
-    destination: { type: ['string', 'object'], description: 'An http(s) URL or {url}.' },
-    name: { type: ['string', 'null'] },
-    domain_ulid: { type: 'string', description: 'Defaults to defaults.domain_ulid.' },
-    brand_ulid: { type: ['string', 'null'], description: 'Defaults to defaults.brand_ulid.' },
-    style_ulid: { type: ['string', 'null'] },
-    status: { type: 'string', description: 'active (default), paused or archived.' },
+    slug: rowString('1 to 64 of [A-Za-z0-9_-].'),
+    destination: {
+      type: ['string', 'object'],
+      maxLength: ROW_STRING,
+      properties: { url: rowString() },
+      description: 'An http(s) URL or {url}.',
+    },
+    name: rowNullableString(),
+    domain_ulid: rowString('Defaults to defaults.domain_ulid.'),
+    brand_ulid: rowNullableString('Defaults to defaults.brand_ulid.'),
+    style_ulid: rowNullableString(),
+    status: rowString('active (default), paused or archived.'),
   },
 };
 
@@ -26,8 +49,9 @@ export const stageImportBody = objectSchema(
     rows: {
       type: 'array',
       minItems: 1,
+      maxItems: BULK_IMPORT_ROWS_CEILING,
       items: BulkImportRow,
-      description: 'At most BULK_IMPORT_MAX_ROWS rows (default 10000).',
+      description: `At most BULK_IMPORT_MAX_ROWS rows (default 10000; an installation may allow up to ${BULK_IMPORT_ROWS_CEILING}).`,
     },
     defaults: {
       type: 'object',

@@ -152,7 +152,11 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
   if (takesIdempotencyKey(op.method)) properties[IDEMPOTENCY_ARG] = idempotencyKeyArg;
   if (def.guard) {
     properties.confirm = { type: 'boolean', description: 'true executes a previewed call; needs confirmation_id.' };
-    properties.confirmation_id = { type: 'string', description: 'The confirmation_id returned by the preview call.' };
+    properties.confirmation_id = {
+      type: 'string',
+      maxLength: 100,
+      description: 'The confirmation_id returned by the preview call.',
+    };
   }
   return { type: 'object', properties, required: [...required], additionalProperties: false };
 }

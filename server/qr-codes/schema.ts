@@ -66,11 +66,13 @@ export const RoutingRule: JsonSchema = {
         }),
         country: stringList({
           type: 'string',
+          maxLength: 2,
           ...patterned('^[A-Za-z]{2}$', 'Must be an ISO 3166-1 alpha-2 country code, e.g. DE.'),
           description: 'ISO 3166-1 alpha-2.',
         }),
         language: stringList({
           type: 'string',
+          maxLength: 3,
           ...patterned('^[A-Za-z]{2,3}$', 'Must be a primary language subtag of 2 or 3 letters, e.g. en.'),
           description: 'Primary language subtag, e.g. en.',
         }),
@@ -101,6 +103,7 @@ export const Routing: JsonSchema = {
 
 const hhmm: JsonSchema = {
   type: 'string',
+  maxLength: 5,
   ...patterned('^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$', 'Must be a time HH:MM from 00:00 to 24:00.'),
   description: 'HH:MM, 00:00 to 24:00.',
 };
@@ -149,7 +152,10 @@ const nullable = (s: JsonSchema): JsonSchema => ({ ...s, type: [s.type as string
 const utmParams: JsonSchema = {
   type: 'object',
   maxProperties: 20,
-  propertyNames: patterned('^[A-Za-z0-9_.-]{1,64}$', 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -.'),
+  propertyNames: {
+    maxLength: 64,
+    ...patterned('^[A-Za-z0-9_.-]{1,64}$', 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _, . and -.'),
+  },
   additionalProperties: { type: 'string', maxLength: 255 },
   description:
     'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
@@ -160,6 +166,7 @@ const writable = {
   name: { type: ['string', 'null'], maxLength: 255 },
   slug: {
     type: 'string',
+    maxLength: 64,
     ...patterned(SLUG_PATTERN, 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.'),
     description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.',
   },

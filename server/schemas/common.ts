@@ -8,9 +8,20 @@ export const ULID_PATTERN = '^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$';
 
 const ULID_MESSAGE = 'Must be a ULID: 26 characters of 0-9 and A-Z except I, L, O and U.';
 
-export const ulid: JsonSchema = { type: 'string', ...patterned(ULID_PATTERN, ULID_MESSAGE), description: 'A ULID.' };
+// maxLength beside the pattern: the pattern already says 26, the length is what resource limits
+// (OWASP API4) and generated clients read.
+export const ulid: JsonSchema = {
+  type: 'string',
+  maxLength: 26,
+  ...patterned(ULID_PATTERN, ULID_MESSAGE),
+  description: 'A ULID.',
+};
 /** A ULID or null (clears a reference). */
-export const nullableUlid: JsonSchema = { type: ['string', 'null'], ...patterned(ULID_PATTERN, ULID_MESSAGE) };
+export const nullableUlid: JsonSchema = {
+  type: ['string', 'null'],
+  maxLength: 26,
+  ...patterned(ULID_PATTERN, ULID_MESSAGE),
+};
 
 /**
  * An http or https URL field: the schema's gate (length, scheme); the full rule and the normalised
@@ -25,8 +36,14 @@ export const httpUrl: JsonSchema = {
     `An http or https URL of at most ${MAX_URL_LENGTH} characters, without control characters, spaces or ` +
     'credentials. Stored and served normalised: host in punycode, path and query percent-encoded.',
 };
-export const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
-export const nullableDateTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
+/** The longest RFC 3339 date-time accepted: nanoseconds and an offset take 35 characters. */
+export const MAX_DATE_TIME_LENGTH = 40;
+export const dateTime: JsonSchema = { type: 'string', format: 'date-time', maxLength: MAX_DATE_TIME_LENGTH };
+export const nullableDateTime: JsonSchema = {
+  type: ['string', 'null'],
+  format: 'date-time',
+  maxLength: MAX_DATE_TIME_LENGTH,
+};
 
 /** A query or path object schema; properties arrive as strings and are coerced. */
 export function objectSchema(id: string, properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {

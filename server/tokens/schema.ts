@@ -47,7 +47,7 @@ export const createTokenBody = objectSchema(
       items: { type: 'string', enum: [WILDCARD, ...ABILITIES] },
       default: [WILDCARD],
     },
-    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    expires_at: nullableDateTime,
   },
   ['name'],
 );

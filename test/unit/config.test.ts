@@ -23,6 +23,9 @@ describe('configuration', () => {
   it('refuses bad values with the key in the message', () => {
     expect(() => loadConfig({ API_PORT: 'abc' })).to.throw(ConfigError, 'API_PORT');
     expect(() => loadConfig({ ENABLE_API: 'maybe' })).to.throw(ConfigError, 'ENABLE_API');
+    // The bulk import schema's maxItems is the ceiling an installation may configure.
+    expect(() => loadConfig({ BULK_IMPORT_MAX_ROWS: '100001' })).to.throw(ConfigError, 'from 1 to 100000');
+    expect(loadConfig({ BULK_IMPORT_MAX_ROWS: '100000' }).bulkImportMaxRows).to.equal(100_000);
     for (const notDecimal of ['0x10', '1e3', '7.0', ' 7', '+7'])
       expect(() => loadConfig({ WORKER_CONCURRENCY: notDecimal }), notDecimal).to.throw(ConfigError, 'decimal digits');
     expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example.com/path' })).to.throw(
