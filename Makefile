@@ -52,11 +52,13 @@ test-browser: install dashboard
 	$(MOCHA) 'test/browser/**/*.test.ts'
 
 ## lint: eslint + prettier, the import rules (dependency-cruiser), and the OpenAPI document linted by redocly
+## and by Spectral (OpenAPI rules + OWASP API Security Top 10; .spectral.yaml says what is turned off and why)
 lint: install openapi
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
 	node_modules/.bin/depcruise server workers clickhouse test bin --config .dependency-cruiser.cjs
 	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
+	node_modules/.bin/spectral lint --ruleset .spectral.yaml --fail-severity warn var/openapi.json
 
 ## openapi: write the OpenAPI 3.1 document to var/openapi.json
 openapi: install

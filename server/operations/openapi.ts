@@ -247,7 +247,8 @@ export function buildOpenApi(ops: readonly Operation[], serverUrl: string): Doc 
       description: 'Organization-scoped dynamic QR codes. Every call sends Authorization: Bearer <token>.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: serverUrl }],
+    // x-internal: false says the API is meant for customers (OWASP API9, inventory).
+    servers: [{ url: serverUrl, 'x-internal': false }],
     security: [{ bearerAuth: [] }],
     tags,
     paths,
