@@ -70,6 +70,8 @@ interface KeyDef {
  * OpenAPI document and the MCP tool state one bound whatever an installation configures.
  */
 export const BULK_IMPORT_ROWS_CEILING = 100_000;
+/** The most codes QR_EXPORT_MAX_CODES may allow: the export schema's maxItems. */
+export const EXPORT_CODES_CEILING = 100_000;
 
 export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   nodeEnv: { env: 'NODE_ENV', default: 'development', help: 'development, test or production.' },
@@ -216,7 +218,7 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   exportMaxCodes: {
     env: 'QR_EXPORT_MAX_CODES',
     default: '10000',
-    help: 'Most codes one print run (POST /v1/qr-codes/exports) may hold (PNGs above 1024 px: fewer, by pixel count); a larger selection is 422.',
+    help: `Most codes one print run (POST /v1/qr-codes/exports) may hold (at most ${EXPORT_CODES_CEILING}; PNGs above 1024 px: fewer, by pixel count); a larger selection is 422.`,
   },
   exportTtlHours: {
     env: 'QR_EXPORT_TTL_HOURS',
@@ -370,7 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: list(raw('trustProxy')),
     secretKey: raw('secretKey'),
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1, BULK_IMPORT_ROWS_CEILING),
-    exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1),
+    exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1, EXPORT_CODES_CEILING),
     exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
     passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),

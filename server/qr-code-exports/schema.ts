@@ -1,3 +1,4 @@
+import { EXPORT_CODES_CEILING } from '../config.js';
 // JSON Schemas of print runs (exports of QR code images as one ZIP).
 import { IMAGE_FORMATS, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../rendering/index.js';
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
@@ -17,9 +18,9 @@ export const createExportBody: JsonSchema = {
     code_ulids: {
       type: 'array',
       minItems: 1,
+      maxItems: EXPORT_CODES_CEILING,
       items: ulid,
-      description:
-        'The codes to export, in file order (at most QR_EXPORT_MAX_CODES, default 10000, fewer for PNGs above 1024 px).',
+      description: `The codes to export, in file order (at most QR_EXPORT_MAX_CODES, default 10000, fewer for PNGs above 1024 px; an installation may allow up to ${EXPORT_CODES_CEILING}).`,
     },
     brand_ulid: { ...ulid, description: 'Every live code of this brand.' },
     bulk_import_ulid: { ...ulid, description: 'Every code a finished bulk import created.' },
