@@ -127,7 +127,9 @@ describe('fuzzing every POST and PATCH with random JSON', function () {
     it(`${op.method} ${op.path}: never 5xx, and a 4xx changes nothing`, async () => {
       const pathKey = fc.oneof(
         { weight: 3, arbitrary: fc.constant('__fixture__') },
-        { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
+        // '.' and '..' are dot segments: a client resolves them away (RFC 3986), so the request
+        // names another path, not this operation with an odd key.
+        { weight: 1, arbitrary: fc.string({ maxLength: 30 }).filter((s) => s !== '.' && s !== '..') },
         { weight: 1, arbitrary: fc.constant('01ARZ3NDEKTSV4RRFFQ69G5FAV') },
       );
       await fc.assert(
