@@ -31,6 +31,8 @@ export interface ScanBufferOptions<Row extends object> {
   /** Attempts per batch before it is spilled (while ClickHouse is healthy). */
   attempts?: number;
   backoffMs?: number;
+  /** Waits out a backoff (default: a timer); tests pass their own to see each delay and end it. */
+  delay?: (ms: number) => Promise<void>;
 }
 
 /** A batch as sent and as spilled: its deduplication token, its rows as TabSeparated, the row count. */
@@ -46,6 +48,7 @@ const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '
 
 /** A string as a TabSeparated field: backslash, tab, newline, carriage return and NUL escaped. */
 export function tsvText(s: string): string {
+  // Stryker disable next-line ConditionalExpression: without a special character replace() returns s unchanged; the test only saves that work
   return TSV_SPECIAL.test(s) ? s.replace(TSV_SPECIALS, (c) => TSV_ESCAPES[c]) : s;
 }
 
@@ -54,9 +57,7 @@ export function tsvLine(row: object, columns: readonly string[]): string {
   const r = row as Record<string, unknown>;
   let out = '';
   for (let i = 0; i < columns.length; i++) {
-    const v = r[columns[i]];
-    const s = typeof v === 'number' ? String(v) : String(v ?? '');
-    out += (i ? '\t' : '') + tsvText(s);
+    out += (i ? '\t' : '') + tsvText(String(r[columns[i]] ?? ''));
   }
   return out + '\n';
 }
@@ -64,7 +65,6 @@ export function tsvLine(row: object, columns: readonly string[]): string {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function pidAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
@@ -93,6 +93,8 @@ export class ScanBuffer<Row extends object> {
   private again = false;
   private healthy = true;
   private closed = false;
+  /** Set when close() begins: a spill that cannot be written is then given up rather than retried. */
+  private closing = false;
   private spillFile: string | null = null;
   private spillHandle: fs.FileHandle | null = null;
   private ownSpills = false;
@@ -112,9 +114,11 @@ export class ScanBuffer<Row extends object> {
   };
 
   private readonly encode: (row: Row) => string;
+  private readonly delay: (ms: number) => Promise<void>;
 
   constructor(private readonly opts: ScanBufferOptions<Row>) {
     this.encode = opts.encode ?? ((row) => tsvLine(row, opts.columns));
+    this.delay = opts.delay ?? sleep;
     this.maxRows = opts.maxRows ?? 10_000;
     this.flushMs = opts.flushMs ?? 1000;
     this.attempts = opts.attempts ?? 4;
@@ -253,7 +257,7 @@ export class ScanBuffer<Row extends object> {
       } catch (err) {
         this.stats.failures++;
         if (this.healthy) this.opts.log.warn({ err, table: this.opts.table, attempt: i + 1 }, 'scan insert failed');
-        if (i + 1 < attempts) await sleep(this.backoffMs * 2 ** i);
+        if (i + 1 < attempts) await this.delay(this.backoffMs * 2 ** i);
       }
     }
     this.healthy = false;
@@ -276,9 +280,9 @@ export class ScanBuffer<Row extends object> {
         return;
       } catch (err) {
         // The disk failing too: keep the rows in memory and try again shortly.
-        this.opts.log.error({ err, file: this.spillFile }, 'cannot write the scan spill file');
-        await sleep(this.backoffMs * 10);
-        if (this.closed) {
+        this.opts.log.error({ err, dir: this.opts.spillDir, file: this.spillFile }, 'cannot write the scan spill file');
+        await this.delay(this.backoffMs * 10);
+        if (this.closing) {
           this.opts.log.error({ rows: batch.rows }, 'scans lost: neither ClickHouse nor the spill file is writable');
           return;
         }
@@ -360,16 +364,22 @@ export class ScanBuffer<Row extends object> {
 
   /** A spill line: `{token, tsv, rows}`, or `{token, rows: [objects]}` as written before TabSeparated. */
   private readSpilled(v: { token?: unknown; tsv?: unknown; rows?: unknown }): Batch {
+    // Stryker disable next-line StringLiteral: the message is never read (replayFile logs every throw as a torn line)
     if (typeof v.token !== 'string') throw new Error('no token');
     if (typeof v.tsv === 'string' && typeof v.rows === 'number') return { token: v.token, tsv: v.tsv, rows: v.rows };
+    // Stryker disable next-line ConditionalExpression,StringLiteral: rows.map throws on any other JSON value too, and replayFile treats every throw alike
     if (!Array.isArray(v.rows)) throw new Error('no rows');
     const rows = v.rows as object[];
     return { token: v.token, tsv: rows.map((r) => tsvLine(r, this.opts.columns)).join(''), rows: rows.length };
   }
 
-  /** Drains: sends what is buffered, spills what cannot be sent, closes the spill file. */
+  /**
+   * Drains: sends what is buffered, spills what cannot be sent, closes the spill file. Rows that
+   * neither ClickHouse nor the disk takes are logged as lost rather than holding the shutdown.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     while (this.replaying) await this.replaying;

@@ -37,8 +37,16 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
   const said = (msg: string) => logged.filter((l) => l.msg === msg);
   const WARN = 40;
   const ERROR = 50;
+  // Every backoff the buffer waits out, in ms. The tests' buffers do not wait: the delay is recorded
+  // and ends at once (or when the test has changed the world, see `delay` below).
+  let delays: number[] = [];
+  const recordDelay = (ms: number) => {
+    delays.push(ms);
+    return Promise.resolve();
+  };
   beforeEach(() => {
     logged = [];
+    delays = [];
   });
 
   before(async () => {
@@ -81,6 +89,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       flushMs: 600_000, // flushes are the test's to make, unless a test says otherwise
       attempts: 2,
       backoffMs: 5,
+      delay: recordDelay,
       ...over,
     });
   }
@@ -100,13 +109,75 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     ];
     for (const r of pushed) b.push(r);
     expect(b.pending).to.equal(2);
+    const t0 = performance.now();
     await b.flush();
+    const flushMs = performance.now() - t0;
     expect(b.pending).to.equal(0);
     expect(await stored(t)).to.deep.equal(pushed);
     expect(b.stats).to.include({ pushed: 2, inserted: 2, batches: 1, failures: 0, spilledRows: 0 });
-    expect(b.stats.insertMs).to.be.above(0);
+    // The insert's own time: some, and no more than the flush that waited for it.
+    expect(b.stats.insertMs).to.be.above(0).and.at.most(flushMs);
     expect(b.stats.insertMsMax).to.equal(b.stats.insertMs); // one insert: the longest is the only one
     expect(logged).to.deep.equal([]);
+    await b.close();
+  });
+
+  it('stores intact a field holding a tab, newline, carriage return, NUL or backslash, and a missing field as empty', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t);
+    const specials = ['\t', '\n', '\r', '\0', '\\'];
+    const pushed = specials.flatMap((c, i) => [
+      { id: `s${i}-1-start`, n: i, text: `${c}at the start` },
+      { id: `s${i}-2-mid`, n: i, text: `in the${c}${c}middle` },
+      { id: `s${i}-3-end`, n: i, text: `at the end${c}` },
+    ]);
+    pushed.push({ id: 'z-all', n: 9, text: specials.join('|') });
+    for (const r of pushed) b.push(r);
+    b.push({ id: 'z-missing', n: 10 } as Row); // an optional field left out
+    await b.flush();
+    expect(await stored(t)).to.deep.equal([...pushed, { id: 'z-missing', n: 10, text: '' }]);
+    expect(b.stats).to.include({ inserted: 17, failures: 0 });
+    await b.close();
+  });
+
+  it('by default sends a batch at 10,000 rows, tries it four times 100, 200 and 400 ms apart, then spills it', async () => {
+    const t = table(); // not created: every insert fails
+    const dir = path.join(dataDir, `defaults-${tables}`);
+    const b = new ScanBuffer<Row>({
+      client: ch.client,
+      table: t.name,
+      columns: COLUMNS,
+      spillDir: dir,
+      log,
+      delay: recordDelay,
+    });
+    for (const r of rows(9_999, 'def')) b.push(r);
+    expect(b.pending).to.equal(9_999);
+    b.push({ id: 'def-last', n: 1, text: 'x' }); // the 10,000th: the batch leaves without a flush
+    await waitFor(
+      async () => b.stats.spilledRows,
+      (n) => n === 10_000,
+    );
+    expect(delays).to.deep.equal([100, 200, 400]); // no wait after the last attempt
+    expect(b.stats).to.include({ failures: 4, spilledBatches: 1, inserted: 0 });
+    expect(said('scan insert failed').map((l) => l.attempt)).to.deep.equal([1, 2, 3, 4]);
+    await b.close();
+    expect(await spillFiles(dir)).to.have.length(1);
+  });
+
+  it('sends rows that filled a batch while an insert was running once that insert is done, without a flush', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t, { maxRows: 5 });
+    for (const r of rows(5, 'one')) b.push(r); // an insert starts
+    for (const r of rows(5, 'two')) b.push(r); // a second batch, while the first is on its way
+    await waitFor(
+      async () => b.stats.inserted,
+      (n) => n === 10,
+    );
+    expect(b.stats.batches).to.equal(2);
+    expect(await stored(t)).to.have.length(10);
     await b.close();
   });
 
@@ -170,23 +241,44 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await b.close();
   });
 
-  it('retries a failed insert with backoff and stores the batch once when ClickHouse answers again', async () => {
+  it('stores a single row larger than twice the encoding buffer', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t);
+    const huge = { id: 'huge', n: 1, text: '✓'.repeat(800_000) }; // 2.4 MB against the first 1 MiB
+    b.push(huge);
+    await b.flush();
+    const [got] = await ch.client
+      .query({
+        query: `SELECT length(text) AS len, text = {t:String} AS same FROM ${t.name}`,
+        query_params: { t: huge.text },
+        format: 'JSONEachRow',
+      })
+      .then((rs) => rs.json<{ len: string; same: number }>());
+    expect([Number(got.len), got.same]).to.deep.equal([2_400_000, 1]);
+    await b.close();
+  });
+
+  it('retries a failed insert after the backoff, not before, and stores the batch once when ClickHouse answers again', async () => {
     const t = table(); // not created yet: inserts fail
-    const b = buffer(t, { attempts: 5, backoffMs: 100 });
+    const failuresAtDelay: number[] = [];
+    const b = buffer(t, {
+      attempts: 5,
+      backoffMs: 100,
+      // ClickHouse comes back during the first backoff; the retry has not happened yet.
+      delay: async (ms) => {
+        delays.push(ms);
+        failuresAtDelay.push(b.stats.failures);
+        await t.create();
+      },
+    });
     for (const r of rows(4, 'retry')) b.push(r);
-    const flushed = b.flush();
-    await waitFor(
-      async () => b.stats.failures,
-      (v) => v >= 1,
-    );
-    await t.create(); // within the backoff (100 + 200 + 400 + 800 ms)
-    await flushed;
-    expect(b.stats.failures).to.be.within(1, 4);
-    expect(b.stats).to.include({ inserted: 4, batches: 1, spilledRows: 0 });
+    await b.flush();
+    expect(delays).to.deep.equal([100]);
+    expect(failuresAtDelay).to.deep.equal([1]);
+    expect(b.stats).to.include({ failures: 1, inserted: 4, batches: 1, spilledRows: 0 });
     const warned = said('scan insert failed');
-    expect(warned.map((l) => [l.level, l.attempt, l.table])).to.deep.equal(
-      Array.from({ length: b.stats.failures }, (_, i) => [WARN, i + 1, t.name]),
-    );
+    expect(warned.map((l) => [l.level, l.attempt, l.table])).to.deep.equal([[WARN, 1, t.name]]);
     expect(said('ClickHouse is back; scan inserts resumed')).to.deep.equal([]); // it never counted as down
     expect(b.isHealthy).to.equal(true);
     expect(await stored(t)).to.have.length(4);
@@ -199,6 +291,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     for (const r of rows(3, 'first')) b.push(r);
     await b.flush();
     expect(b.stats).to.include({ failures: 3, spilledBatches: 1, spilledRows: 3, inserted: 0 });
+    expect(delays).to.deep.equal([5, 10]); // backoffMs doubling between attempts
     expect(b.isHealthy).to.equal(false);
     const dir = path.join(dataDir, `spill-${tables}`);
     const [file] = await spillFiles(dir);
@@ -213,7 +306,12 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     for (const r of rows(2, 'second')) b.push(r);
     await b.flush(); // known to be down: one attempt, then the spill file
     expect(b.stats).to.include({ failures: 4, spilledBatches: 2, spilledRows: 5 });
+    expect(delays).to.deep.equal([5, 10]);
 
+    // A live process's spill file in the same directory: the catch-up replay leaves it alone.
+    const liveFile = `${t.prefix}-1-${ulid()}.ndjson`;
+    const liveLine = JSON.stringify({ token: ulid(), tsv: 'live-0000\t1\tx\n', rows: 1 });
+    await fs.writeFile(path.join(dir, liveFile), liveLine + '\n');
     await t.create();
     for (const r of rows(1, 'third')) b.push(r);
     await b.flush();
@@ -228,7 +326,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       'second-0001',
       'third-0000',
     ]);
-    expect(await spillFiles(dir)).to.deep.equal([]);
+    expect(await spillFiles(dir)).to.deep.equal([liveFile]);
     // Warned for each attempt while healthy, not again for every batch while down; told when back.
     expect(said('scan insert failed').map((l) => l.attempt)).to.deep.equal([1, 2, 3]);
     expect(said('ClickHouse is back; scan inserts resumed').map((l) => [l.level, l.table])).to.deep.equal([
@@ -260,6 +358,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await first.close();
     expect(first.stats.spilledRows).to.equal(3);
     expect(await spillFiles(dir)).to.have.length(1);
+    expect(said('scan spill replay failed; will retry')).to.deep.equal([]); // not tried while down
 
     await t.create();
     const second = buffer(t, { spillDir: dir });
@@ -276,21 +375,61 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     const blocked = path.join(dataDir, `blocked-${tables}`);
     await fs.writeFile(blocked, 'a file where the spill directory should be');
     const dir = path.join(blocked, 'spill');
-    const b = buffer(t, { spillDir: dir, attempts: 1, backoffMs: 5 });
+    const spilledAtDelay: number[] = [];
+    const b = buffer(t, {
+      spillDir: dir,
+      attempts: 1,
+      backoffMs: 5,
+      // The disk comes back during the second wait.
+      delay: async (ms) => {
+        delays.push(ms);
+        spilledAtDelay.push(b.stats.spilledRows);
+        if (delays.length === 2) await fs.rm(blocked);
+      },
+    });
     for (const r of rows(3, 'disk')) b.push(r);
-    const flushed = b.flush();
-    await waitFor(
-      async () => said('cannot write the scan spill file').length,
-      (n) => n >= 2,
-    );
-    expect(b.stats.spilledRows).to.equal(0);
-    expect(said('cannot write the scan spill file')[0].level).to.equal(ERROR);
-    await fs.rm(blocked);
-    await flushed;
+    await b.flush();
+    expect(delays).to.deep.equal([50, 50]); // ten times backoffMs between tries of the disk
+    expect(spilledAtDelay).to.deep.equal([0, 0]); // the rows were in memory meanwhile
+    expect(said('cannot write the scan spill file').map((l) => [l.level, l.dir])).to.deep.equal([
+      [ERROR, dir],
+      [ERROR, dir],
+    ]);
     expect(b.stats).to.include({ spilledBatches: 1, spilledRows: 3 });
     const [file] = await spillFiles(dir);
     expect(JSON.parse((await fs.readFile(path.join(dir, file), 'utf8')).trim())).to.include({ rows: 3 });
     await b.close();
+  });
+
+  it('on close, tries a batch that arrives during the drain once and spills it, without waiting out retries', async () => {
+    const t = table();
+    await t.create();
+    const b = buffer(t, { attempts: 3 });
+    for (const r of rows(2, 'good')) b.push(r);
+    const closed = b.close(); // the flush of the two good rows is on its way
+    b.push({ id: 'bad', n: 'not a number', text: 'x' } as unknown as Row); // ClickHouse refuses this row
+    await closed;
+    expect((await stored(t)).map((r) => r.id)).to.deep.equal(['good-0000', 'good-0001']);
+    expect(b.stats).to.include({ inserted: 2, failures: 1, spilledBatches: 1, spilledRows: 1 });
+    expect(delays).to.deep.equal([]);
+    const [file] = await spillFiles(path.join(dataDir, `spill-${tables}`));
+    const spilled = JSON.parse((await fs.readFile(path.join(dataDir, `spill-${tables}`, file), 'utf8')).trim());
+    expect(spilled).to.include({ rows: 1, tsv: 'bad\tnot a number\tx\n' });
+  });
+
+  it('on close, gives up rows that neither ClickHouse nor the disk takes, and says how many are lost', async () => {
+    const t = table(); // not created
+    const blocked = path.join(dataDir, `blocked-${tables}`);
+    await fs.writeFile(blocked, 'a file where the spill directory should be');
+    const b = buffer(t, { spillDir: path.join(blocked, 'spill'), attempts: 2 });
+    for (const r of rows(4, 'lost')) b.push(r);
+    await b.close(); // returns rather than holding the shutdown
+    expect(delays).to.deep.equal([5, 50]); // one backoff between attempts, one wait for the disk
+    expect(b.stats).to.include({ failures: 2, spilledRows: 0 });
+    expect(
+      said('scans lost: neither ClickHouse nor the spill file is writable').map((l) => [l.level, l.rows]),
+    ).to.deep.equal([[ERROR, 4]]);
+    await fs.rm(blocked);
   });
 
   describe('spill files found at start', () => {
@@ -314,7 +453,9 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
         JSON.stringify({ token: ulid(), tsv: tsv(a), rows: 2 }),
         '{"token":"01J0000000000000000000000","tsv":"torn-0\\t1\\tx', // cut off by a crash mid-write
         JSON.stringify({ tsv: tsv(rows(1, 'no-token')), rows: 1 }),
+        JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'no-count')) }),
         '',
+        '   ',
         JSON.stringify({ token: ulid(), tsv: tsv(c), rows: 3 }),
       ]);
       const b = buffer(t, { spillDir: dir });
@@ -323,8 +464,9 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       expect((await stored(t)).map((r) => r.id)).to.deep.equal([...a, ...c].map((r) => r.id));
       expect(b.stats.replayedRows).to.equal(5);
       expect(await spillFiles(dir)).to.deep.equal([]);
-      // The torn line and the line without a token, not the empty line.
+      // The torn line and the lines without a token or a row count, not the blank lines.
       expect(said('skipping a torn line in a scan spill file').map((l) => [l.level, l.file])).to.deep.equal([
+        [ERROR, file],
         [ERROR, file],
         [ERROR, file],
       ]);
@@ -346,6 +488,39 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       expect(await stored(t)).to.deep.equal(old);
       expect(b.stats.replayedRows).to.equal(2);
       await b.close();
+    });
+
+    it("replays a file with this process's own pid (left by an earlier life of a container)", async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const file = await writeSpill(dir, t.prefix, process.pid, [
+        JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'mine')), rows: 2 }),
+      ]);
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect((await stored(t)).map((r) => r.id)).to.deep.equal(['mine-0000', 'mine-0001']);
+      expect(said('scan spill file replayed').map((l) => [l.file, l.rows])).to.deep.equal([[file, 2]]);
+      await b.close();
+    });
+
+    it('adds each batch once when two processes replay the same file at once', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      await writeSpill(dir, t.prefix, deadPid(), [
+        JSON.stringify({ token: ulid(), tsv: tsv(rows(3, 'both')), rows: 3 }),
+      ]);
+      const one = buffer(t, { spillDir: dir });
+      const two = buffer(t, { spillDir: dir });
+      one.start();
+      two.start();
+      await Promise.all([one.settled(), two.settled()]);
+      expect(await stored(t)).to.have.length(3);
+      expect(await spillFiles(dir)).to.deep.equal([]);
+      expect(one.isHealthy && two.isHealthy).to.equal(true);
+      await Promise.all([one.close(), two.close()]);
     });
 
     it('adds each batch once when a file is replayed twice (same token)', async () => {
@@ -393,7 +568,9 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       await first.settled();
       expect(first.isHealthy).to.equal(false);
       expect(first.stats.replayedRows).to.equal(0);
-      expect(said('scan spill replay failed; will retry').map((l) => l.level)).to.deep.equal([WARN]);
+      expect(said('scan spill replay failed; will retry').map((l) => [l.level, l.file])).to.deep.equal([
+        [WARN, path.join(dir, (await spillFiles(dir))[0])],
+      ]);
       await first.close();
       expect(await spillFiles(dir)).to.have.length(1);
 
