@@ -83,9 +83,7 @@ seed-demo: install
 
 ## mutation: Stryker mutation testing of the core rule modules, one after another (MODULE=routing for one);
 ## fails when a module scores below 85% (test/mutation/stryker.config.mjs, docs/testing.md)
-# admission (server/metering/admission.ts) runs with MODULE=admission; it is not in the default list
-# until a full run of it has been measured (docs/testing.md).
-MUTATION_MODULES := routing money hostname abilities http-url scan-buffer
+MUTATION_MODULES := routing money hostname abilities http-url admission scan-buffer
 mutation: install
 	@failed=""; for m in $(or $(MODULE),$(MUTATION_MODULES)); do \
 	  echo "== mutation testing: $$m"; \

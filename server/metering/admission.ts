@@ -1,31 +1,27 @@
 // Admission of one API call (REST or MCP): the organization's fixed one-minute window shared by
 // every process, the optional raw-export bucket, monthly usage and the overage debit, in one
-// round trip to Postgres (the api_admit function of sql/0001_foundation.sql).
+// round trip to Postgres (the api_admit function of sql/0001_foundation.sql). What each call of a
+// batch learns from that round trip is computed in ./admission-rules.ts.
 import type { Knex } from 'knex';
 import type { Histogram } from 'prom-client';
-import type { OrgRecord, Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import { fastUlid } from '../ids.js';
+import {
+  effectiveRateLimit,
+  judgeBatch,
+  rateHeaders,
+  type Admission,
+  type BatchRow,
+  type RateInfo,
+} from './admission-rules.js';
 
-export interface RateInfo {
-  limit: number;
-  remaining: number;
-  resetAt: Date;
-}
-
-/** What an admitted call learns: its window, and the organization's billable calls this month. */
-export interface Admission extends RateInfo {
-  callsUsedMonth: number;
-}
+export { effectiveRateLimit, rateHeaders, type Admission, type RateInfo };
 
 export interface AdmitOptions {
   billable: boolean;
   bucket?: 'raw_export';
-}
-
-export function effectiveRateLimit(config: Config, org: OrgRecord): number {
-  return Math.max(config.platformRateLimitPerMin, org.plan?.rateLimitPerMin ?? 0);
 }
 
 /** What the admitter needs, and nothing more. */
@@ -37,23 +33,6 @@ export interface AdmitterDeps {
   batchSizes: Histogram<never>;
   /** The rate-limit help page linked from 429 answers (it names the API's bound port). */
   helpUrl(): string;
-}
-
-export function rateHeaders(info: RateInfo): Record<string, string> {
-  return {
-    'X-RateLimit-Limit': String(info.limit),
-    'X-RateLimit-Remaining': String(info.remaining),
-    'X-RateLimit-Reset': String(Math.ceil(info.resetAt.getTime() / 1000)),
-  };
-}
-
-interface BatchRow {
-  hits_before: number;
-  window_admitted: number;
-  bucket_admitted: number;
-  funded: number;
-  reset_at: Date;
-  calls_month: number;
 }
 
 interface Pending {
@@ -136,24 +115,21 @@ export class Admitter {
   }
 
   private settle(batch: Pending[], opts: AdmitOptions, row: BatchRow): void {
-    const limit = effectiveRateLimit(this.deps.config, batch[0].principal.org);
+    const outcomes = judgeBatch(
+      row,
+      batch.map((item) => item.now),
+      {
+        limit: effectiveRateLimit(this.deps.config, batch[0].principal.org),
+        bucketLimit: this.deps.config.rawExportRateLimitPerMin,
+        billable: opts.billable,
+      },
+    );
     batch.forEach((item, i) => {
-      const info: RateInfo = {
-        limit,
-        remaining: Math.max(0, limit - (row.hits_before + i + 1)),
-        resetAt: row.reset_at,
-      };
-      const retryAfter = Math.max(1, Math.ceil((row.reset_at.getTime() - item.now.getTime()) / 1000));
-      if (i >= row.window_admitted) {
-        item.reject(withHeaders(ApiError.rateLimited(retryAfter, this.deps.helpUrl()), info));
-      } else if (i >= row.bucket_admitted) {
-        const bucketInfo = { limit: this.deps.config.rawExportRateLimitPerMin, remaining: 0, resetAt: row.reset_at };
-        item.reject(withHeaders(ApiError.rateLimited(retryAfter, this.deps.helpUrl()), bucketInfo));
-      } else if (opts.billable && i >= row.funded) {
-        item.reject(withHeaders(ApiError.insufficientFunds(), info));
-      } else {
-        item.resolve({ ...info, callsUsedMonth: row.calls_month });
-      }
+      const outcome = outcomes[i];
+      if (outcome.kind === 'admitted') item.resolve(outcome.admission);
+      else if (outcome.kind === 'rate_limited') {
+        item.reject(withHeaders(ApiError.rateLimited(outcome.retryAfter, this.deps.helpUrl()), outcome.info));
+      } else item.reject(withHeaders(ApiError.insufficientFunds(), outcome.info));
     });
   }
 }
