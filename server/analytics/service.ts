@@ -10,12 +10,10 @@ import { codeNames, getCodeRow } from '../qr-codes/service.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   rawScanPage,
-  rollupBreakdown,
-  rollupChildren,
-  rollupTopCodes,
+  rollupReport,
   type Counted,
-  rollupDailyBreakdown,
-  rollupDaily,
+  type Report,
+  type ReportRequest,
   type RollupDimension,
   type RollupFilter,
 } from './queries.js';
@@ -33,22 +31,6 @@ export interface DayRange {
   /** [fromMs, toMs): midnight UTC of the first day to midnight after the last. */
   fromMs: number;
   toMs: number;
-}
-
-type Results<T extends readonly (() => Promise<unknown>)[]> = { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
-
-/**
- * Runs independent queries side by side on a ClickHouse server, one after another on embedded
- * chDB: there they share the process's cores, and concurrent queries measured slower.
- */
-async function independently<T extends readonly (() => Promise<unknown>)[]>(
-  app: AppContext,
-  tasks: T,
-): Promise<Results<T>> {
-  if (!app.ch.embedded) return (await Promise.all(tasks.map((t) => t()))) as Results<T>;
-  const out: unknown[] = [];
-  for (const t of tasks) out.push(await t());
-  return out as Results<T>;
 }
 
 /** The last N UTC days including today. */
@@ -143,17 +125,8 @@ async function childLabels(
   return out;
 }
 
-async function childBreakdown(app: AppContext, org: OrgRecord, filter: RollupFilter): Promise<BreakdownEntry[]> {
-  const child = filter.brandId === undefined ? 'brand' : 'code';
-  return labelled(app, org, child, await rollupChildren(app.ch, { ...filter, codeId: undefined }));
-}
-
 /** The organization's ten most scanned codes of the range. */
 export const TOP_CODES = 10;
-
-async function topCodes(app: AppContext, org: OrgRecord, filter: RollupFilter): Promise<BreakdownEntry[]> {
-  return labelled(app, org, 'code', await rollupTopCodes(app.ch, filter, TOP_CODES));
-}
 
 async function labelled(
   app: AppContext,
@@ -194,25 +167,28 @@ function breakdownEntries(
   }));
 }
 
-/** Totals, every day of the range and one dimension's breakdown for a filter. */
+/**
+ * One rollup query for the request (queries.ts, rollupReport), then the totals, every day of the
+ * range and the dimension's breakdown as the payload shows them.
+ */
 async function rollupSummary(
   app: AppContext,
   org: OrgRecord,
   filter: RollupFilter,
   range: DayRange,
-  dimension: RollupDimension,
-) {
-  const [daily, breakdown] = await independently(app, [
-    () => rollupDaily(app.ch, filter),
-    () => rollupBreakdown(app.ch, filter, dimension),
-  ] as const);
-  const totals = daily.totals;
+  request: ReportRequest,
+): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
+  const report = await rollupReport(app.ch, filter, request);
+  const dimension = request.dimension;
   return {
-    totals: totalsOf(totals.scans, totals.uniques),
-    time_series: fillDays(range, daily.days),
-    dimension,
-    dimension_label: DIMENSION_LABELS[dimension],
-    dimension_breakdown: breakdownEntries(breakdown, dimension, org.locale),
+    report,
+    summary: {
+      totals: totalsOf(report.totals.scans, report.totals.uniques),
+      time_series: fillDays(range, report.days),
+      dimension,
+      dimension_label: DIMENSION_LABELS[dimension],
+      dimension_breakdown: breakdownEntries(report.breakdown, dimension, org.locale),
+    },
   };
 }
 
@@ -238,27 +214,30 @@ export async function organizationAnalytics(
     delete filter.brandId;
     scope = 'code';
   }
-  const [summary, children, top, rows] = await independently(app, [
-    () => rollupSummary(app, org, filter, range, q.dimension),
-    async () => (scope === 'code' ? undefined : childBreakdown(app, org, filter)),
-    async () => (scope === 'organization' ? topCodes(app, org, filter) : undefined),
-    async () => (opts.csvRows ? csvRows(app, org, filter, q.dimension) : undefined),
-  ] as const);
+  const { report, summary } = await rollupSummary(app, org, filter, range, {
+    dimension: q.dimension,
+    children: scope !== 'code',
+    topCodes: scope === 'organization' ? TOP_CODES : undefined,
+    dailyBreakdown: opts.csvRows,
+  });
   const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };
+  // Labels come from Postgres, another process: both lookups at once.
+  const [children, top] = await Promise.all([
+    report.children && labelled(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
+    report.topCodes && labelled(app, org, 'code', report.topCodes),
+  ]);
   if (children) payload.child_breakdown = children;
   if (top) payload.top_codes = top;
-  if (rows) payload.csv_rows = rows;
+  if (report.dailyBreakdown) payload.csv_rows = csvRows(org, q.dimension, report.dailyBreakdown);
   return payload;
 }
 
 /** {date, <dimension>, scans} per day and dimension value that has scans, oldest day first. */
-async function csvRows(
-  app: AppContext,
+function csvRows(
   org: OrgRecord,
-  filter: RollupFilter,
   dimension: RollupDimension,
-): Promise<Record<string, string | number>[]> {
-  const rows = await rollupDailyBreakdown(app.ch, filter, dimension);
+  rows: NonNullable<Report['dailyBreakdown']>,
+): Record<string, string | number>[] {
   return rows.map((r) => ({
     date: r.day,
     [dimension]: dimensionValueLabel(dimension, r.value, org.locale),
@@ -295,7 +274,9 @@ export async function codeAnalytics(
   return {
     qr_code: { ulid: code.ulid, name: code.name, slug: code.slug },
     range_days: q.range,
-    ...(await rollupSummary(app, org, filter, range, q.dimension)),
+    ...(
+      await rollupSummary(app, org, filter, range, { dimension: q.dimension, children: false, dailyBreakdown: false })
+    ).summary,
   };
 }
 
