@@ -48,7 +48,7 @@ export const MARGIN_MAX = 32;
  * Bumped whenever the drawing changes, so ETags (which hash the inputs, not the bytes) change with
  * the output.
  */
-export const RENDERER_VERSION = '1';
+export const RENDERER_VERSION = '2';
 
 // A style's logo is drawn again for every code that uses it: parsed (and sanitised) once.
 const logos = new LRUCache<string, Logo>(64);

@@ -5,6 +5,7 @@ import { createCanvas, loadImage, Path2D, type Canvas, type Image, type SKRSCont
 import type { Layer, Scene } from './geometry.js';
 import type { Logo } from './logo.js';
 import { cssColor, type Paint } from './paint.js';
+import { encodePng } from './png.js';
 
 function fillStyle(ctx: SKRSContext2D, paint: Paint): string | CanvasGradient {
   if (paint.kind === 'solid') return cssColor(paint.color);
@@ -52,6 +53,7 @@ export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: st
 
 export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer> {
   const canvas = await sceneToCanvas(scene, widthPx);
-  // encode() runs on libuv's pool, off the event loop.
-  return canvas.encode('png');
+  // getImageData un-premultiplies the colours of partly transparent pixels, as PNG wants them.
+  const { data, width, height } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+  return encodePng(data, width, height);
 }
