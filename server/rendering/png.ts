@@ -32,7 +32,8 @@ function chunk(type: string, data: Buffer): Buffer {
 /** An 8-bit RGBA PNG of `width` × `height` pixels, `rgba` holding 4 bytes per pixel, row by row. */
 export async function encodePng(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number): Promise<Buffer> {
   const stride = width * 4;
-  if (rgba.length !== stride * height) throw new Error(`expected ${stride * height} bytes of pixels, got ${rgba.length}`);
+  if (rgba.length !== stride * height)
+    throw new Error(`expected ${stride * height} bytes of pixels, got ${rgba.length}`);
   const src = Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength);
   // Each row prefixed by its filter type. A row equal to the one above (most rows of a QR code: a
   // module is many pixels tall) is written as filter 2, "up", whose bytes are then all zero; any
