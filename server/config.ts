@@ -22,6 +22,7 @@ export interface Config {
   redirectTlsKeyFile: string;
   enableApi: boolean;
   enableRedirect: boolean;
+  redirectProcesses: number;
   enableWorker: boolean;
   workerConcurrency: number;
   publicApiUrl: string | null;
@@ -131,6 +132,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   },
   enableApi: { env: 'ENABLE_API', default: 'true', help: 'Serve the API listener in this process.' },
   enableRedirect: { env: 'ENABLE_REDIRECT', default: 'true', help: 'Serve the public redirect in this process.' },
+  redirectProcesses: {
+    env: 'REDIRECT_PROCESSES',
+    default: '1',
+    help: 'Processes serving the public redirect (node:cluster, sharing its ports); above 1 the main process keeps the API, the worker and the stores and forks that many redirect processes, restarting any that dies. One per core uses the machine (docs/redirect.md).',
+  },
   enableWorker: { env: 'ENABLE_WORKER', default: 'true', help: 'Run graphile-worker inside this process.' },
   workerConcurrency: { env: 'WORKER_CONCURRENCY', default: '4', help: 'Jobs run at once by graphile-worker.' },
   publicApiUrl: {
@@ -354,6 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     redirectTlsKeyFile: raw('redirectTlsKeyFile'),
     enableApi: bool('ENABLE_API', raw('enableApi')),
     enableRedirect: bool('ENABLE_REDIRECT', raw('enableRedirect')),
+    redirectProcesses: int('REDIRECT_PROCESSES', raw('redirectProcesses'), 1, 256),
     enableWorker: bool('ENABLE_WORKER', raw('enableWorker')),
     workerConcurrency: int('WORKER_CONCURRENCY', raw('workerConcurrency'), 1),
     publicApiUrl,

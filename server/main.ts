@@ -1,5 +1,6 @@
 // `make start`: the service on the configured (by default embedded) stores: the API listener,
-// the public redirect listener and graphile-worker in one process; each can be switched off.
+// the public redirect listener and graphile-worker in one process; each can be switched off. With
+// REDIRECT_PROCESSES > 1 the redirect runs in that many forked processes instead.
 import type { Runner } from 'graphile-worker';
 import { boot } from './bootstrap.js';
 import { apiBaseUrl, loadConfig } from './config.js';
@@ -12,6 +13,7 @@ import { checkPortsFree, startProblemLine } from './start-problems.js';
 import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
 import { startRedirectListener } from './redirect/listener.js';
+import { isRedirectProcess, runRedirectProcess, startRedirectCluster } from './redirect/cluster.js';
 
 async function start(): Promise<void> {
   const config = loadConfig();
@@ -55,7 +57,8 @@ async function serve(app: AppContext): Promise<void> {
   if (config.enableRedirect) {
     // It registers its own close last, so it closes first: the scan buffer drains while the stores
     // are still open.
-    await startRedirectListener(app, config.redirectPort, config.redirectHost);
+    if (config.redirectProcesses > 1) await startRedirectCluster(app, config.redirectProcesses);
+    else await startRedirectListener(app, config.redirectPort, config.redirectHost);
   }
 
   const apiUrl = apiBaseUrl(config, app.apiPort());
@@ -76,7 +79,8 @@ async function serve(app: AppContext): Promise<void> {
   }
 }
 
-await start().catch((err: unknown) => {
+// REDIRECT_PROCESSES > 1: this same file is each redirect process (server/redirect/cluster.ts).
+await (isRedirectProcess() ? runRedirectProcess() : start()).catch((err: unknown) => {
   const line = startProblemLine(err);
   if (line === null) throw err;
   process.stderr.write(`${line}\n`);

@@ -4,7 +4,7 @@
 //
 // Order of a request: domain (cache) → code (cache, else Postgres) → decision (qr-codes/routing.ts)
 // → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
-// up) → 302 → scan into the buffer. Nothing here waits for ClickHouse.
+// up) → scan into the buffer → 302. Nothing here waits for ClickHouse.
 import type http from 'node:http';
 import net from 'node:net';
 import type { AppContext } from '../context.js';
@@ -337,18 +337,25 @@ export class RedirectHandler {
     this.serve(visit, status, setCookie);
   }
 
-  /** The answer (302/303, or the prelander page), then the scan into the buffer. */
+  /**
+   * The scan into the buffer, then the answer (302/303, or the prelander page). In this order so
+   * that a process without the store has written the scan to its journal (scan-ipc.ts) before the
+   * visitor can see the answer: a kill after the answer loses nothing that was served.
+   */
   private serve(visit: Visit, status: number, setCookie: string | null): void {
-    const { req, res, head, domain, code, now, agent, network, visitor } = visit;
+    const { res, head, code } = visit;
+    // HEAD answers like GET but is not a visit: no count, no scan.
+    if (!head) this.record(visit);
     if (code.prelander) {
       const html = prelanderPage({ url: visit.url, seconds: code.prelander.seconds, message: code.prelander.message });
       const extra: Record<string, string> = { 'Content-Security-Policy': PRELANDER_CSP };
       if (setCookie) extra['Set-Cookie'] = setCookie;
       this.page(res, head, 200, html, extra);
     } else this.redirect(res, status, visit.url, setCookie);
-    // HEAD answers like GET but is not a visit: no count, no scan.
-    if (head) return;
+  }
 
+  private record(visit: Visit): void {
+    const { req, domain, code, now, agent, network, visitor } = visit;
     const ms = now.getTime();
     this.scans.push({
       scan_id: fastUlid(ms),

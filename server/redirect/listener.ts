@@ -15,7 +15,8 @@ import { RedirectCounters } from './counters.js';
 import { createEnricher } from './enrich.js';
 import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password-throttle.js';
-import { ScanBuffer } from './scan-buffer.js';
+import { ScanBuffer, type Batch } from './scan-buffer.js';
+import { FileJournal } from './scan-ipc.js';
 import { encodeScanRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
@@ -38,6 +39,12 @@ export interface RedirectOptions {
   tlsPort?: number | null;
   /** The default certificate; default the files REDIRECT_TLS_CERT_FILE and REDIRECT_TLS_KEY_FILE. */
   defaultCertificate?: CertificatePair;
+  /**
+   * A redirect process of several (REDIRECT_PROCESSES): each scan is journaled before it is answered
+   * (scan-ipc.ts), and `insertVia`, when given, carries sealed batches to the process owning the store.
+   */
+  journal?: boolean;
+  insertVia?: (table: string) => (batch: Batch) => Promise<void>;
 }
 
 export interface RedirectListener {
@@ -103,6 +110,8 @@ export async function startRedirectListener(
       maxRows: opts.maxRows,
       attempts: opts.insertAttempts,
       backoffMs: opts.backoffMs,
+      insert: opts.insertVia?.(table),
+      journal: opts.journal ? new FileJournal(spillDir, table, app.log) : undefined,
     });
   const scans = buffer<ScanRow>('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow);
   const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_SCAN_COLUMNS);

@@ -10,6 +10,11 @@
 // are replayed when an insert succeeds again and at start (files of processes that are gone);
 // a file is deleted once every batch in it is in. close() drains: it flushes what is buffered and
 // spills what cannot be sent.
+//
+// A redirect process that does not own the store (REDIRECT_PROCESSES, server/redirect/cluster.ts)
+// passes `insert` (the batch goes to the owner over IPC) and `journal`: each row is written to a
+// journal file named by its batch's token before the answer leaves, so a process killed outright
+// leaves its rows as `<table>-<pid>-<token>.tsv`, replayed like a spill file with that token.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ulid } from 'ulid';
@@ -33,10 +38,22 @@ export interface ScanBufferOptions<Row extends object> {
   backoffMs?: number;
   /** Waits out a backoff (default: a timer); tests pass their own to see each delay and end it. */
   delay?: (ms: number) => Promise<void>;
+  /** Where a batch goes (default: INSERT into `table` through insertText with the batch's token). */
+  insert?: (batch: Batch) => Promise<void>;
+  /** Rows written through before they are answered (server/redirect/scan-ipc.ts). */
+  journal?: BatchJournal;
+}
+
+/** A write-ahead file per batch: rows appended as pushed, removed once the batch is in or spilled. */
+export interface BatchJournal {
+  append(line: string): void;
+  /** Ends the open batch's file; returns its token (the name of the file). */
+  seal(): string;
+  done(token: string): void;
 }
 
 /** A batch as sent and as spilled: its deduplication token, its rows as TabSeparated, the row count. */
-interface Batch {
+export interface Batch {
   token: string;
   tsv: string;
   rows: number;
@@ -150,6 +167,7 @@ export class ScanBuffer<Row extends object> {
       this.open.copy(bigger, 0, 0, this.openBytes);
       this.open = bigger;
     }
+    this.opts.journal?.append(line);
     this.openBytes += this.open.write(line, this.openBytes);
     this.stats.pushed++;
     if (++this.openRows >= this.maxRows) {
@@ -161,7 +179,8 @@ export class ScanBuffer<Row extends object> {
   /** Closes the batch being filled: it gets its token now, and keeps it through retries and spills. */
   private seal(): void {
     if (!this.openRows) return;
-    this.sealed.push({ token: ulid(), tsv: this.open.toString('utf8', 0, this.openBytes), rows: this.openRows });
+    const token = this.opts.journal ? this.opts.journal.seal() : ulid();
+    this.sealed.push({ token, tsv: this.open.toString('utf8', 0, this.openBytes), rows: this.openRows });
     this.sealedRows += this.openRows;
     this.openBytes = 0;
     this.openRows = 0;
@@ -228,6 +247,7 @@ export class ScanBuffer<Row extends object> {
    * own insert queue would only add latency.
    */
   private async insert(batch: Batch): Promise<void> {
+    if (this.opts.insert) return this.opts.insert(batch);
     await insertText(this.opts.client, {
       table: this.opts.table,
       columns: this.opts.columns,
@@ -250,6 +270,7 @@ export class ScanBuffer<Row extends object> {
         this.stats.insertMs += ms;
         if (ms > this.stats.insertMsMax) this.stats.insertMsMax = ms;
         this.stats.inserted += batch.rows;
+        this.opts.journal?.done(batch.token);
         if (!this.healthy) this.opts.log.info({ table: this.opts.table }, 'ClickHouse is back; scan inserts resumed');
         this.healthy = true;
         this.catchUp();
@@ -277,6 +298,7 @@ export class ScanBuffer<Row extends object> {
         this.ownSpills = true;
         this.stats.spilledBatches++;
         this.stats.spilledRows += batch.rows;
+        this.opts.journal?.done(batch.token);
         return;
       } catch (err) {
         // The disk failing too: keep the rows in memory and try again shortly.
@@ -312,7 +334,7 @@ export class ScanBuffer<Row extends object> {
     let files: string[];
     try {
       files = (await fs.readdir(this.opts.spillDir))
-        .filter((f) => f.startsWith(`${this.prefix}-`) && f.endsWith('.ndjson'))
+        .filter((f) => f.startsWith(`${this.prefix}-`) && (f.endsWith('.ndjson') || (atStart && f.endsWith('.tsv'))))
         .sort();
     } catch {
       return;
@@ -320,6 +342,7 @@ export class ScanBuffer<Row extends object> {
     for (const f of files) {
       const pid = Number(f.slice(this.prefix.length + 1).split('-')[0]);
       if (atStart && pid !== process.pid && pidAlive(pid)) continue; // another live process owns it
+      if (pid === process.pid && f.endsWith('.tsv')) continue; // our own journal, being written
       if (!atStart && pid !== process.pid) continue;
       const file = path.join(this.opts.spillDir, f);
       if (file === this.spillFile) continue;
@@ -338,7 +361,7 @@ export class ScanBuffer<Row extends object> {
       return true; // replayed and removed by someone else
     }
     let rows = 0;
-    for (const line of text.split('\n')) {
+    for (const line of file.endsWith('.tsv') ? [this.journalLine(file, text)] : text.split('\n')) {
       if (!line.trim()) continue;
       let batch: Batch;
       try {
@@ -360,6 +383,16 @@ export class ScanBuffer<Row extends object> {
     this.stats.replayedRows += rows;
     this.opts.log.info({ file, rows }, 'scan spill file replayed');
     return true;
+  }
+
+  /**
+   * A journal as one spill line: the token from its name, the complete rows (a line cut short by a
+   * kill was never answered, since the answer leaves after the row is written).
+   */
+  private journalLine(file: string, text: string): string {
+    const tsv = text.slice(0, text.lastIndexOf('\n') + 1);
+    const token = path.basename(file, '.tsv').split('-').pop();
+    return tsv ? JSON.stringify({ token, tsv, rows: tsv.split('\n').length - 1 }) : '';
   }
 
   /** A spill line: `{token, tsv, rows}`, or `{token, rows: [objects]}` as written before TabSeparated. */

@@ -1,0 +1,176 @@
+// Scans of redirect processes that do not own the store (REDIRECT_PROCESSES > 1 on embedded chDB,
+// server/redirect/cluster.ts): the journal each row is written to before it is answered, the IPC
+// channel that carries a sealed batch to the owner, and the owner's side that inserts it.
+//
+// Exactly once, through the scan buffer's own mechanism: a batch keeps the token it was journaled
+// under through the IPC round trip, retries, the spill file and any replay; the owner inserts it with
+// that token and acknowledges; the journal is removed only after the acknowledgement (or once the
+// batch is in a spill file). A process killed outright leaves its journals, which the process that
+// replaces it replays at start like any spill file of a process that is gone.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import type { Logger } from '../logger.js';
+import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
+import type { Batch, BatchJournal } from './scan-buffer.js';
+
+/** The tables a redirect process writes, by name: the owner inserts into nothing else. */
+const TABLE_COLUMNS: Record<string, readonly string[]> = {
+  scan_events: SCAN_EVENT_COLUMNS,
+  orphan_scans: ORPHAN_SCAN_COLUMNS,
+};
+
+/** A sealed batch on its way to the owner. */
+export interface BatchMessage {
+  type: 'scan-batch';
+  id: number;
+  table: string;
+  batch: Batch;
+}
+
+/** The owner's answer: the batch is in ClickHouse (ok), or the insert failed (the sender retries or spills). */
+export interface AckMessage {
+  type: 'scan-ack';
+  id: number;
+  ok: boolean;
+  error?: string;
+}
+
+/**
+ * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory: each row is appended
+ * with a synchronous write (a kill cannot undo a write the kernel has; only a machine crash can),
+ * so the row is on file before the redirect answers.
+ */
+export class FileJournal implements BatchJournal {
+  private fd: number | null = null;
+  private token = '';
+  private failed = false;
+  private readonly prefix: string;
+
+  constructor(
+    private readonly dir: string,
+    table: string,
+    private readonly log: Logger,
+  ) {
+    this.prefix = `${table}-${process.pid}-`;
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  private file(token: string): string {
+    return path.join(this.dir, `${this.prefix}${token}.tsv`);
+  }
+
+  append(line: string): void {
+    try {
+      if (this.fd === null) {
+        this.token = ulid();
+        this.fd = fs.openSync(this.file(this.token), 'a');
+      }
+      fs.writeSync(this.fd, line);
+    } catch (err) {
+      // The disk failing: the row is still in the buffer and goes to the owner with its batch; only
+      // a kill before then would lose it. Said once per batch.
+      if (!this.failed) this.log.error({ err, dir: this.dir }, 'cannot write the scan journal');
+      this.failed = true;
+    }
+  }
+
+  seal(): string {
+    this.failed = false;
+    if (this.fd === null) return this.token || ulid();
+    const fd = this.fd;
+    this.fd = null;
+    const token = this.token;
+    this.token = '';
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // Closing never loses what was written.
+    }
+    return token;
+  }
+
+  done(token: string): void {
+    try {
+      fs.rmSync(this.file(token), { force: true });
+    } catch (err) {
+      // Left behind, it is replayed later with the same token: a no-op in ClickHouse.
+      this.log.warn({ err, token }, 'cannot remove a scan journal');
+    }
+  }
+}
+
+/** The channel to the owner (a cluster worker's process.send), as much of it as is used. */
+export interface OwnerChannel {
+  send(message: BatchMessage): boolean;
+  on(event: 'message', fn: (message: unknown) => void): unknown;
+  on(event: 'disconnect', fn: () => void): unknown;
+  connected: boolean;
+}
+
+/** The worker's side: `insert` for a ScanBuffer, resolved when the owner acknowledges the batch. */
+export class OwnerInserts {
+  private next = 1;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+
+  constructor(private readonly channel: OwnerChannel) {
+    channel.on('message', (m) => {
+      const ack = m as Partial<AckMessage>;
+      if (ack?.type !== 'scan-ack' || typeof ack.id !== 'number') return;
+      const w = this.waiting.get(ack.id);
+      if (!w) return;
+      this.waiting.delete(ack.id);
+      if (ack.ok) w.resolve();
+      else w.reject(new Error(`the owner could not insert the batch: ${ack.error ?? 'unknown error'}`));
+    });
+    channel.on('disconnect', () => {
+      for (const w of this.waiting.values()) w.reject(new Error('the owner process is gone'));
+      this.waiting.clear();
+    });
+  }
+
+  /** An insert function for the buffer of `table` (e.g. `scan_events`). */
+  forTable(table: string): (batch: Batch) => Promise<void> {
+    return (batch) =>
+      new Promise<void>((resolve, reject) => {
+        if (!this.channel.connected) return reject(new Error('the owner process is gone'));
+        const id = this.next++;
+        this.waiting.set(id, { resolve, reject });
+        this.channel.send({ type: 'scan-batch', id, table, batch });
+      });
+  }
+}
+
+/**
+ * The owner's side: inserts a batch a redirect process sent, with the batch's own token, and
+ * answers. It neither buffers nor retries: the sender keeps the batch (journal, retries, spill)
+ * until it hears ok.
+ */
+export async function insertForWorker(
+  client: ClickHouseClient,
+  database: string,
+  message: unknown,
+  log: Logger,
+): Promise<AckMessage | null> {
+  const m = message as Partial<BatchMessage>;
+  if (m?.type !== 'scan-batch' || typeof m.id !== 'number') return null;
+  const columns = typeof m.table === 'string' ? TABLE_COLUMNS[m.table] : undefined;
+  const batch = m.batch;
+  if (!columns || typeof batch?.token !== 'string' || typeof batch.tsv !== 'string') {
+    return { type: 'scan-ack', id: m.id, ok: false, error: 'not a scan batch' };
+  }
+  try {
+    await insertText(client, {
+      table: `${database}.${m.table}`,
+      columns,
+      format: 'TabSeparated',
+      body: batch.tsv,
+      dedupToken: batch.token,
+    });
+    return { type: 'scan-ack', id: m.id, ok: true };
+  } catch (err) {
+    log.warn({ err, table: m.table }, 'inserting a redirect process’s scan batch failed');
+    return { type: 'scan-ack', id: m.id, ok: false, error: (err as Error).message };
+  }
+}
