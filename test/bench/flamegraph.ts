@@ -48,10 +48,29 @@ const tree = (n: ProfileNode): TreeNode => ({
   children: (n.children ?? []).map((id) => tree(byId.get(id)!)),
 });
 const head = tree(profile.nodes[0]);
+
+// Frames under 0.05% of the samples are folded into their caller (its self time keeps their
+// samples): too narrow to see, and a process's start-up (module loading) otherwise makes the SVG
+// megabytes of invisible boxes.
+const inclusive = (n: TreeNode): number => n.hitCount + n.children.reduce((s, c) => s + inclusive(c), 0);
+const minimum = inclusive(head) * 0.0005;
+const prune = (n: TreeNode): number => {
+  let sum = n.hitCount;
+  n.children = n.children.filter((c) => {
+    const sub = prune(c);
+    sum += sub;
+    if (sub >= minimum) return true;
+    n.hitCount += sub;
+    return false;
+  });
+  return sum;
+};
+const shown = structuredClone(head);
+prune(shown);
 fs.writeFileSync(
   output,
   flamegraph.fromCpuProfile(
-    { head, startTime: profile.startTime / 1e6, endTime: profile.endTime / 1e6 },
+    { head: shown, startTime: profile.startTime / 1e6, endTime: profile.endTime / 1e6 },
     { titletext: title ?? 'CPU profile', internals: true, removenarrows: true },
   ),
 );

@@ -27,6 +27,13 @@ export async function rssMiB(pid: number): Promise<string> {
   return (kb / 1024).toFixed(0);
 }
 
+/** CPU seconds used so far by a process (all its threads), from /proc. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** Starts a child that prints `LISTENING <port>` (or a line matching `ready`), and returns its port. */
 export function startChild(
   cmd: string,
@@ -105,10 +112,10 @@ export interface BenchService {
 /**
  * The service as a user runs it, for the API benchmarks: a durable embedded Postgres in a temp
  * directory, an enterprise organization made with qrctl, and `server/main.ts` as its own process
- * (API only). The platform ceiling is raised so the rate-limit window runs on every call without
+ * (API only; `nodeArgs` go to its node, e.g. --cpu-prof). The platform ceiling is raised so the rate-limit window runs on every call without
  * refusing any.
  */
-export async function startBenchService(prefix: string): Promise<BenchService> {
+export async function startBenchService(prefix: string, nodeArgs: string[] = []): Promise<BenchService> {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
   await fs.chmod(root, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
@@ -137,7 +144,7 @@ export async function startBenchService(prefix: string): Promise<BenchService> {
   };
   const service = await startChild(
     process.execPath,
-    ['--import', 'tsx', 'server/main.ts'],
+    [...nodeArgs, '--import', 'tsx', 'server/main.ts'],
     { ...env, QR_PRINT_BANNER: '1' },
     /API: +http:\/\/127\.0\.0\.1:(\d+)/,
   );
