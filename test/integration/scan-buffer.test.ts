@@ -166,18 +166,22 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     expect(await spillFiles(dir)).to.have.length(1);
   });
 
-  it('sends rows that filled a batch while an insert was running once that insert is done, without a flush', async () => {
+  it('sends rows that arrived while an insert was running once that insert is done, without a flush', async () => {
     const t = table();
     await t.create();
     const b = buffer(t, { maxRows: 5 });
     for (const r of rows(5, 'one')) b.push(r); // an insert starts
     for (const r of rows(5, 'two')) b.push(r); // a second batch, while the first is on its way
+    b.push({ id: 'three-0000', n: 0, text: 'x' });
+    expect(b.pending).to.equal(6); // the second batch waiting, and the row after it
+    // The next run after the first insert takes both: the full batch, and the row as a batch of its own.
     await waitFor(
       async () => b.stats.inserted,
-      (n) => n === 10,
+      (n) => n === 11,
     );
-    expect(b.stats.batches).to.equal(2);
-    expect(await stored(t)).to.have.length(10);
+    expect(b.stats.batches).to.equal(3);
+    expect(b.pending).to.equal(0);
+    expect(await stored(t)).to.have.length(11);
     await b.close();
   });
 
@@ -205,6 +209,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await t.create();
     const b = buffer(t, { flushMs: 20 });
     b.start();
+    await b.settled(); // no spill directory yet: nothing to replay, and no error
     for (const r of rows(3, 'timer')) b.push(r);
     await waitFor(
       async () => b.stats.inserted,
@@ -454,6 +459,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
         '{"token":"01J0000000000000000000000","tsv":"torn-0\\t1\\tx', // cut off by a crash mid-write
         JSON.stringify({ tsv: tsv(rows(1, 'no-token')), rows: 1 }),
         JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'no-count')) }),
+        JSON.stringify({ token: ulid(), rows: 1 }),
         '',
         '   ',
         JSON.stringify({ token: ulid(), tsv: tsv(c), rows: 3 }),
@@ -464,8 +470,9 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       expect((await stored(t)).map((r) => r.id)).to.deep.equal([...a, ...c].map((r) => r.id));
       expect(b.stats.replayedRows).to.equal(5);
       expect(await spillFiles(dir)).to.deep.equal([]);
-      // The torn line and the lines without a token or a row count, not the blank lines.
+      // The torn line and the lines without a token, a row count or rows, not the blank lines.
       expect(said('skipping a torn line in a scan spill file').map((l) => [l.level, l.file])).to.deep.equal([
+        [ERROR, file],
         [ERROR, file],
         [ERROR, file],
         [ERROR, file],
@@ -523,6 +530,44 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       await Promise.all([one.close(), two.close()]);
     });
 
+    it('replays every file of a process that is gone, oldest first', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const pid = deadPid();
+      const files: string[] = [];
+      for (const tag of ['f1', 'f2', 'f3']) {
+        files.push(
+          await writeSpill(dir, t.prefix, pid, [JSON.stringify({ token: ulid(), tsv: tsv(rows(1, tag)), rows: 1 })]),
+        );
+      }
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect(said('scan spill file replayed').map((l) => l.file)).to.deep.equal(files);
+      expect(await stored(t)).to.have.length(3);
+      await b.close();
+    });
+
+    it("replays this process's own file that failed at start once an insert succeeds", async () => {
+      const t = table(); // not created yet
+      const dir = path.join(dataDir, `spill-${tables}`);
+      await writeSpill(dir, t.prefix, process.pid, [
+        JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'own')), rows: 2 }),
+      ]);
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      expect(await spillFiles(dir)).to.have.length(1);
+      await t.create();
+      b.push({ id: 'new-0000', n: 0, text: 'x' });
+      await b.flush(); // one attempt (ClickHouse was down), which succeeds and starts the catch-up
+      await b.settled();
+      expect((await stored(t)).map((r) => r.id)).to.deep.equal(['new-0000', 'own-0000', 'own-0001']);
+      expect(await spillFiles(dir)).to.deep.equal([]);
+      await b.close();
+    });
+
     it('adds each batch once when a file is replayed twice (same token)', async () => {
       const t = table();
       await t.create();
@@ -545,6 +590,8 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       const line = JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'other')), rows: 1 });
       const live = await writeSpill(dir, t.prefix, 1, [line]); // pid 1 is always running
       const otherTable = await writeSpill(dir, `${t.prefix}x`, deadPid(), [line]);
+      // Another table whose name is as long as this one's: its file's pid sits where ours would.
+      const sameLength = await writeSpill(dir, `${t.prefix.slice(0, -1)}z`, deadPid(), [line]);
       const notSpill = path.join(dir, `${t.prefix}-${deadPid()}-${ulid()}.ndjson.tmp`);
       await fs.writeFile(notSpill, line + '\n');
       const b = buffer(t, { spillDir: dir });
@@ -552,7 +599,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       await b.settled();
       expect(await stored(t)).to.deep.equal([]);
       expect(await spillFiles(dir)).to.deep.equal(
-        [path.basename(live), path.basename(otherTable), path.basename(notSpill)].sort(),
+        [path.basename(live), path.basename(otherTable), path.basename(sameLength), path.basename(notSpill)].sort(),
       );
       await b.close();
     });
@@ -560,26 +607,29 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     it('keeps a file whose replay fails, and replays it on a later start', async () => {
       const t = table(); // not created: the replay fails
       const dir = path.join(dataDir, `spill-${tables}`);
-      await writeSpill(dir, t.prefix, deadPid(), [
-        JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'later')), rows: 2 }),
-      ]);
+      const pid = deadPid();
+      for (const tag of ['later', 'later2']) {
+        await writeSpill(dir, t.prefix, pid, [JSON.stringify({ token: ulid(), tsv: tsv(rows(2, tag)), rows: 2 })]);
+      }
       const first = buffer(t, { spillDir: dir });
       first.start();
       await first.settled();
       expect(first.isHealthy).to.equal(false);
       expect(first.stats.replayedRows).to.equal(0);
+      // It stops at the first file that fails rather than trying each against a ClickHouse that is down.
       expect(said('scan spill replay failed; will retry').map((l) => [l.level, l.file])).to.deep.equal([
         [WARN, path.join(dir, (await spillFiles(dir))[0])],
       ]);
       await first.close();
-      expect(await spillFiles(dir)).to.have.length(1);
+      expect(await spillFiles(dir)).to.have.length(2);
 
       await t.create();
       const second = buffer(t, { spillDir: dir });
       second.start();
       await second.settled();
-      expect(second.stats.replayedRows).to.equal(2);
-      expect(await stored(t)).to.have.length(2);
+      expect(second.stats.replayedRows).to.equal(4);
+      expect(await stored(t)).to.have.length(4);
+      expect(await spillFiles(dir)).to.deep.equal([]);
       await second.close();
     });
   });
