@@ -28,6 +28,7 @@ import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
+import type { AnswerGate } from './scan-ipc.js';
 import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
 
 /** A visit being answered: what the decision and the scan need. */
@@ -69,6 +70,8 @@ function safeDecode(s: string): string | null {
 export class RedirectHandler {
   private readonly trust: net.BlockList | null;
   private readonly throttle: PasswordThrottle;
+  /** A redirect process of several: answers wait until their scans are journaled (scan-ipc.ts). */
+  private readonly answerGate: AnswerGate | null;
   private readonly orphanSampler: OrphanSampler;
 
   constructor(
@@ -79,8 +82,9 @@ export class RedirectHandler {
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
     readonly challenges: ChallengeCache,
-    opts: { throttle?: ThrottleOptions; orphansPerSecond?: number } = {},
+    opts: { throttle?: ThrottleOptions; orphansPerSecond?: number; answerGate?: AnswerGate } = {},
   ) {
+    this.answerGate = opts.answerGate ?? null;
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
     this.orphanSampler = new OrphanSampler(opts.orphansPerSecond ?? DEFAULT_ORPHANS_PER_SECOND, () =>
@@ -340,12 +344,20 @@ export class RedirectHandler {
   /**
    * The scan into the buffer, then the answer (302/303, or the prelander page). In this order so
    * that a process without the store has written the scan to its journal (scan-ipc.ts) before the
-   * visitor can see the answer: a kill after the answer loses nothing that was served.
+   * visitor can see the answer: a kill after the answer loses nothing that was served. There the
+   * answers of one turn of the event loop wait for one write of their rows (FileJournal, grouped).
    */
   private serve(visit: Visit, status: number, setCookie: string | null): void {
-    const { res, head, code } = visit;
     // HEAD answers like GET but is not a visit: no count, no scan.
-    if (!head) this.record(visit);
+    if (!visit.head) {
+      this.record(visit);
+      if (this.answerGate) return this.answerGate.after(() => this.answer(visit, status, setCookie));
+    }
+    this.answer(visit, status, setCookie);
+  }
+
+  private answer(visit: Visit, status: number, setCookie: string | null): void {
+    const { res, head, code } = visit;
     if (code.prelander) {
       const html = prelanderPage({ url: visit.url, seconds: code.prelander.seconds, message: code.prelander.message });
       const extra: Record<string, string> = { 'Content-Security-Policy': PRELANDER_CSP };

@@ -94,10 +94,14 @@ export async function startRedirectListener(
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
   counters.start();
+  // The scans' journal groups a turn's rows and holds their answers until they are written; orphan
+  // rows (404s, sampled) are written one by one and hold nothing.
+  const scanJournal = opts.journal ? new FileJournal(spillDir, 'scan_events', app.log, true) : undefined;
   const buffer = <R extends object>(
     table: string,
     columns: readonly (keyof R & string)[],
     encode?: (row: R) => string,
+    journal?: FileJournal,
   ) =>
     new ScanBuffer<R>({
       client: app.ch.client,
@@ -111,15 +115,23 @@ export async function startRedirectListener(
       attempts: opts.insertAttempts,
       backoffMs: opts.backoffMs,
       insert: opts.insertVia?.(table),
-      journal: opts.journal ? new FileJournal(spillDir, table, app.log) : undefined,
+      journal,
     });
-  const scans = buffer<ScanRow>('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow);
-  const orphans = buffer<OrphanRow>('orphan_scans', ORPHAN_SCAN_COLUMNS);
+  const scans = buffer<ScanRow>('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow, scanJournal);
+  const orphans = buffer<OrphanRow>(
+    'orphan_scans',
+    ORPHAN_SCAN_COLUMNS,
+    undefined,
+    opts.journal ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
+  );
   scans.start();
   orphans.start();
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
-  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, challenges, opts);
+  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, challenges, {
+    ...opts,
+    answerGate: scanJournal,
+  });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
   const bound = await listenOn(server, port, host);

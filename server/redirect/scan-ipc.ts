@@ -37,21 +37,35 @@ export interface AckMessage {
   error?: string;
 }
 
+/** Runs answers once the rows they recorded are on file (the handler answers through it). */
+export interface AnswerGate {
+  after(answer: () => void): void;
+}
+
 /**
- * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory: each row is appended
- * with a synchronous write (a kill cannot undo a write the kernel has; only a machine crash can),
- * so the row is on file before the redirect answers.
+ * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory, written with
+ * synchronous writes (a kill cannot undo a write the kernel has; only a machine crash can), so a row
+ * is on file before the redirect's answer leaves.
+ *
+ * Grouped (the scans' journal): a write per request cost ≈ 7 µs here, a sixth of a redirect's CPU, so
+ * the rows pushed in one turn of the event loop are written together, and the answers of those
+ * requests wait (AnswerGate) until that write is done, at the end of the turn (setImmediate).
+ * (Corking the sockets instead would not hold them: `res.end()` uncorks its socket fully.) Otherwise (orphan rows, sampled) each row is written as it comes.
  */
-export class FileJournal implements BatchJournal {
+export class FileJournal implements BatchJournal, AnswerGate {
   private fd: number | null = null;
   private token = '';
   private failed = false;
+  private pending = '';
+  private waiting: (() => void)[] = [];
+  private scheduled = false;
   private readonly prefix: string;
 
   constructor(
     private readonly dir: string,
     table: string,
     private readonly log: Logger,
+    private readonly grouped = false,
   ) {
     this.prefix = `${table}-${process.pid}-`;
     fs.mkdirSync(dir, { recursive: true });
@@ -62,6 +76,45 @@ export class FileJournal implements BatchJournal {
   }
 
   append(line: string): void {
+    if (this.grouped) {
+      this.pending += line;
+      this.schedule();
+    } else this.write(line);
+  }
+
+  after(answer: () => void): void {
+    this.waiting.push(answer);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.writePending();
+    });
+  }
+
+  /** Writes the rows pushed so far, then lets the answers that waited for them go. */
+  private writePending(): void {
+    if (this.pending) {
+      const rows = this.pending;
+      this.pending = '';
+      this.write(rows);
+    }
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const answer of waiting) {
+      try {
+        answer();
+      } catch (err) {
+        this.log.error({ err }, 'a redirect answer failed');
+      }
+    }
+  }
+
+  private write(line: string): void {
     try {
       if (this.fd === null) {
         this.token = ulid();
@@ -77,6 +130,7 @@ export class FileJournal implements BatchJournal {
   }
 
   seal(): string {
+    this.writePending();
     this.failed = false;
     if (this.fd === null) return this.token || ulid();
     const fd = this.fd;
