@@ -4,24 +4,34 @@
 //   2. a bare node:http server answering the same 302 (redirect-baseline.ts);
 //   3. our public redirect with scan recording on (code lookup from the cache, decision, 302, scan
 //      into the buffer, batches to embedded ClickHouse), redirect-server.ts;
-//   4. the redirect flooded with random unknown slugs (404 page, orphan scans sampled).
+//   4. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
+//   5. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
+//      cores (BENCH_PROCESSES=1,2,4 to choose), the scaling from one process and the scans counted
+//      against the redirects served for each (redirect-processes.ts).
 // Prints req/s, p50, p99 for each, the ratios and goals, the Postgres lookups the flood caused, the
 // service's RSS at idle and after each run, and the scans that reached ClickHouse against the
 // redirects served (exactly once).
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
-//   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the ceiling's and the bare server's rows
+//   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the ceiling's, the bare server's and the multi-core rows
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
+import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
 import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 // The unknown-slug row is measured against the known code's, so `known` always runs.
-const withBare = (process.env.BENCH_PARTS ?? 'bare,known,unknown').split(',').includes('bare');
+const parts = (process.env.BENCH_PARTS ?? 'bare,known,unknown,procs').split(',');
+const withBare = parts.includes('bare');
+const processCounts = parts.includes('procs')
+  ? (process.env.BENCH_PROCESSES ?? Array.from({ length: os.availableParallelism() }, (_, i) => i + 1).join(','))
+      .split(',')
+      .map(Number)
+  : [];
 const headers = {
   Host: 'localhost:3001',
   'User-Agent':
@@ -159,6 +169,36 @@ try {
       `dropped by the per-domain sampling ${stat('dropped')}\n`,
   );
   if (probeLine) process.stdout.write(probeLine + '\n');
+  const multi: ProcessesRow[] = [];
+  for (const n of processCounts) {
+    multi.push(
+      await measureProcesses(n, { pgUrl: pg.url, root, duration, connections, headers }).catch((err: Error) => {
+        process.stdout.write(`REDIRECT_PROCESSES=${n} failed: ${err.message}\n`);
+        throw err;
+      }),
+    );
+  }
+  if (multi.length) {
+    const one = multi.find((m) => m.processes === 1) ?? multi[0];
+    process.stdout.write(
+      `\nmulti-core: the service as make start runs it (server/main.ts, embedded chDB, no worker), ` +
+        `REDIRECT_PROCESSES=N, wrk -t1 -c${connections} -d${duration}s, load average ${os.loadavg()[0].toFixed(1)}; ` +
+        `baseline: 1 process in this run${bare ? ' and the bare node:http server above' : ''}; ` +
+        `goal: N processes serve N times one process's rate while cores are free, every scan once\n\n` +
+        `| processes | req/s | p50 ms | p99 ms | vs 1 process | vs bare node:http | CPU/req (all processes) | scans / distinct / served |\n` +
+        `|---|---|---|---|---|---|---|---|\n` +
+        multi
+          .map(
+            (m) =>
+              `| ${m.processes} | ${m.rps} | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${(m.rps / one.rps).toFixed(2)}x | ` +
+              `${bare ? ((m.rps / bare.rps) * 100).toFixed(1) + '%' : '-'} | ${m.cpuUs} µs | ${m.scans} / ${m.distinct} / ${m.served}` +
+              `${m.scans === m.served && m.distinct === m.served ? ' (once each)' : ' MISMATCH'} |`,
+          )
+          .join('\n') +
+        '\n',
+    );
+    rows.push(...multi);
+  }
   for (const r of rows) {
     if (r.non2xx || r.socketErrors) {
       process.stdout.write(`WARNING: ${r.label}: ${r.non2xx} unexpected answers, ${r.socketErrors} socket errors\n`);
