@@ -106,9 +106,10 @@ bench-redirect: install
 bench-redirect-tls: install
 	$(TSX) test/bench/redirect-tls.ts
 
-## bench-analytics: analytics p95 per scope and range at SCANS scans (default 10,000,000), seeded inside ClickHouse
+## bench-analytics: analytics p95 per scope and range at SCANS scans (default 10,000,000), seeded inside ClickHouse; what the rollup views cost an insert
 bench-analytics: install
 	$(TSX) test/bench/analytics.ts --scans $${SCANS:-10000000}
+	$(TSX) test/bench/analytics-insert.ts
 
 ## bench-webhooks: 10,000 events through the outbox and graphile-worker to a local receiver (BENCH_EVENTS)
 bench-webhooks: install

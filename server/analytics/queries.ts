@@ -3,6 +3,7 @@
 // Table names are the same on a single server and on a cluster (there they are Distributed).
 import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
+import { spansOf } from './spans.js';
 
 export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
 
@@ -28,8 +29,8 @@ function botClause(f: { includeBots?: boolean }): string {
   return f.includeBots ? '' : ' AND is_bot = 0';
 }
 
-/** Rows of the filter's scope in scan_daily (each scope has its own pre-merged rows). */
-function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
+/** Rows of the filter's scope, any day (scan_daily and scan_spans have each scope's own rows). */
+function scopeOf(f: RollupFilter): { sql: string; params: Params } {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
   let scope: string;
   if (f.codeId !== undefined) {
@@ -41,10 +42,13 @@ function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
   } else {
     scope = "scope = 'organization' AND code_id = 0 AND brand_id = 0";
   }
-  return {
-    sql: `org_id = {org:UInt64} AND ${scope} AND day >= {from:Date} AND day <= {to:Date}${botClause(f)}`,
-    params,
-  };
+  return { sql: `org_id = {org:UInt64} AND ${scope}${botClause(f)}`, params };
+}
+
+/** Rows of the filter's scope and days in scan_daily. */
+function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
+  const w = scopeOf(f);
+  return { sql: `${w.sql} AND day >= {from:Date} AND day <= {to:Date}`, params: w.params };
 }
 
 async function rows<T>(ch: ClickHouseHandle, query: string, params: Params): Promise<T[]> {
@@ -128,50 +132,61 @@ const byScans =
 
 /**
  * Everything one analytics request shows, in one ClickHouse query: a UNION ALL of one branch per
- * part, each tagged with its name. Every chDB query has a fixed cost and the branches run side by
- * side, so one query costs less than the three or four a request used to make. Days carry only
- * their scans (the payload shows no daily uniques), so only the totals, the breakdowns and the
- * children merge visitor states.
+ * part, each tagged with its name, over scan_spans (clickhouse/0004_scan_spans.ts). Days and
+ * csv rows read the one-day spans and carry scans only (the payload shows no daily uniques); the
+ * totals, breakdowns and children merge the visitor states of the few aligned spans that cover the
+ * range (spans.ts), not one per day: merging states is where the time goes.
  */
 export async function rollupReport(ch: ClickHouseHandle, f: RollupFilter, r: ReportRequest): Promise<Report> {
-  const w = scopeWhere(f);
-  const table = `${ch.database}.scan_daily`;
+  const w = scopeOf(f);
+  const table = `${ch.database}.scan_spans`;
   const params: Params = { ...w.params, dimension: r.dimension };
+  const days = 'span = 0 AND start >= {from:Date} AND start <= {to:Date}';
+  const covering = spansOf(f.from, f.to).map((s, i) => {
+    params[`span${i}`] = s.span;
+    params[`start${i}`] = s.start;
+    return `(span = {span${i}:UInt8} AND start = {start${i}:Date})`;
+  });
+  const spans = `(${covering.join(' OR ')})`;
   const uniq = 'uniqCombinedMerge(12)(visitors)';
-  // Every branch yields (part, day, value, id, scans, uniques).
+  // Three branches at most, each yielding (part, day, value, id, scans, uniques): every branch has
+  // its own cost to set up and read, so parts that read the same rows share a branch.
+  const dimensions = r.dailyBreakdown ? `('total', {dimension:String})` : `('total')`;
   const branches = [
-    `SELECT 'day' AS part, day, '' AS value, toUInt64(0) AS id, sum(scans) AS scans, toUInt64(0) AS uniques
-       FROM ${table} WHERE dimension = 'total' AND ${w.sql} GROUP BY day`,
-    `SELECT 'total', toDate(0), '', toUInt64(0), sum(scans), ${uniq}
-       FROM ${table} WHERE dimension = 'total' AND ${w.sql}`,
-    `SELECT 'value', toDate(0), value, toUInt64(0), sum(scans), ${uniq}
-       FROM ${table} WHERE dimension = {dimension:String} AND ${w.sql} GROUP BY value`,
+    // Scans per day ('day') and per day and value ('cell', the export's csv_rows).
+    `SELECT if(dimension = 'total', 'day', 'cell') AS part, start AS day, value, toUInt64(0) AS id,
+            sum(scans) AS scans, toUInt64(0) AS uniques
+       FROM ${table} WHERE dimension IN ${dimensions} AND ${w.sql} AND ${days}
+      GROUP BY dimension, start, value`,
+    // The totals (dimension 'total', one value '') and the breakdown.
+    `SELECT if(dimension = 'total', 'total', 'value'), toDate(0), value, toUInt64(0), sum(scans), ${uniq}
+       FROM ${table} WHERE dimension IN ('total', {dimension:String}) AND ${w.sql} AND ${spans}
+      GROUP BY dimension, value`,
   ];
-  const range = `day >= {from:Date} AND day <= {to:Date}${botClause(f)}`;
+  // Children and top codes: the rows of other scopes of the organization, per id.
+  const wanted: string[] = [];
   if (r.children && f.codeId === undefined) {
-    const [scope, column] =
-      f.brandId !== undefined
-        ? ["scope = 'code' AND brand_id = {brand:UInt64}", 'code_id']
-        : ["scope = 'brand' AND code_id = 0", 'brand_id'];
-    branches.push(
-      `SELECT 'child', toDate(0), '', ${column}, sum(scans), ${uniq}
-         FROM ${table} WHERE org_id = {org:UInt64} AND ${scope} AND dimension = 'total' AND ${range}
-        GROUP BY ${column}`,
+    wanted.push(
+      f.brandId !== undefined ? "(scope = 'code' AND brand_id = {brand:UInt64})" : "(scope = 'brand' AND code_id = 0)",
     );
   }
   if (r.topCodes !== undefined) {
     params.limit = r.topCodes;
-    branches.push(
-      `SELECT 'top', toDate(0), '', id, scans, uniques FROM (
-         SELECT code_id AS id, sum(scans) AS scans, ${uniq} AS uniques
-           FROM ${table} WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total' AND ${range}
-          GROUP BY id ORDER BY scans DESC, id LIMIT {limit:UInt32})`,
-    );
+    wanted.push("scope = 'code'");
   }
-  if (r.dailyBreakdown) {
+  if (wanted.length) {
+    // The child of a brand is a code, of the organization a brand; top codes are the organization's
+    // codes with the most scans (rank 1..limit), asked only at the organization scope.
+    const child = f.brandId !== undefined ? "'code'" : "'brand'";
+    const top = r.topCodes !== undefined ? `(scope = 'code' AND rank <= {limit:UInt32})` : 'false';
     branches.push(
-      `SELECT 'cell', day, value, toUInt64(0), sum(scans), toUInt64(0)
-         FROM ${table} WHERE dimension = {dimension:String} AND ${w.sql} GROUP BY day, value`,
+      `SELECT if(scope = ${child}, 'child', 'top'), toDate(0), '', id, scans, uniques FROM (
+         SELECT scope, if(scope = 'brand', brand_id, code_id) AS id, sum(scans) AS scans, ${uniq} AS uniques,
+                row_number() OVER (PARTITION BY scope ORDER BY scans DESC, id) AS rank
+           FROM ${table}
+          WHERE org_id = {org:UInt64} AND dimension = 'total'${botClause(f)} AND ${spans} AND (${wanted.join(' OR ')})
+          GROUP BY scope, id)
+        WHERE scope = ${child} OR ${top}`,
     );
   }
   const out = await rows<{ part: string; day: string; value: string; id: string; scans: string; uniques: string }>(

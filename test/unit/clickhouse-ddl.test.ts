@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
+import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { spansOf } from '../../server/analytics/spans.js';
 import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
@@ -227,6 +229,175 @@ describe('ClickHouse DDL (clickhouse/0003_orphan_scans)', () => {
   });
 });
 
+describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
+  const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 400 });
+
+  it('keeps spans in an AggregatingMergeTree by year, ordered scope and dimension first, then is_bot, span, start and the ids', () => {
+    const [table, view, backfill, ...rest] = scanSpans(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(table).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_spans \(/);
+    expect(table).to.include('span UInt8, start Date, value String, scans SimpleAggregateFunction(sum, UInt64)');
+    expect(table).to.include('visitors AggregateFunction(uniqCombined(12), UInt64)');
+    expect(table).to.include(
+      ') ENGINE = AggregatingMergeTree PARTITION BY toYear(start) ' +
+        'ORDER BY (org_id, scope, dimension, is_bot, span, start, code_id, brand_id, value) ' +
+        'SETTINGS index_granularity = 256, index_granularity_bytes = 65536, non_replicated_deduplication_window = 10000',
+    );
+    expect(view).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv TO qr\.scan_spans AS SELECT /);
+    // Each daily row copied into its seven spans as it is, no aggregation on the insert path.
+    expect(view).to.match(/ value, scans, visitors FROM qr\.scan_daily ARRAY JOIN range\(toUInt8\(7\)\) AS span$/);
+    expect(backfill).to.match(
+      /^INSERT INTO qr\.scan_spans SETTINGS async_insert = 0 SELECT .* FROM qr\.scan_daily ARRAY JOIN/,
+    );
+    for (const s of [table, view, backfill]) expect(s).not.to.match(/ON CLUSTER|Replicated|Distributed/);
+  });
+
+  it('on a cluster rolls up per shard from scan_daily_local and fills the rollup once through the Distributed tables', () => {
+    const [table, view, distributed, backfill] = scanSpans(ctx('c1')).map(flat);
+    expect(table).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_spans_local ON CLUSTER c1 \(/);
+    expect(table).to.include(
+      "ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/qr/scan_spans_local', '{replica}')",
+    );
+    expect(table).to.include('replicated_deduplication_window = 10000');
+    expect(view).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv ON CLUSTER c1 TO qr\.scan_spans_local AS /,
+    );
+    expect(view).to.include(' FROM qr.scan_daily_local ');
+    expect(distributed).to.equal(
+      'CREATE TABLE IF NOT EXISTS qr.scan_spans ON CLUSTER c1 AS qr.scan_spans_local ' +
+        'ENGINE = Distributed(c1, qr, scan_spans_local, cityHash64(org_id, code_id))',
+    );
+    expect(backfill).to.match(
+      /^INSERT INTO qr\.scan_spans SETTINGS async_insert = 0 SELECT .* FROM qr\.scan_daily ARRAY JOIN/,
+    );
+  });
+
+  describe('applied to chDB after scans were rolled up', () => {
+    let ch: ClickHouseHandle;
+    const ORG = 7;
+    const DAY_MS = 86_400_000;
+    const FIRST = Date.parse('2026-01-01T00:00:00.000Z');
+    // Deterministic scans over 120 days: 4 codes in 2 brands (code 4 unbranded), 300 visitors.
+    let seed = 1;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const events = (n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => {
+        const code = 1 + Math.floor(next() * 4);
+        return {
+          scan_id: `01JQ${String(from + i).padStart(22, '0')}`,
+          scanned_at: new Date(FIRST + Math.floor(next() * 120 * DAY_MS)).toISOString().replace('T', ' ').slice(0, 23),
+          org_id: ORG,
+          brand_id: code === 4 ? 0 : code <= 2 ? 1 : 2,
+          domain_id: 0,
+          code_id: code,
+          visitor_hash: String(1 + Math.floor(next() * 300)),
+          country: ['DE', 'FR', 'US', 'GB'][Math.floor(next() * 4)],
+          device_type: next() < 0.1 ? 'bot' : 'mobile',
+          os: '',
+          browser: '',
+          referrer: '',
+          language: 'de',
+          provider: '',
+          asn: 0,
+          is_bot: 0,
+          matched_rule: -1,
+        };
+      }).map((e) => ({ ...e, is_bot: e.device_type === 'bot' ? 1 : 0 }));
+    const insert = (rows: object[], token: string) =>
+      insertText(ch.client, {
+        table: `${ch.database}.scan_events`,
+        body: rows.map((r) => JSON.stringify(r)).join('\n'),
+        format: 'JSONEachRow',
+        dedupToken: token,
+      });
+    const query = async <T>(sql: string, params: Record<string, unknown>): Promise<T[]> =>
+      (await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' })).json<T>();
+
+    before(async () => {
+      const dbs = await freshDatabases();
+      ch = { ...dbs.ch, database: dbs.chDatabase };
+      await ch.client.command({ query: `CREATE DATABASE ${ch.database}` });
+      const c = { database: ch.database, cluster: null, retentionDays: 4000 };
+      for (const q of [...scanEvents(c), ...scanDaily(c)]) await ch.client.command({ query: q });
+      // Scans from before the migration (the backfill), then after it (the view), one batch retried.
+      await insert(events(1500, 0), 'before');
+      for (const q of scanSpans(c)) await ch.client.command({ query: q });
+      const later = events(1500, 1500);
+      await insert(later.slice(0, 700), 'after-1');
+      await insert(later.slice(700), 'after-2');
+      await insert(later.slice(700), 'after-2');
+    });
+
+    /** [value, scans, uniques] of one scope and dimension from scan_daily day by day, and from the covering spans. */
+    async function both(where: string, params: Record<string, unknown>, from: string, to: string) {
+      const covering = spansOf(from, to)
+        .map((s) => `(span = ${s.span} AND start = '${s.start}')`)
+        .join(' OR ');
+      const per = (table: string, range: string) =>
+        query<{ value: string; scans: string; uniques: string }>(
+          `SELECT value, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques FROM ${ch.database}.${table}
+            WHERE org_id = {org:UInt64} AND ${where} AND (${range}) GROUP BY value ORDER BY value`,
+          { ...params, org: ORG, from, to },
+        );
+      return {
+        daily: await per('scan_daily', 'day >= {from:Date} AND day <= {to:Date}'),
+        spans: await per('scan_spans', covering),
+      };
+    }
+
+    const scopes: [string, string, Record<string, unknown>][] = [
+      ['organization', "scope = 'organization' AND brand_id = 0 AND code_id = 0", {}],
+      ['brand 1', "scope = 'brand' AND brand_id = {brand:UInt64} AND code_id = 0", { brand: 1 }],
+      ['no brand', "scope = 'brand' AND brand_id = 0 AND code_id = 0", {}],
+      ['code 3', "scope = 'code' AND code_id = {code:UInt64}", { code: 3 }],
+    ];
+    for (const [name, where, params] of scopes) {
+      it(`gives the ${name} the same scans and distinct visitors per dimension value from spans as from days, for ranges of 1 to 120 days`, async () => {
+        let compared = 0;
+        for (const [from, to] of [
+          ['2026-01-01', '2026-04-30'],
+          ['2026-02-01', '2026-03-02'],
+          ['2026-03-03', '2026-03-09'],
+          ['2026-01-17', '2026-04-16'],
+          ['2026-02-10', '2026-02-10'],
+        ]) {
+          for (const dimension of ['total', 'country', 'device']) {
+            for (const bots of ['is_bot = 0', '1']) {
+              const r = await both(`${where} AND dimension = '${dimension}' AND ${bots}`, params, from, to);
+              const what = `${from}..${to} ${dimension} ${bots}`;
+              // Scans are exact. Distinct visitors are uniqCombined estimates: merged in another
+              // order near the size where the exact set turns into a sketch, they may differ by the
+              // estimator's error (docs/analytics.md: within 1-2%), never more.
+              expect(
+                r.spans.map((x) => [x.value, x.scans]),
+                what,
+              ).to.deep.equal(r.daily.map((x) => [x.value, x.scans]));
+              r.spans.forEach((x, i) =>
+                expect(Math.abs(Number(x.uniques) - Number(r.daily[i].uniques)), `${what} ${x.value}`).to.be.at.most(
+                  Math.max(2, Number(r.daily[i].uniques) * 0.03),
+                ),
+              );
+              compared += r.daily.length;
+            }
+          }
+        }
+        expect(compared).to.be.above(50);
+      });
+    }
+
+    it('counts every scan once in every span length: before the migration, after it, and a retried batch once', async () => {
+      const rows = await query<{ span: number; scans: string }>(
+        `SELECT span, sum(scans) AS scans FROM ${ch.database}.scan_spans
+          WHERE org_id = {org:UInt64} AND scope = 'organization' AND dimension = 'total' GROUP BY span ORDER BY span`,
+        { org: ORG },
+      );
+      expect(rows.map((r) => [Number(r.span), Number(r.scans)])).to.deep.equal(
+        [0, 1, 2, 3, 4, 5, 6].map((span) => [span, 3000]),
+      );
+    });
+  });
+});
+
 describe('released ClickHouse migrations are frozen text', () => {
   // SHA-256 of each migration's statements (joined by '\n;\n') when it was released; a change to
   // a released migration's DDL fails here. New DDL goes into a new migration instead.
@@ -248,6 +419,12 @@ describe('released ClickHouse migrations are frozen text', () => {
       orphanScans,
       '8d1e387a090a7068e2cb4ba2b73a3aeb568ad896cd4fe1c0cd9e307cc1517ac5',
       'c4a83fe089a539a83b3e9990327ea8f3c6c938a329575d134eb9c343d1b502a4',
+    ],
+    [
+      '0004_scan_spans',
+      scanSpans,
+      '2a1fbc0f8e1f5a2254b95fbc14c3dfc87e5995e6780ca624fc1bd36ff87ea7ea',
+      'f3e4cba3accbd7199f4bb0ef109e749b3e7c95c03cb394389acd47010d4a4e3a',
     ],
   ];
   const sha = (sql: string[]) => crypto.createHash('sha256').update(sql.join('\n;\n')).digest('hex');

@@ -1,0 +1,110 @@
+// What the rollups cost the redirect's inserts: `tsx test/bench/analytics-insert.ts [--batches 30]
+// [--rows 10000]`. Inserts the same batches of scans (one day, 25 codes in 5 brands, dimension
+// values spread like demo traffic) into three databases of one embedded chDB: scan_events alone
+// (the baseline), with the scan_daily view (0002), and with the scan_spans view on top (0004), and
+// prints the CPU per scan of each and the difference. The redirect sends batches of up to 10,000
+// rows (SCAN_BUFFER max rows) or whatever a second brought.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
+import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
+import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
+
+const { values: args } = parseArgs({
+  options: { batches: { type: 'string', default: '30' }, rows: { type: 'string', default: '10000' } },
+});
+const BATCHES = Number(args.batches);
+const ROWS = Number(args.rows);
+
+const pick = <T>(xs: T[], u: number): T => xs[Math.floor(u * u * xs.length)];
+const list = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+const countries = list('C', 30);
+const devices = ['mobile', 'desktop', 'tablet', 'bot'];
+const referrers = ['', ...list('ref', 9)];
+const languages = list('l', 15);
+const providers = list('p', 40);
+
+let seed = 1;
+const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+function batch(i: number): string {
+  const day = Date.now() - (Date.now() % 86_400_000);
+  const lines: string[] = [];
+  for (let r = 0; r < ROWS; r++) {
+    const code = 1 + Math.floor(next() * next() * 25);
+    const device = pick(devices, next());
+    lines.push(
+      JSON.stringify({
+        scan_id: `01JQ${String(i * ROWS + r).padStart(22, '0')}`,
+        scanned_at: new Date(day + Math.floor(next() * 86_400_000)).toISOString().replace('T', ' ').slice(0, 23),
+        org_id: 1,
+        brand_id: 1 + (code % 5),
+        domain_id: 1,
+        code_id: code,
+        visitor_hash: String(Math.floor(next() * 1e6)),
+        country: pick(countries, next()),
+        device_type: device,
+        os: '',
+        browser: '',
+        referrer: pick(referrers, next()),
+        language: pick(languages, next()),
+        provider: pick(providers, next()),
+        asn: 0,
+        is_bot: device === 'bot' ? 1 : 0,
+        matched_rule: -1,
+      }),
+    );
+  }
+  return lines.join('\n');
+}
+
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-insert-'));
+const ch = await openClickHouse({
+  clickhouseUrl: null,
+  clickhouseDatabase: 'x',
+  clickhouseCluster: null,
+  dataDir: dir,
+});
+try {
+  const setups = {
+    'scan_events only': [scanEvents],
+    '+ scan_daily view (0002)': [scanEvents, scanDaily],
+    '+ scan_spans view (0004)': [scanEvents, scanDaily, scanSpans],
+  };
+  const names = Object.keys(setups) as (keyof typeof setups)[];
+  const cpu = new Map<string, number>(names.map((n) => [n, 0]));
+  for (const [i, name] of names.entries()) {
+    const database = `bench_insert_${i}`;
+    await ch.client.command({ query: `CREATE DATABASE ${database}` });
+    for (const m of setups[name])
+      for (const query of m({ database, cluster: null, retentionDays: 400 })) await ch.client.command({ query });
+  }
+  console.log(`Insert cost: ${BATCHES} batches of ${ROWS.toLocaleString('en')} scans into each setup, interleaved`);
+  for (let b = 0; b < BATCHES; b++) {
+    const body = batch(b);
+    for (const [i, name] of names.entries()) {
+      const c0 = process.cpuUsage();
+      await insertText(ch.client, {
+        table: `bench_insert_${i}.scan_events`,
+        body,
+        format: 'JSONEachRow',
+        dedupToken: `b${b}`,
+      });
+      const c = process.cpuUsage(c0);
+      cpu.set(name, cpu.get(name)! + c.user + c.system);
+    }
+  }
+  const perScan = (name: string) => cpu.get(name)! / (BATCHES * ROWS);
+  let previous: number | undefined;
+  for (const name of names) {
+    const us = perScan(name);
+    const delta = previous === undefined ? '' : `   (+${(us - previous).toFixed(1)} us per scan)`;
+    console.log(`  ${name.padEnd(28)} ${us.toFixed(1).padStart(6)} us CPU per scan${delta}`);
+    previous = us;
+  }
+} finally {
+  await ch.close();
+  await fs.rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,48 @@
+import { expect } from 'chai';
+import { MAX_SPAN } from '../../clickhouse/0004_scan_spans.js';
+import { spansOf } from '../../server/analytics/spans.js';
+
+const DAY_MS = 86_400_000;
+const dayNumber = (day: string) => Date.parse(`${day}T00:00:00.000Z`) / DAY_MS;
+const dayString = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
+
+describe('analytics: aligned spans covering a range of days (scan_spans)', () => {
+  it('covers 2026-08-29..2026-11-26 (90 days) with five aligned spans, oldest first', () => {
+    expect(spansOf('2026-08-29', '2026-11-26')).to.deep.equal([
+      { span: 1, start: '2026-08-29' },
+      { span: 3, start: '2026-08-31' },
+      { span: 5, start: '2026-09-08' },
+      { span: 5, start: '2026-10-10' },
+      { span: 4, start: '2026-11-11' },
+    ]);
+  });
+
+  it('covers one day with the day itself', () => {
+    expect(spansOf('2026-03-15', '2026-03-15')).to.deep.equal([{ span: 0, start: '2026-03-15' }]);
+  });
+
+  it('covers every 7, 30 and 90-day range ending on any day of two years exactly once, with aligned spans of at most 64 days', () => {
+    const most: Record<number, number> = {};
+    const first = dayNumber('2025-01-01');
+    for (let end = first; end < first + 730; end++) {
+      for (const n of [7, 30, 90]) {
+        const spans = spansOf(dayString(end - n + 1), dayString(end));
+        const covered: number[] = [];
+        for (const s of spans) {
+          const start = dayNumber(s.start);
+          expect(s.span).to.be.within(0, MAX_SPAN);
+          expect(start % 2 ** s.span, `${s.start} is aligned to 2^${s.span} days`).to.equal(0);
+          for (let d = start; d < start + 2 ** s.span; d++) covered.push(d);
+        }
+        expect(covered).to.deep.equal(Array.from({ length: n }, (_, i) => end - n + 1 + i));
+        most[n] = Math.max(most[n] ?? 0, spans.length);
+      }
+    }
+    // What a request merges per group instead of one state per day.
+    expect(most).to.deep.equal({ 7: 3, 30: 8, 90: 10 });
+  });
+
+  it('covers nothing for an empty range', () => {
+    expect(spansOf('2026-03-15', '2026-03-14')).to.deep.equal([]);
+  });
+});
