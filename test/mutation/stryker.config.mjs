@@ -13,7 +13,8 @@ export const MODULES = {
   scannability: { mutate: ['server/rendering/scannability.ts'], spec: ['test/unit/scannability.test.ts'] },
   'scan-buffer': {
     mutate: ['server/redirect/scan-buffer.ts'],
-    spec: ['test/integration/scan-buffer.test.ts'],
+    // scan-journal: the journal and replay of a redirect process of several (REDIRECT_PROCESSES).
+    spec: ['test/integration/scan-buffer.test.ts', 'test/integration/scan-journal.test.ts'],
     stores: true,
     // Its tests wait for nothing (backoffs are recorded, not slept), so a mutant that stalls a flush
     // is known to hang after a few seconds.
