@@ -13,6 +13,7 @@ import {
   type CreateBrandBody,
   type ListBrandsQuery,
 } from './schema.js';
+import { judgeBrandKit, storeVerdicts } from '../qr-styles/service.js';
 import { createBrand, getBrand, listBrandsPage, renderBrand, updateBrand } from './service.js';
 
 // GET /v1/brands
@@ -78,6 +79,11 @@ export const brandsUpdate = defineOperation<BrandParams, Record<string, never>, 
   method: 'PATCH',
   path: '/v1/brands/{brand_ulid}',
   summary: 'Change a brand; omitted keys stay unchanged',
+  description:
+    'A new `brand_kit` is checked against every style of the brand that refers to it (`brand:` colours and logo) ' +
+    'before it is saved: a kit that cannot answer a reference is 422 `validation_failed` on `brand_kit`, and one ' +
+    'that would make a style fail its scannability check is 422 `style_not_scannable` with the `style_ulid`; ' +
+    "nothing changes then. Otherwise the styles' new measurements are stored with the kit.",
   tag: 'Brands',
   ability: 'brands.manage',
   billable: true,
@@ -85,10 +91,15 @@ export const brandsUpdate = defineOperation<BrandParams, Record<string, never>, 
   body: updateBrandBody,
   response: { status: 200, description: 'The brand after the change.', schema: dataEnvelope(Brand) },
   errors: [404],
-  handler: async ({ app, principal }, { params, body }) => ({
-    status: 200,
-    body: { data: renderBrand(await updateBrand(app, principal.org, params.brand_ulid, body)) },
-  }),
+  handler: async ({ app, principal }, { params, body }) => {
+    // A new kit is judged against the brand's styles that refer to it before it is saved (422 when
+    // it would break one); their new measurements are stored with it.
+    const verdicts =
+      body.brand_kit === undefined ? [] : await judgeBrandKit(app.db, principal.org, params.brand_ulid, body.brand_kit);
+    const brand = await updateBrand(app, principal.org, params.brand_ulid, body);
+    await storeVerdicts(app.db, principal.org, verdicts, brand.updated_at);
+    return { status: 200, body: { data: renderBrand(brand) } };
+  },
 });
 
 export const brandOperations = [brandsList, brandsRead, brandsCreate, brandsUpdate];

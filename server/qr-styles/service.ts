@@ -141,6 +141,64 @@ export async function judgeStyle(
   return scannability;
 }
 
+/** A style's new measurement, to be stored once the brand kit it was measured with is saved. */
+export interface StyleVerdict {
+  id: number;
+  scannability: Scannability;
+}
+
+/**
+ * A brand's new kit judged against every style of the brand that refers to it, before it is saved:
+ * the styles' new measurements, or 422 naming the first style the kit would break (a reference it
+ * cannot answer, or a symbol that would no longer scan). A stored style never fails its own check.
+ */
+export async function judgeBrandKit(
+  db: Knex,
+  org: OrgRecord,
+  brandUlid: string,
+  kit: BrandKit,
+): Promise<StyleVerdict[]> {
+  const brand = await findBrand(db, org, brandUlid);
+  if (!brand) return []; // the update itself answers 404
+  const styles = (await db('qr_styles')
+    .where({ org_id: org.id, brand_id: brand.id })
+    .orderBy('id')
+    .select('id', 'ulid', 'name', 'config')) as { id: number; ulid: string; name: string; config: StyleConfig }[];
+  const verdicts: StyleVerdict[] = [];
+  for (const style of styles) {
+    if (!usesBrandKit(style.config) || styleConfigErrors(style.config)) continue;
+    const named = `style "${style.name}" (${style.ulid})`;
+    let resolved: StyleConfig;
+    try {
+      resolved = resolveBrandKit(style.config, kit);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const errors = (err.extra.errors ?? {}) as Record<string, string[]>;
+      const why = Object.entries(errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`);
+      throw ApiError.field('brand_kit', `The brand's ${named} refers to it: ${why.join('; ')}`);
+    }
+    const scannability = await checkScannability(resolved);
+    if (scannability.verdict === 'fail') {
+      throw new ApiError(
+        'style_not_scannable',
+        `With this brand kit the brand's ${named} would not scan reliably: ${scannability.reasons.join(', ')}.`,
+        { reasons: scannability.reasons, scannability, style_ulid: style.ulid },
+      );
+    }
+    verdicts.push({ id: style.id, scannability });
+  }
+  return verdicts;
+}
+
+/** Stores the measurements judgeBrandKit made, once the kit is saved. */
+export async function storeVerdicts(db: Knex, org: OrgRecord, verdicts: StyleVerdict[], now: Date): Promise<void> {
+  for (const v of verdicts) {
+    await db('qr_styles')
+      .where({ org_id: org.id, id: v.id })
+      .update({ scannability: JSON.stringify(v.scannability), updated_at: now });
+  }
+}
+
 export async function createStyle(app: AppContext, org: OrgRecord, input: CreateStyleBody): Promise<StyleRow> {
   const brandId = input.brand_ulid ? await brandIdFor(app.db, org, input.brand_ulid) : null;
   const config = storedConfig(input.config);

@@ -153,6 +153,60 @@ describe('QR styles: scannability, preview and the stored-style check', () => {
     expect(saved.body.data.config).to.deep.equal(config);
   });
 
+  it('judges the styles that use a brand kit when the kit changes: a breaking kit is refused, a good one re-measured', async () => {
+    const brand = (
+      await svc.post('/v1/brands', a.token, {
+        name: 'Ink',
+        brand_kit: { colors: { ink: '#1b1b3a', paper: '#ffffff' } },
+      })
+    ).body.data;
+    const style = (
+      await svc.post('/v1/qr-styles', a.token, {
+        name: 'Ink on paper',
+        brand_ulid: brand.ulid,
+        config: { dotsOptions: { color: 'brand:ink' }, backgroundOptions: { color: 'brand:paper' } },
+      })
+    ).body.data;
+    expect(style.scannability.verdict).to.equal('pass');
+    const before = await svc.get(`/v1/qr-styles/${style.ulid}`, a.token);
+    const kitNow = async () => (await svc.get(`/v1/brands/${brand.ulid}`, a.token)).body.data.brand_kit;
+
+    // Grey ink on grey paper: the style would no longer scan.
+    const unscannable = await svc.patch(`/v1/brands/${brand.ulid}`, a.token, {
+      brand_kit: { colors: { ink: '#8a8a8a', paper: '#9e9e9e' } },
+    });
+    expect(unscannable.status).to.equal(422);
+    expect(unscannable.body.code).to.equal('style_not_scannable');
+    expect(unscannable.body.style_ulid).to.equal(style.ulid);
+    expect(unscannable.body.reasons).to.include('low_contrast');
+    expect(unscannable.body.message).to.include('Ink on paper');
+
+    // A kit without the colour the style refers to.
+    const missing = await svc.patch(`/v1/brands/${brand.ulid}`, a.token, { brand_kit: { colors: { ink: '#000000' } } });
+    expect(missing.status).to.equal(422);
+    expect(missing.body.code).to.equal('validation_failed');
+    expect(missing.body.errors.brand_kit[0]).to.include(style.ulid).and.include('config.backgroundOptions.color');
+
+    // Neither refusal changed the kit or the style.
+    expect(await kitNow()).to.deep.equal({ colors: { ink: '#1b1b3a', paper: '#ffffff' } });
+    expect((await svc.get(`/v1/qr-styles/${style.ulid}`, a.token)).body).to.deep.equal(before.body);
+
+    // Light on dark still scans: saved, and the style's stored measurement follows the kit.
+    const inverted = await svc.patch(`/v1/brands/${brand.ulid}`, a.token, {
+      brand_kit: { colors: { ink: '#ffffff', paper: '#1b1b3a' } },
+    });
+    expect(inverted.status).to.equal(200);
+    expect(await kitNow()).to.deep.equal({ colors: { ink: '#ffffff', paper: '#1b1b3a' } });
+    const after = (await svc.get(`/v1/qr-styles/${style.ulid}`, a.token)).body.data;
+    expect(after.scannability.verdict).to.equal('warn');
+    expect(after.scannability.reasons).to.include('inverted_colors');
+
+    // Another organization cannot reach the brand at all.
+    const foreign = await svc.patch(`/v1/brands/${brand.ulid}`, b.token, { brand_kit: { colors: {} } });
+    expect(foreign.status).to.equal(404);
+    expect(await kitNow()).to.deep.equal({ colors: { ink: '#ffffff', paper: '#1b1b3a' } });
+  });
+
   it('stores an SVG logo sanitised', async () => {
     const hostile =
       'data:image/svg+xml;base64,' +
