@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ulid } from 'ulid';
+import { monotonicFactory, ulid } from 'ulid';
 import { pino } from 'pino';
 import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
@@ -441,9 +441,12 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     const tsv = (rs: Row[]) => rs.map((r) => `${r.id}\t${r.n}\t${r.text}\n`).join('');
     const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
 
+    // Files written in one millisecond must still sort in the order written (the replay's order):
+    // plain ulid() is random within a millisecond.
+    const fileUlid = monotonicFactory();
     async function writeSpill(dir: string, prefix: string, pid: number, lines: string[]): Promise<string> {
       await fs.mkdir(dir, { recursive: true });
-      const file = path.join(dir, `${prefix}-${pid}-${ulid()}.ndjson`);
+      const file = path.join(dir, `${prefix}-${pid}-${fileUlid()}.ndjson`);
       await fs.writeFile(file, lines.join('\n') + '\n');
       return file;
     }
