@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { embeddedServiceEnv } from '../helpers/service-process.js';
+import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
 
 const run = promisify(execFile);
 const tick = () => new Promise((r) => setImmediate(r));
@@ -62,26 +62,7 @@ describe('REDIRECT_PROCESSES=2 on embedded chDB', function () {
       ).catch((err: Error) => {
         throw new Error(`${err.message}\n${output}`);
       });
-      const { stdout } = await run(
-        path.resolve('bin/qrctl.js'),
-        [
-          'org',
-          'create',
-          '--name',
-          'Acme',
-          '--slug',
-          'acme',
-          '--plan',
-          'business_monthly',
-          '--currency',
-          'EUR',
-          '--owner-email',
-          'you@example.com',
-          '--json',
-        ],
-        { env },
-      );
-      const auth = { Authorization: `Bearer ${(JSON.parse(stdout) as { token: string }).token}` };
+      const auth = { Authorization: `Bearer ${await createOrgWithQrctl(env)}` };
       const domains = (await (await fetch(`http://127.0.0.1:${apiPort}/v1/domains`, { headers: auth })).json()) as {
         data: { ulid: string }[];
       };

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { embeddedServiceEnv } from '../helpers/service-process.js';
+import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
 import { testRoot } from '../helpers/stores.js';
 
 const run = promisify(execFile);
@@ -59,26 +59,7 @@ describe('starting and stopping the service on embedded stores', function () {
       const state = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres.json'), 'utf8'));
       expect(state.port).to.be.a('number');
 
-      const { stdout } = await run(
-        path.resolve('bin/qrctl.js'),
-        [
-          'org',
-          'create',
-          '--name',
-          'Acme',
-          '--slug',
-          'acme',
-          '--plan',
-          'business_monthly',
-          '--currency',
-          'EUR',
-          '--owner-email',
-          'you@example.com',
-          '--json',
-        ],
-        { env },
-      );
-      const { token } = JSON.parse(stdout) as { token: string };
+      const token = await createOrgWithQrctl(env);
       const res = await fetch(`http://127.0.0.1:${apiPort}/v1/status`, {
         headers: { Authorization: `Bearer ${token}` },
       });
