@@ -100,6 +100,14 @@ export function table(rows: Figures[]): string {
   return [fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
 }
 
+/** `qrctl org create` for the benchmarks' enterprise organization "Bench"; its owner token. */
+export function benchOrgToken(env: NodeJS.ProcessEnv): string {
+  const args = ['--import', 'tsx', 'server/cli/qrctl.ts', 'org', 'create', '--name', 'Bench', '--slug', 'bench'];
+  args.push('--plan', 'enterprise_monthly', '--currency', 'EUR', '--owner-email', 'bench@example.com', '--json');
+  const out = execFileSync(process.execPath, args, { env: { ...process.env, ...env } }).toString();
+  return (JSON.parse(out) as { token: string }).token;
+}
+
 export interface BenchService {
   pg: PostgresHandle;
   env: Record<string, string>;
@@ -128,20 +136,7 @@ export async function startBenchService(prefix: string, nodeArgs: string[] = [])
     LOG_LEVEL: 'warn',
     PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
   };
-  const qrctl = ['--import', 'tsx', 'server/cli/qrctl.ts', 'org', 'create', '--name', 'Bench', '--slug', 'bench'];
-  const args = [
-    ...qrctl,
-    '--plan',
-    'enterprise_monthly',
-    '--currency',
-    'EUR',
-    '--owner-email',
-    'bench@example.com',
-    '--json',
-  ];
-  const org = JSON.parse(execFileSync(process.execPath, args, { env: { ...process.env, ...env } }).toString()) as {
-    token: string;
-  };
+  const org = { token: benchOrgToken(env) };
   const service = await startChild(
     process.execPath,
     [...nodeArgs, '--import', 'tsx', 'server/main.ts'],

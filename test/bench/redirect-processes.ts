@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDatabase, freePort } from '../../server/stores/postgres.js';
-import { startChild, stopChild } from './lib.js';
+import { benchOrgToken, startChild, stopChild } from './lib.js';
 import { runWrk, type WrkFigures } from './wrk.js';
 
 export interface ProcessesRow extends WrkFigures {
@@ -83,30 +83,7 @@ export async function measureProcesses(processes: number, o: ProcessesOptions): 
     // Every redirect process accepts before the load starts.
     while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200)
       await new Promise((r) => setTimeout(r, 100));
-    const org = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'server/cli/qrctl.ts',
-          'org',
-          'create',
-          '--name',
-          'Bench',
-          '--slug',
-          'bench',
-          '--plan',
-          'enterprise_monthly',
-          '--currency',
-          'EUR',
-          '--owner-email',
-          'bench@example.com',
-          '--json',
-        ],
-        { env: { ...process.env, ...env } },
-      ).toString(),
-    ) as { token: string };
+    const org = { token: benchOrgToken(env) };
     const [domain] = await api<{ ulid: string }[]>(base, org.token, '/v1/domains');
     const code = async (slug: string) =>
       api<{ ulid: string }>(base, org.token, '/v1/qr-codes', {
