@@ -5,18 +5,45 @@
 // 6 with adaptive row filters, 87 ms for a 1024 px gradient code, three times the render budget.
 // pngjs (MIT) filters and packs rows in JavaScript on the event loop (17 ms synchronously, 21-49 ms
 // through its streams); sharp is fast but brings libvips (LGPL-3.0). Filter type 0 ("none") with a
-// low deflate level gives files no larger than Skia's in a fifth of the time (docs/rendering.md).
+// low deflate level gives files about the size of Skia's in a fifth of the time (docs/rendering.md).
 import { promisify } from 'node:util';
 import { crc32, deflate } from 'node:zlib';
 
 const deflateAsync = promisify(deflate);
 
 /**
- * zlib level of the image data. 4 is the first level with lazy matching, which halves to quarters
- * the size of plain codes (1024 px: 29 KiB at level 3, 15 KiB at 4; 4096 px: 308 KiB, 83 KiB) for a
- * few milliseconds; level 6 takes half as long again for 0-15% less (docs/rendering.md).
+ * zlib levels of the image data, chosen by how much of the image repeats the row above. Level 4 is
+ * the first with lazy matching: it halves to quarters the size of codes drawn in solid squares, where
+ * most rows repeat (1024 px: 29 KiB at level 3, 15 KiB at 4; 4096 px: 308 KiB, 83 KiB), for a few
+ * milliseconds. On images where rows differ (gradients, round dots) it saves 10-20% and doubles the
+ * deflate's time (styled 1024 px: 7 ms at level 3, 14 ms at 4), so those get level 3
+ * (docs/rendering.md).
  */
-export const PNG_DEFLATE_LEVEL = 4;
+export const PNG_LEVEL_REPEATING = 4;
+export const PNG_LEVEL_VARIED = 3;
+/** The share of rows repeating the one above from which an image counts as repeating. */
+export const REPEATING_SHARE = 0.5;
+
+// The filtered rows of a 1024 px image are 4 MiB, allocated and faulted in anew for every image
+// (and pressing V8 to collect for the memory outside its heap); a few are kept for reuse. A buffer
+// is taken for one image and given back once its deflate is done, so images encoded at the same
+// time never share one.
+const scratch: Buffer[] = [];
+const SCRATCH_KEPT = 4;
+
+function takeScratch(size: number): Buffer {
+  const i = scratch.findIndex((b) => b.length >= size);
+  const found = i >= 0 ? scratch.splice(i, 1)[0] : Buffer.allocUnsafe(size);
+  return found.subarray(0, size);
+}
+
+/** Buffers above this size (images over about 1400 px) are not kept. */
+const SCRATCH_MAX_BYTES = 8 * 2 ** 20;
+
+function giveBack(buffer: Buffer): void {
+  const whole = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.buffer.byteLength - buffer.byteOffset);
+  if (scratch.length < SCRATCH_KEPT && whole.length <= SCRATCH_MAX_BYTES) scratch.push(whole);
+}
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -38,13 +65,15 @@ export async function encodePng(rgba: Uint8Array | Uint8ClampedArray, width: num
   // Each row prefixed by its filter type. A row equal to the one above (most rows of a QR code: a
   // module is many pixels tall) is written as filter 2, "up", whose bytes are then all zero; any
   // other row as filter 0, "none". Both cost a memcmp or a copy, nothing per pixel in JavaScript.
-  const rows = Buffer.allocUnsafe((stride + 1) * height);
+  const rows = takeScratch((stride + 1) * height);
+  let repeated = 0;
   for (let y = 0; y < height; y++) {
     const o = y * (stride + 1);
     const start = y * stride;
     if (y > 0 && src.compare(src, start - stride, start, start, start + stride) === 0) {
       rows[o] = 2;
       rows.fill(0, o + 1, o + 1 + stride);
+      repeated++;
     } else {
       rows[o] = 0;
       src.copy(rows, o + 1, start, start + stride);
@@ -56,6 +85,12 @@ export async function encodePng(rgba: Uint8Array | Uint8ClampedArray, width: num
   ihdr[8] = 8; // bit depth
   ihdr[9] = 6; // colour type: RGBA
   // compression 0, filter method 0, no interlace
-  const idat = await deflateAsync(rows, { level: PNG_DEFLATE_LEVEL, memLevel: 9 });
+  let idat: Buffer;
+  try {
+    const level = repeated >= height * REPEATING_SHARE ? PNG_LEVEL_REPEATING : PNG_LEVEL_VARIED;
+    idat = await deflateAsync(rows, { level, memLevel: 9 });
+  } finally {
+    giveBack(rows);
+  }
   return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
 }

@@ -27,11 +27,19 @@ function fillLayers(ctx: SKRSContext2D, layers: Layer[]): void {
 // Decoded logos, by the parsed logo (itself cached by its data: URI in ./index.ts).
 const decoded = new WeakMap<Logo, Image>();
 
-/** The scene drawn on a canvas `widthPx` wide, over `underlay` (a CSS colour) when given. */
-export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: string): Promise<Canvas> {
+function canvasSize(scene: Scene, widthPx: number): [number, number] {
+  return [Math.round(widthPx), Math.max(1, Math.round((scene.height * widthPx) / scene.width))];
+}
+
+/**
+ * The scene drawn on a canvas `widthPx` wide, over `underlay` (a CSS colour) when given; on `reuse`
+ * (cleared first, of the scene's size) instead of a new canvas when given.
+ */
+export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: string, reuse?: Canvas): Promise<Canvas> {
   const k = widthPx / scene.width;
-  const canvas = createCanvas(Math.round(widthPx), Math.max(1, Math.round(scene.height * k)));
+  const canvas = reuse ?? createCanvas(...canvasSize(scene, widthPx));
   const ctx = canvas.getContext('2d');
+  if (reuse) ctx.reset(); // transparent again, transform and state back to their defaults
   if (underlay) {
     ctx.fillStyle = underlay;
     ctx.fillRect(0, 0, canvas.width, canvas.height);
@@ -51,9 +59,22 @@ export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: st
   return canvas;
 }
 
+// Canvases of PNG renders, kept by size for the next render: a new canvas per image is megabytes of
+// memory outside V8's heap that V8 answers with a full collection every few images, the main source
+// of slow renders at the 95th percentile (docs/rendering.md). One render holds a canvas from its
+// first stroke until its pixels are read.
+const idle = new Map<string, Canvas[]>();
+const IDLE_PER_SIZE = 2;
+/** Canvases above this many pixels (2048 × 2048) are not kept. */
+const IDLE_MAX_PIXELS = 2048 * 2048;
+
 export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer> {
-  const canvas = await sceneToCanvas(scene, widthPx);
+  const [w, h] = canvasSize(scene, widthPx);
+  const key = `${w}x${h}`;
+  const canvas = await sceneToCanvas(scene, widthPx, undefined, idle.get(key)?.pop());
   // getImageData un-premultiplies the colours of partly transparent pixels, as PNG wants them.
-  const { data, width, height } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+  const { data, width, height } = canvas.getContext('2d').getImageData(0, 0, w, h);
+  const kept = idle.get(key) ?? [];
+  if (kept.length < IDLE_PER_SIZE && w * h <= IDLE_MAX_PIXELS) idle.set(key, [...kept, canvas]);
   return encodePng(data, width, height);
 }
