@@ -108,6 +108,20 @@ export async function freshDatabases(): Promise<{
   return { databaseUrl: withDatabase(s.adminUrl, name), chDatabase: name, dataDir, ch: s.ch };
 }
 
+/**
+ * A ClickHouse database of its own on the shared test store (created empty, nothing migrated), for
+ * tests of the store's plumbing that make their own tables; drop it with dropClickHouseDatabase.
+ */
+export async function scratchClickHouse(): Promise<{ ch: ClickHouseHandle; db: string; dataDir: string }> {
+  const fresh = await freshDatabases();
+  await fresh.ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${fresh.chDatabase}` });
+  return { ch: fresh.ch, db: fresh.chDatabase, dataDir: fresh.dataDir };
+}
+
+export async function dropClickHouseDatabase(ch: ClickHouseHandle | undefined, db: string): Promise<void> {
+  await ch?.client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
+}
+
 /** A fresh, empty Postgres database (nothing migrated), for migration tests. */
 export async function emptyDatabase(): Promise<string> {
   const s = current();

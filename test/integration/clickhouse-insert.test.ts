@@ -4,7 +4,7 @@
 // insert without it is stored, not mistaken for a retry.
 import { expect } from 'chai';
 import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
-import { freshDatabases } from '../helpers/stores.js';
+import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
 
 describe('insertText', function () {
   this.timeout(60_000);
@@ -12,15 +12,8 @@ describe('insertText', function () {
   let db: string;
   let tables = 0;
 
-  before(async () => {
-    const fresh = await freshDatabases();
-    ch = fresh.ch;
-    db = fresh.chDatabase;
-    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
-  });
-  after(async () => {
-    await ch?.client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
-  });
+  before(async () => ({ ch, db } = await scratchClickHouse()));
+  after(() => dropClickHouseDatabase(ch, db));
 
   async function table(): Promise<string> {
     const name = `${db}.inserted_${++tables}`;

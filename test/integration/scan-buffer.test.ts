@@ -10,7 +10,7 @@ import { monotonicFactory, ulid } from 'ulid';
 import { pino } from 'pino';
 import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
-import { freshDatabases } from '../helpers/stores.js';
+import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
 import { waitFor } from './redirect-fixtures.js';
 
 interface Row {
@@ -49,16 +49,8 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     delays = [];
   });
 
-  before(async () => {
-    const fresh = await freshDatabases();
-    ch = fresh.ch;
-    db = fresh.chDatabase;
-    dataDir = fresh.dataDir;
-    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
-  });
-  after(async () => {
-    await ch?.client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
-  });
+  before(async () => ({ ch, db, dataDir } = await scratchClickHouse()));
+  after(() => dropClickHouseDatabase(ch, db));
 
   /** A table name not created yet, and how to create it (deduplicating by token like scan_events). */
   function table() {

@@ -12,7 +12,7 @@ import { ulid } from 'ulid';
 import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import { FileJournal } from '../../server/redirect/scan-ipc.js';
 import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
-import { freshDatabases } from '../helpers/stores.js';
+import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
 
 interface Row {
   id: string;
@@ -29,16 +29,8 @@ describe('scan journal (redirect processes: rows on file before they are answere
   let dataDir: string;
   let tables = 0;
 
-  before(async () => {
-    const fresh = await freshDatabases();
-    ch = fresh.ch;
-    db = fresh.chDatabase;
-    dataDir = fresh.dataDir;
-    await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
-  });
-  after(async () => {
-    await ch?.client.command({ query: `DROP DATABASE IF EXISTS ${db}` });
-  });
+  before(async () => ({ ch, db, dataDir } = await scratchClickHouse()));
+  after(() => dropClickHouseDatabase(ch, db));
 
   async function table() {
     const prefix = `journaled_${++tables}`;
