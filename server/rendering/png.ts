@@ -8,6 +8,7 @@
 // low deflate level gives files about the size of Skia's in a fifth of the time (docs/rendering.md).
 import { promisify } from 'node:util';
 import { crc32, deflate } from 'node:zlib';
+import { ReusePool } from './reuse.js';
 
 const deflateAsync = promisify(deflate);
 
@@ -27,23 +28,9 @@ export const REPEATING_SHARE = 0.5;
 // The filtered rows of a 1024 px image are 4 MiB, allocated and faulted in anew for every image
 // (and pressing V8 to collect for the memory outside its heap); a few are kept for reuse. A buffer
 // is taken for one image and given back once its deflate is done, so images encoded at the same
-// time never share one.
-const scratch: Buffer[] = [];
-const SCRATCH_KEPT = 4;
-
-function takeScratch(size: number): Buffer {
-  const i = scratch.findIndex((b) => b.length >= size);
-  const found = i >= 0 ? scratch.splice(i, 1)[0] : Buffer.allocUnsafe(size);
-  return found.subarray(0, size);
-}
-
-/** Buffers above this size (images over about 1400 px) are not kept. */
+// time never share one. Buffers above 8 MiB (images over about 1400 px) are not kept.
+const scratch = new ReusePool<Buffer>(4);
 const SCRATCH_MAX_BYTES = 8 * 2 ** 20;
-
-function giveBack(buffer: Buffer): void {
-  const whole = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.buffer.byteLength - buffer.byteOffset);
-  if (scratch.length < SCRATCH_KEPT && whole.length <= SCRATCH_MAX_BYTES) scratch.push(whole);
-}
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -65,7 +52,8 @@ export async function encodePng(rgba: Uint8Array | Uint8ClampedArray, width: num
   // Each row prefixed by its filter type. A row equal to the one above (most rows of a QR code: a
   // module is many pixels tall) is written as filter 2, "up", whose bytes are then all zero; any
   // other row as filter 0, "none". Both cost a memcmp or a copy, nothing per pixel in JavaScript.
-  const rows = takeScratch((stride + 1) * height);
+  const size = (stride + 1) * height;
+  const rows = scratch.take(String(size)) ?? Buffer.allocUnsafe(size);
   let repeated = 0;
   for (let y = 0; y < height; y++) {
     const o = y * (stride + 1);
@@ -90,7 +78,7 @@ export async function encodePng(rgba: Uint8Array | Uint8ClampedArray, width: num
     const level = repeated >= height * REPEATING_SHARE ? PNG_LEVEL_REPEATING : PNG_LEVEL_VARIED;
     idat = await deflateAsync(rows, { level, memLevel: 9 });
   } finally {
-    giveBack(rows);
+    if (size <= SCRATCH_MAX_BYTES) scratch.give(String(size), rows);
   }
   return Buffer.concat([SIGNATURE, chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
 }

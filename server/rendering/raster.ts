@@ -6,6 +6,7 @@ import type { Layer, Scene } from './geometry.js';
 import type { Logo } from './logo.js';
 import { cssColor, type Paint } from './paint.js';
 import { encodePng } from './png.js';
+import { ReusePool } from './reuse.js';
 
 function fillStyle(ctx: SKRSContext2D, paint: Paint): string | CanvasGradient {
   if (paint.kind === 'solid') return cssColor(paint.color);
@@ -59,22 +60,19 @@ export async function sceneToCanvas(scene: Scene, widthPx: number, underlay?: st
   return canvas;
 }
 
-// Canvases of PNG renders, kept by size for the next render: a new canvas per image is megabytes of
-// memory outside V8's heap that V8 answers with a full collection every few images, the main source
-// of slow renders at the 95th percentile (docs/rendering.md). One render holds a canvas from its
-// first stroke until its pixels are read.
-const idle = new Map<string, Canvas[]>();
-const IDLE_PER_SIZE = 2;
-/** Canvases above this many pixels (2048 × 2048) are not kept. */
+// Canvases of PNG renders, kept for the next render of the same size: a new canvas per image is
+// megabytes of memory outside V8's heap that V8 answers with a full collection every few images,
+// the main source of slow renders at the 95th percentile (docs/rendering.md). One render holds a
+// canvas from its first stroke until its pixels are read. Four at most, each at most 2048 × 2048.
+const idle = new ReusePool<Canvas>(4);
 const IDLE_MAX_PIXELS = 2048 * 2048;
 
 export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer> {
   const [w, h] = canvasSize(scene, widthPx);
   const key = `${w}x${h}`;
-  const canvas = await sceneToCanvas(scene, widthPx, undefined, idle.get(key)?.pop());
+  const canvas = await sceneToCanvas(scene, widthPx, undefined, idle.take(key));
   // getImageData un-premultiplies the colours of partly transparent pixels, as PNG wants them.
   const { data, width, height } = canvas.getContext('2d').getImageData(0, 0, w, h);
-  const kept = idle.get(key) ?? [];
-  if (kept.length < IDLE_PER_SIZE && w * h <= IDLE_MAX_PIXELS) idle.set(key, [...kept, canvas]);
+  if (w * h <= IDLE_MAX_PIXELS) idle.give(key, canvas);
   return encodePng(data, width, height);
 }

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { encodePng } from '../../server/rendering/png.js';
 import { renderQr } from '../../server/rendering/index.js';
+import { ReusePool } from '../../server/rendering/reuse.js';
 import { decodeQr } from '../helpers/qr-decode.js';
 
 async function pixelsOf(png: Buffer): Promise<{ width: number; height: number; data: Uint8ClampedArray }> {
@@ -35,6 +36,27 @@ describe('PNG writer', () => {
       const want = rgba[i * 4 + 3] === 0 ? [0, 0, 0, 0] : [...rgba.subarray(i * 4, i * 4 + 4)];
       expect(got, `pixel ${i % width},${Math.floor(i / width)}`).to.deep.equal(want);
     }
+  });
+
+  it('encodes images of the same size at the same time without mixing their rows', async () => {
+    const [width, height] = [64, 64];
+    const image = (value: number) =>
+      new Uint8Array(width * height * 4).fill(value).map((v, i) => (i % 4 === 3 ? 255 : v));
+    const values = [10, 90, 170, 250];
+    const pngs = await Promise.all(values.map((v) => encodePng(image(v), width, height)));
+    for (const [i, png] of pngs.entries()) {
+      const back = await pixelsOf(png);
+      expect([...new Set(back.data.filter((_, j) => j % 4 !== 3))], `image ${i}`).to.deep.equal([values[i]]);
+    }
+  });
+
+  it('keeps at most its bound of idle objects for reuse, whatever their keys', () => {
+    const pool = new ReusePool<string>(4);
+    for (let i = 0; i < 100; i++) pool.give(`size-${i}`, `canvas-${i}`);
+    expect(pool.size).to.equal(4);
+    expect(pool.take('size-0'), 'the oldest went first').to.equal(undefined);
+    expect(pool.take('size-99')).to.equal('canvas-99');
+    expect(pool.take('size-99'), 'taken once').to.equal(undefined);
   });
 
   it('refuses pixels that do not fill the size given', async () => {
