@@ -10,6 +10,7 @@ import { GeoDatabase } from './geo/database.js';
 import type { Logger } from './logger.js';
 import { Admitter } from './metering/admission.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { spillDirOf } from './analytics/scan-spill.js';
 import { IdempotencyKeys } from './operations/idempotency.js';
 import { PasswordWork } from './qr-codes/password.js';
 import { Readiness } from './readiness.js';
@@ -90,7 +91,7 @@ export function createAppContext(parts: ContextParts): AppContext {
   const closers: (() => Promise<void>)[] = [];
   let port = parts.config.apiPort;
   const notify = new NotifyListener(parts.databaseUrl, parts.log);
-  const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
+  const metrics = createMetrics(parts.collectDefaultMetrics ?? false, spillDirOf(parts.config.dataDir));
   const clock = parts.clock ?? systemClock;
   const apiPort = () => port;
   const app: AppContext = {
