@@ -24,6 +24,16 @@ module.exports = {
       to: { path: [ADAPTERS, ROOTS] },
     },
     {
+      name: 'adapters-do-not-import-each-other',
+      severity: 'error',
+      comment:
+        'An adapter (REST, MCP, redirect, web, CLI) imports no other adapter. What several of them need ' +
+        '(client address and trust lists, body reading, request state and logging, rendering a result) ' +
+        'is in server/http-common/, which every adapter may use.',
+      from: { path: ADAPTERS },
+      to: { path: ADAPTERS, pathNot: '^server/$1/' },
+    },
+    {
       name: 'operations-runner-is-generic',
       severity: 'error',
       comment:
