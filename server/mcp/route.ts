@@ -20,8 +20,11 @@ import {
   dispatch,
   errorResponse,
   INVALID_PARAMS,
+  isStateless,
   isSupportedVersion,
+  METHOD_NOT_FOUND,
   negotiateVersion,
+  statelessRefusal,
   PARSE_ERROR,
   RpcError,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -82,7 +85,8 @@ export function mountMcp(router: Router, app: AppContext): void {
   const byName = new Map<string, Tool>(tools.map((t) => [t.def.name, t]));
   const toolList = tools.map(describeTool);
 
-  const methods = (principal: Principal, ctx: Koa.Context): Record<string, MethodHandler> => {
+  const capabilities = { tools: { listChanged: false } };
+  const methods = (principal: Principal, ctx: Koa.Context, version: string): Record<string, MethodHandler> => {
     const state = ctx.state as RequestState;
     const log = app.log.child({ request_id: state.requestId });
     return {
@@ -91,12 +95,19 @@ export function mountMcp(router: Router, app: AppContext): void {
           throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
         return {
           protocolVersion: negotiateVersion(params.protocolVersion),
-          capabilities: { tools: { listChanged: false } },
+          capabilities,
           serverInfo: SERVER_INFO,
           instructions: INSTRUCTIONS,
         };
       },
-      ping: async () => ({}),
+      // 2026-07-28: discovery without a handshake; answered to every era, since it changes nothing.
+      'server/discover': async () => ({
+        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities,
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      }),
+      ...(isStateless(version) ? {} : { ping: async () => ({}) }),
       // Every tool fits one page, so a cursor is never handed out and any sent is ignored.
       'tools/list': async () => ({ tools: toolList }),
       'tools/call': async (params, { inBatch }) => {
@@ -171,7 +182,13 @@ export function mountMcp(router: Router, app: AppContext): void {
       (body as { method?: unknown }).method === 'tools/call';
     if (!singleToolCall && !principal.abilities.has('mcp.access')) throw ApiError.forbidden('mcp.access');
 
-    const answer = await dispatch(body, headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION, methods(principal, ctx));
+    const version = headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION;
+    const answer =
+      statelessRefusal(body, headerVersion) ?? (await dispatch(body, version, methods(principal, ctx, version)));
+    // The stateless revision answers an unknown method with HTTP 404 as well.
+    if (isStateless(version) && !Array.isArray(answer.body) && answer.body && 'error' in answer.body) {
+      if (answer.body.error.code === METHOD_NOT_FOUND) answer.status = 404;
+    }
     if (answer.body === undefined) {
       // Null first, then the status: Koa turns a null body into 204 otherwise.
       ctx.body = null;
