@@ -15,6 +15,7 @@ import { rateHeaders } from '../metering/admission.js';
 import { assertApiAccess } from '../operations/execute.js';
 import { API_VERSION } from '../operations/operation.js';
 import { mcpOnlyOperations } from './bulk-codes.js';
+import { bearerChallenge, resourceUri } from '../oauth/metadata.js';
 import {
   DEFAULT_HEADER_PROTOCOL_VERSION,
   dispatch,
@@ -70,6 +71,20 @@ export function acceptsJson(accept: string): boolean {
       if (q && Number(q.slice(2)) === 0) return false;
       return t === 'application/json' || t === 'application/*' || t === '*/*';
     });
+}
+
+/**
+ * The caller of /mcp: an API token, or an OAuth access token bound to this resource. A 401 tells
+ * the client where to sign in (RFC 9728 section 5.1: resource_metadata, plus the scopes).
+ */
+async function authenticateMcp(app: AppContext, header: string): Promise<Principal> {
+  try {
+    return await app.principals.authenticate(header, app.clock.now(), resourceUri(app));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'unauthenticated') throw err;
+    const problem = header ? { code: 'invalid_token', description: err.message } : undefined;
+    throw new ApiError(err.code, err.message, err.extra, { 'WWW-Authenticate': bearerChallenge(app, problem) });
+  }
 }
 
 /** A transport-level refusal: JSON-RPC error body without an id, as the Streamable HTTP spec shows. */
@@ -153,7 +168,7 @@ export function mountMcp(router: Router, app: AppContext): void {
       return refuse(ctx, 406, 'Not Acceptable: this endpoint answers application/json.');
     }
 
-    const principal = await app.principals.authenticate(ctx.get('Authorization'), app.clock.now());
+    const principal = await authenticateMcp(app, ctx.get('Authorization'));
     state.orgUlid = principal.org.ulid;
     assertApiAccess(principal);
 
