@@ -512,7 +512,7 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
       expect((await postForm('/oauth/revoke', { token: 'nothing', client_id: clientId })).status).to.equal(200);
     });
 
-    it('is disconnected by revoking it in the token list', async () => {
+    it('is listed under connected apps on the dashboard’s tokens page and disconnected there', async () => {
       const clientId = await registerRaw('Listed app');
       const { code, verifier } = await rawCode(clientId);
       const tokens = (await exchange(clientId, code, verifier)).body;
@@ -520,7 +520,19 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
         (t: { connected_app: { client_id: string } | null }) => t.connected_app?.client_id === clientId,
       );
       expect(listed.connected_app.client_name).to.equal('Listed app');
-      expect((await svc.delete(`/v1/tokens/${listed.id}`, apiToken)).status).to.equal(204);
+      // The same browser session the consent used is the dashboard's.
+      const page = await owner.newPage();
+      try {
+        await page.goto(`${svc.url}/app/o/${orgUlid}/tokens`);
+        await heading(page, 'API tokens');
+        const row = page.getByRole('table', { name: 'Connected apps' }).getByRole('row', { name: /Listed app/ });
+        expect(await row.textContent()).to.include(`127.0.0.1:${callbackPort}`);
+        await row.getByRole('button', { name: 'Disconnect Listed app' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Disconnect Listed app' }).click();
+        await row.waitFor({ state: 'detached' });
+      } finally {
+        await page.close();
+      }
       expect(await mcpStatus(tokens.access_token)).to.equal(401);
       const refresh = await postForm('/oauth/token', {
         grant_type: 'refresh_token',
