@@ -2,7 +2,7 @@
 // authorization server and the dashboard.
 import type { RouteMounter } from './http/api-app.js';
 import { mountMcp } from './mcp/route.js';
-import { mountOAuth } from './oauth/routes.js';
+import { mountOAuth } from './web/oauth.js';
 import { mountDashboard } from './web/mount.js';
 
 export const apiMounts: RouteMounter[] = [mountMcp, mountOAuth, mountDashboard];

@@ -1,7 +1,8 @@
 // The OAuth 2.1 authorization server of the /mcp resource, on the API listener: discovery
 // (RFC 9728, RFC 8414), the authorization endpoint (the dashboard's sign-in, then a consent page),
 // the token endpoint (authorization_code with PKCE S256, refresh_token), revocation (RFC 7009) and
-// Dynamic Client Registration (RFC 7591). An adapter: the rules are in clients.ts and grants.ts.
+// Dynamic Client Registration (RFC 7591). An adapter: the rules are in server/oauth/ (clients.ts,
+// grants.ts, metadata.ts).
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
@@ -14,16 +15,16 @@ import { ApiError } from '../errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { RequestState } from '../http/middleware.js';
 import { clientIp, trustList } from '../redirect/enrich.js';
-import { readCookie, setCookie } from '../web/cookies.js';
+import { readCookie, setCookie } from './cookies.js';
 import {
   clientMetadataSchema,
   redirectUriMatches,
   registerClient,
   resolveClient,
   type OAuthClient,
-} from './clients.js';
-import { OAuthError } from './errors.js';
-import { exchangeCode, grantedAbilities, issueCode, refreshGrant, revokeToken } from './grants.js';
+} from '../oauth/clients.js';
+import { OAuthError } from '../oauth/errors.js';
+import { exchangeCode, grantedAbilities, issueCode, refreshGrant, revokeToken } from '../oauth/grants.js';
 import {
   AS_METADATA_PATH,
   AUTHORIZE_PATH,
@@ -37,8 +38,8 @@ import {
   resourceUri,
   REVOKE_PATH,
   TOKEN_PATH,
-} from './metadata.js';
-import { consentPage, errorPage, signInPage, type OrgChoice } from './pages.js';
+} from '../oauth/metadata.js';
+import { consentPage, errorPage, signInPage, type OrgChoice } from './oauth-pages.js';
 
 /** The parameters of an authorization request that the forms carry through unchanged. */
 const AUTHORIZE_PARAMS = [

@@ -4,7 +4,7 @@
 // DENY), so no other site can overlay or click them.
 import type Koa from 'koa';
 import { escapeHtml } from '../redirect/pages.js';
-import type { OAuthClient } from './clients.js';
+import type { OAuthClient } from '../oauth/clients.js';
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
 h1{font-size:1.4rem}fieldset{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
