@@ -15,7 +15,7 @@ import { rateHeaders } from '../metering/admission.js';
 import { assertApiAccess } from '../operations/execute.js';
 import { API_VERSION } from '../operations/operation.js';
 import { mcpOnlyOperations } from './bulk-codes.js';
-import { bearerChallenge, resourceUri } from '../oauth/metadata.js';
+import { bearerChallenge, MCP_RESOURCE_PATH, resourceUri } from '../oauth/metadata.js';
 import {
   DEFAULT_HEADER_PROTOCOL_VERSION,
   dispatch,
@@ -34,7 +34,7 @@ import {
 import type { Tool } from './catalog.js';
 import { buildTools, callTool, describeTool } from './tools.js';
 
-export const MCP_PATH = '/mcp';
+export const MCP_PATH = MCP_RESOURCE_PATH;
 export const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };
 
 const INSTRUCTIONS =

@@ -1,7 +1,7 @@
 // What the service publishes as the OAuth 2.1 authorization server of its own /mcp resource: the
 // protected resource metadata (RFC 9728), the authorization server metadata (RFC 8414), and the
 // scopes, which are abilities one to one.
-import type { Ability } from '../auth/abilities.js';
+import { ABILITIES, type Ability } from '../auth/abilities.js';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 
@@ -18,20 +18,16 @@ export const PRM_PATH = '/.well-known/oauth-protected-resource';
  * and webhook management are not exposed as tools), mcp.access first. A grant always holds
  * mcp.access; the rest are what the person ticks, never beyond their role.
  */
+/** Abilities that are not tools' and are never granted to an assistant. */
+const NOT_FOR_ASSISTANTS: ReadonlySet<Ability> = new Set([
+  'api.tokens.manage',
+  'members.manage',
+  'wallet.manage',
+  'webhooks.manage',
+]);
 export const OAUTH_SCOPES: readonly Ability[] = [
   'mcp.access',
-  'codes.view',
-  'codes.create',
-  'codes.update',
-  'codes.delete',
-  'brands.view',
-  'brands.manage',
-  'domains.view',
-  'domains.manage',
-  'analytics.view',
-  'analytics.export',
-  'styles.manage',
-  'wallet.view',
+  ...ABILITIES.filter((a) => a !== 'mcp.access' && !NOT_FOR_ASSISTANTS.has(a)),
 ];
 
 /** Lifetimes: the access token (the api_tokens row's expires_at), the refresh token, the code. */

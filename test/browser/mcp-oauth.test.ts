@@ -249,21 +249,24 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
     return `${svc.url}/oauth/authorize?${new URLSearchParams(params)}`;
   }
 
+  /** A well-formed authorization request of the client (PKCE S256, the test's redirect URI), plus extras. */
+  function requestUrl(clientId: string, challenge: string, extra: Record<string, string> = {}): string {
+    return authorizeUrl({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    });
+  }
+
   /** A code for a raw client, through the consent page; returns it with its PKCE verifier. */
   async function rawCode(clientId: string, extra: Record<string, string> = {}) {
     const { verifier, challenge } = pkce();
     const query = await consent(
       owner,
-      authorizeUrl({
-        response_type: 'code',
-        client_id: clientId,
-        redirect_uri: redirectUri,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        state: 'st-1',
-        resource: `${svc.url}/mcp`,
-        ...extra,
-      }),
+      requestUrl(clientId, challenge, { state: 'st-1', resource: `${svc.url}/mcp`, ...extra }),
     );
     expect(query.get('state')).to.equal('st-1');
     return { code: query.get('code')!, verifier };
@@ -571,16 +574,9 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
 
     it('refuses a redirect URI that differs by one character: an error page, nothing sent to it', async () => {
       const { challenge } = pkce();
-      const res = await fetch(
-        authorizeUrl({
-          response_type: 'code',
-          client_id: clientId,
-          redirect_uri: `${redirectUri}x`,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-        }),
-        { redirect: 'manual' },
-      );
+      const res = await fetch(requestUrl(clientId, challenge, { redirect_uri: `${redirectUri}x` }), {
+        redirect: 'manual',
+      });
       expect(res.status).to.equal(400);
       expect(res.headers.get('location')).to.equal(null);
       expect(await res.text()).to.include('invalid_request');
@@ -593,34 +589,16 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
     it('accepts the loopback redirect URI on another port, as OAuth 2.1 allows for native apps', async () => {
       const { challenge } = pkce();
       const other = `http://127.0.0.1:${callbackPort + 1}/callback`;
-      const res = await fetch(
-        authorizeUrl({
-          response_type: 'code',
-          client_id: clientId,
-          redirect_uri: other,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-        }),
-        { redirect: 'manual' },
-      );
+      const res = await fetch(requestUrl(clientId, challenge, { redirect_uri: other }), { redirect: 'manual' });
       expect(res.status).to.equal(200);
       expect(await res.text()).to.include('Sign in to connect an application');
     });
 
     it('refuses a token for another resource with invalid_target, and an MCP token at REST', async () => {
       const { challenge } = pkce();
-      const res = await fetch(
-        authorizeUrl({
-          response_type: 'code',
-          client_id: clientId,
-          redirect_uri: redirectUri,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-          state: 's',
-          resource: 'https://other.example/mcp',
-        }),
-        { redirect: 'manual' },
-      );
+      const res = await fetch(requestUrl(clientId, challenge, { state: 's', resource: 'https://other.example/mcp' }), {
+        redirect: 'manual',
+      });
       expect(res.status).to.equal(303);
       const back = new URL(res.headers.get('location')!);
       expect(back.origin + back.pathname).to.equal(redirectUri);
@@ -654,16 +632,9 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
     });
 
     it('refuses a client metadata document on a private address (the webhooks’ SSRF rules)', async () => {
-      const res = await fetch(
-        authorizeUrl({
-          response_type: 'code',
-          client_id: `https://127.0.0.1:${privatePort}/oauth/client.json`,
-          redirect_uri: redirectUri,
-          code_challenge: pkce().challenge,
-          code_challenge_method: 'S256',
-        }),
-        { redirect: 'manual' },
-      );
+      const res = await fetch(requestUrl(`https://127.0.0.1:${privatePort}/oauth/client.json`, pkce().challenge), {
+        redirect: 'manual',
+      });
       expect(res.status).to.equal(400);
       expect(res.headers.get('location')).to.equal(null);
       const page = await res.text();
@@ -688,13 +659,7 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
 
     it('refuses to show the consent page in a frame', async () => {
       const { challenge } = pkce();
-      const target = authorizeUrl({
-        response_type: 'code',
-        client_id: clientId,
-        redirect_uri: redirectUri,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      });
+      const target = requestUrl(clientId, challenge);
       const res = await fetch(target, { redirect: 'manual' });
       expect(res.headers.get('content-security-policy')).to.include("frame-ancestors 'none'");
       expect(res.headers.get('x-frame-options')).to.equal('DENY');
@@ -756,14 +721,7 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
         const { verifier, challenge } = pkce();
         const query = await consent(
           editor,
-          authorizeUrl({
-            response_type: 'code',
-            client_id: clientId,
-            redirect_uri: redirectUri,
-            code_challenge: challenge,
-            code_challenge_method: 'S256',
-            scope: 'mcp.access codes.view domains.manage wallet.view',
-          }),
+          requestUrl(clientId, challenge, { scope: 'mcp.access codes.view domains.manage wallet.view' }),
           { email: 'editor@acme.example' },
         );
         const tokens = (await exchange(clientId, query.get('code')!, verifier)).body;
@@ -775,18 +733,7 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
 
     it('answers access_denied at the redirect URI when the person denies', async () => {
       const clientId = await registerRaw('Denied app');
-      const query = await consent(
-        owner,
-        authorizeUrl({
-          response_type: 'code',
-          client_id: clientId,
-          redirect_uri: redirectUri,
-          code_challenge: pkce().challenge,
-          code_challenge_method: 'S256',
-          state: 'd',
-        }),
-        { deny: true },
-      );
+      const query = await consent(owner, requestUrl(clientId, pkce().challenge, { state: 'd' }), { deny: true });
       expect(query.get('error')).to.equal('access_denied');
       expect(query.get('state')).to.equal('d');
       expect(query.get('code')).to.equal(null);

@@ -391,19 +391,28 @@ describe('MCP protocol over POST /mcp', () => {
       const rest = await svc.request('GET', '/v1/organization', { token: mcpToken, headers });
       expect(mcp.status).to.equal(rest.status);
       expect(mcp.text).to.equal(rest.text);
-      expect(comparableHeaders(mcp.headers)).to.deep.equal(comparableHeaders(rest.headers));
+      // A 401 of /mcp also says where to sign in (RFC 9728); every other header is REST's.
+      const { 'www-authenticate': mcpChallenge, ...mcpHeaders } = comparableHeaders(mcp.headers);
+      const { 'www-authenticate': restChallenge, ...restHeaders } = comparableHeaders(rest.headers);
+      expect(mcpHeaders).to.deep.equal(restHeaders);
+      if (rest.status !== 401) expect(mcpChallenge).to.equal(restChallenge);
       return mcp;
     }
 
-    it('answers a missing token with REST’s 401', async () => {
+    it('answers a missing token with REST’s 401 and a challenge naming the resource metadata', async () => {
       const res = await sameAsRest(undefined);
       expect(res.status).to.equal(401);
-      expect(res.headers.get('www-authenticate')).to.equal('Bearer');
+      expect(res.headers.get('www-authenticate')).to.match(
+        /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp\.access /,
+      );
     });
 
-    it('answers a malformed or unknown token with REST’s 401', async () => {
-      expect((await sameAsRest('garbage')).status).to.equal(401);
-      expect((await sameAsRest('99999|' + 'a'.repeat(48))).status).to.equal(401);
+    it('answers a malformed or unknown token with REST’s 401 and error="invalid_token"', async () => {
+      for (const token of ['garbage', '99999|' + 'a'.repeat(48)]) {
+        const res = await sameAsRest(token);
+        expect(res.status).to.equal(401);
+        expect(res.headers.get('www-authenticate')).to.include('error="invalid_token"');
+      }
     });
 
     it('answers an organization without API access with REST’s 403 api_access_disabled', async () => {
