@@ -3,7 +3,7 @@
 // served with a CSP that forbids framing and any script (frame-ancestors 'none', X-Frame-Options
 // DENY), so no other site can overlay or click them.
 import type Koa from 'koa';
-import { escapeHtml } from '../redirect/pages.js';
+import { escapeHtml } from '../http-common/html.js';
 import type { OAuthClient } from '../oauth/clients.js';
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}

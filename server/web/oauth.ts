@@ -12,9 +12,9 @@ import { ROLE_ABILITIES, type Role } from '../auth/abilities.js';
 import { newSecret } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { readJsonBody } from '../http/body.js';
-import type { RequestState } from '../http/middleware.js';
-import { clientIp, trustList } from '../redirect/enrich.js';
+import { readJsonBody } from '../http-common/body.js';
+import type { RequestState } from '../http-common/middleware.js';
+import { clientIp, trustList } from '../http-common/client-ip.js';
 import { readCookie, setCookie } from './cookies.js';
 import {
   clientMetadataSchema,
