@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
-import { waitFor } from './redirect-fixtures.js';
+import { waitFor } from '../helpers/poll.js';
 
 interface Row {
   id: string;
