@@ -5,6 +5,8 @@ import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { importPreview } from './import-preview.js';
+import { importRun } from './import-run.js';
 import { qrCodeExport } from './qr-code-export.js';
 import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
@@ -20,6 +22,8 @@ export const taskFactories: Record<string, TaskFactory> = {
   'domain-certificate': domainCertificate,
   'domain-maintenance': domainMaintenance,
   'idempotency-keys-prune': idempotencyKeysPrune,
+  'import-preview': importPreview,
+  'import-run': importRun,
   'qr-code-export': qrCodeExport,
   'qr-code-exports-prune': qrCodeExportsPrune,
   'scan-alerts': scanAlerts,
