@@ -121,9 +121,12 @@ function scanRows(
   code: { id: number; brand_id: number | null; domain_id: number },
   linkKey: string,
   scans: SourceScan[],
+  oldest: number,
 ): ImportedScan[] {
   const out: ImportedScan[] = [];
   for (const s of scans) {
+    // Older than SCAN_RETENTION_DAYS: scan_events' TTL would drop it, so it is not counted either.
+    if (s.at.getTime() < oldest) continue;
     const agent = parseAgent(s.userAgent);
     const isBot = s.isBot === true || agent.isBot;
     const n = Math.max(1, Math.min(s.count ?? 1, 1_000_000));
@@ -167,6 +170,7 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
   const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
   const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
   const table = `${app.ch.database}.scan_events`;
+  const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
   let after = (token?.position ?? 0) - 1;
   for (;;) {
     const chunk = await linkRows(app.db, row.id, {}, 200, after);
@@ -201,6 +205,7 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
           { id: Number(code.id), brand_id: code.brand_id, domain_id: Number(code.domain_id) },
           link.source_key,
           page.items,
+          oldest,
         );
         if (rows.length) {
           await insertText(app.ch.client, {
