@@ -197,7 +197,14 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
           : null
         : ((mark?.scans_through as Date | null) ?? null);
       let cursor: unknown = resuming ? token.cursor : null;
-      const ref = { key: link.source_key, shortCode: link.short_code, domain: link.source_domain };
+      const createdAt = (link.code as { created_at?: string | null } | null)?.created_at;
+      const ref = {
+        key: link.source_key,
+        shortCode: link.short_code,
+        domain: link.source_domain,
+        visits: Number(link.visits_expected),
+        createdAt: createdAt ? new Date(createdAt) : null,
+      };
       for (;;) {
         const page = await source.scans!(ref, since, until, cursor);
         const rows = scanRows(

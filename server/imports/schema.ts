@@ -42,6 +42,7 @@ export const importOptions: JsonSchema = {
     brand_ulid: { ...ulid, description: 'Brand of every imported code.' },
     keep_created_at: { type: 'boolean', default: true, description: 'Codes keep the source’s creation dates.' },
     history: { type: 'boolean', default: true, description: 'Import the scan history where the source has one.' },
+    archived: { type: 'boolean', default: false, description: 'Bitly: import archived Bitlinks too.' },
     on_clash: {
       type: 'string',
       enum: [...ON_CLASH],
@@ -155,6 +156,7 @@ export interface ImportOptions {
   keep_created_at?: boolean;
   history?: boolean;
   on_clash?: OnClash;
+  archived?: boolean;
 }
 
 export interface Credentials {

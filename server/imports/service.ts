@@ -136,7 +136,10 @@ export async function createImport(
   const source = input.source;
   if (FILE_SOURCES.has(source) && !input.file) errors.file = [`Importing from ${source} takes its export file.`];
   if (API_SOURCES.has(source) && !input.file) {
-    if (!input.credentials?.url) errors['credentials.url'] = ['The address of the source is required.'];
+    if (!input.credentials?.url && source !== 'bitly')
+      errors['credentials.url'] = ['The address of the source is required.'];
+    if (source === 'bitly' && !input.credentials?.token)
+      errors['credentials.token'] = ['A Bitly access token is required.'];
   }
   if (!FILE_SOURCES.has(source) && !API_SOURCES.has(source))
     errors.source = [`Importing from ${source} is not available yet.`];
@@ -264,7 +267,7 @@ export async function resumeImport(
     if (!found) throw ApiError.notFound('import');
     if (found.status !== 'failed' || !found.continue_token || !found.confirmed_at)
       throw ApiError.conflict(`Only a failed import that was confirmed can be resumed; this one is ${found.status}.`);
-    if (API_SOURCES.has(found.source as SourceName) && !credentials?.url)
+    if (API_SOURCES.has(found.source as SourceName) && !credentials?.url && !credentials?.token)
       throw ApiError.field('credentials.url', 'The credentials are wiped when an import ends: give them again.');
     if (FILE_SOURCES.has(found.source as SourceName) && !found.upload)
       throw ApiError.conflict('The uploaded file is gone; start a new import with it (re-runs never duplicate).');
@@ -294,7 +297,7 @@ export async function sourceOf(app: AppContext, row: ImportRow): Promise<ImportS
         .open(row.upload, `${purpose(row)}:file`)
         .toString('utf8')
     : null;
-  return openSource(app, row.source as SourceName, credentials, file);
+  return openSource(app, row.source as SourceName, credentials, file, row.options as ImportOptions);
 }
 
 // ---------------------------------------------------------------------------------------------

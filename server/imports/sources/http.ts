@@ -114,10 +114,14 @@ export class SourceHttp {
         continue;
       }
       if (res.status === 401 || res.status === 403)
-        throw new SourceError(`The source at ${url.host} refused the credentials (${res.status}): ${describe(body)}`);
+        throw new SourceError(
+          `The source at ${url.host} refused the credentials (${res.status}): ${describe(body)}`,
+          res.status,
+        );
       if (!res.ok)
         throw new SourceError(
           `The source at ${url.host} answered ${res.status} for ${url.pathname}: ${describe(body) || res.statusText}`,
+          res.status,
         );
       try {
         return JSON.parse(body) as T;

@@ -4,11 +4,13 @@ import type { Credentials } from '../schema.js';
 import { csvSource } from './csv.js';
 import { checkSourceUrl, SourceHttp } from './http.js';
 import { shlinkSource } from './shlink.js';
+import { bitlySource } from './bitly.js';
+import { kuttSource } from './kutt.js';
 import { SourceError, type ImportSource, type SourceName } from './types.js';
 
 /** Sources whose links come from an uploaded file, and those reached over their API. */
 export const FILE_SOURCES: ReadonlySet<SourceName> = new Set(['csv']);
-export const API_SOURCES: ReadonlySet<SourceName> = new Set(['shlink']);
+export const API_SOURCES: ReadonlySet<SourceName> = new Set(['shlink', 'bitly', 'kutt']);
 
 function need<T>(value: T | undefined, what: string): T {
   if (value === undefined || value === null || value === '') throw new SourceError(`${what} is required.`);
@@ -20,6 +22,7 @@ export async function openSource(
   source: SourceName,
   credentials: Credentials | null,
   file: string | null,
+  options: { archived?: boolean } = {},
 ): Promise<ImportSource> {
   const http = (headers: Record<string, string>) =>
     new SourceHttp(
@@ -35,6 +38,16 @@ export async function openSource(
     case 'shlink': {
       const url = await checkSourceUrl(need(credentials?.url, 'credentials.url'), app.config.importAllowPrivateSources);
       return shlinkSource(url, need(credentials?.api_key, 'credentials.api_key'), http);
+    }
+    case 'bitly': {
+      const url = credentials?.url ? await checkSourceUrl(credentials.url, app.config.importAllowPrivateSources) : null;
+      return bitlySource(url, need(credentials?.token, 'credentials.token'), http, {
+        archived: options.archived === true,
+      });
+    }
+    case 'kutt': {
+      const url = await checkSourceUrl(need(credentials?.url, 'credentials.url'), app.config.importAllowPrivateSources);
+      return kuttSource(url, need(credentials?.api_key, 'credentials.api_key'), http);
     }
     default:
       throw new SourceError(`Importing from ${source} is not available yet.`);

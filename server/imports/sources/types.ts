@@ -56,6 +56,9 @@ export interface LinkRef {
   key: string;
   shortCode: string;
   domain: string;
+  /** What the link listing said: its visit total and creation date. */
+  visits: number;
+  createdAt: Date | null;
 }
 
 export interface ImportSource {
@@ -66,4 +69,12 @@ export interface ImportSource {
 }
 
 /** A problem with the source itself (unreachable, refused, malformed): the import stops with it. */
-export class SourceError extends Error {}
+export class SourceError extends Error {
+  /** The HTTP status the source answered, when it answered. */
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
