@@ -63,6 +63,11 @@ export const createImportBody = objectSchema(
       minLength: 1,
       description: 'An export file’s text (CSV, or for YOURLS a CSV or SQL dump); up to BODY_LIMIT_BYTES.',
     },
+    log_file: {
+      type: 'string',
+      minLength: 1,
+      description: 'YOURLS as CSV: the yourls_log table (file holds yourls_url).',
+    },
     options: importOptions,
   },
   ['source'],
@@ -169,6 +174,7 @@ export interface CreateImportInput {
   source: SourceName;
   credentials?: Credentials;
   file?: string;
+  log_file?: string;
   options?: ImportOptions;
 }
 

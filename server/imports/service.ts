@@ -161,7 +161,12 @@ export async function createImport(
         status: 'previewing',
         options: JSON.stringify(options),
         credentials: sealCredentials(app, ulid, input.credentials),
-        upload: input.file ? sealer(app).seal(input.file, `${purpose({ ulid })}:file`) : null,
+        upload: input.file
+          ? sealer(app).seal(
+              JSON.stringify({ file: input.file, log_file: input.log_file ?? null }),
+              `${purpose({ ulid })}:file`,
+            )
+          : null,
         confirm_token_hash: hashToken(token),
         confirm_expires_at: new Date(now.getTime() + CONFIRM_TTL_MS),
         created_at: now,
@@ -292,12 +297,24 @@ export async function sourceOf(app: AppContext, row: ImportRow): Promise<ImportS
   const credentials = row.credentials
     ? (JSON.parse(sealer(app).open(row.credentials, purpose(row)).toString('utf8')) as Credentials)
     : null;
-  const file = row.upload
-    ? sealer(app)
-        .open(row.upload, `${purpose(row)}:file`)
-        .toString('utf8')
+  const upload = row.upload
+    ? (JSON.parse(
+        sealer(app)
+          .open(row.upload, `${purpose(row)}:file`)
+          .toString('utf8'),
+      ) as {
+        file: string;
+        log_file: string | null;
+      })
     : null;
-  return openSource(app, row.source as SourceName, credentials, file, row.options as ImportOptions);
+  return openSource(
+    app,
+    row.source as SourceName,
+    credentials,
+    upload?.file ?? null,
+    row.options as ImportOptions,
+    upload?.log_file ?? null,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

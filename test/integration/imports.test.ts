@@ -440,6 +440,48 @@ describe('Imports: /v1/imports', () => {
     });
   });
 
+  describe('YOURLS (database export)', () => {
+    const t = (d: number, h = 10) =>
+      new Date(Date.now() - d * 86_400_000).toISOString().slice(0, 10) + ` ${String(h).padStart(2, '0')}:00:00`;
+    const dump = [
+      '-- MySQL dump 10.13',
+      'CREATE TABLE `yourls_url` (`keyword` varchar(100), `url` text, `title` text, `timestamp` timestamp, `ip` varchar(41), `clicks` int);',
+      `INSERT INTO \`yourls_url\` VALUES ('y1','https://example.com/y1','It\\'s one','${t(9)}','1.2.3.4',3),('y2','https://example.com/y2?a=1&b=2',NULL,'${t(8)}','1.2.3.4',0);`,
+      `INSERT INTO \`yourls_log\` (\`click_id\`, \`click_time\`, \`shorturl\`, \`referrer\`, \`user_agent\`, \`ip_address\`, \`country_code\`) VALUES (1,'${t(3)}','y1','direct','${UA_IPHONE}','5.6.7.8','FR'),(2,'${t(2)}','y1','https://news.example/a','${UA_DESKTOP}','5.6.7.8','DE'),(3,'${t(1)}','y1','direct','curl/8.0','5.6.7.8','');`,
+    ].join('\n');
+
+    it('imports keywords and every logged click from a MySQL dump', async () => {
+      const { imp, token } = await start(b, { source: 'yourls', file: dump });
+      expect(imp.status, imp.error_message).to.equal('staged');
+      expect(imp.preview.counts).to.deep.include({ links: 2, new: 2, scans_expected: 3 });
+      const done = await confirm(b, imp.ulid, token);
+      expect(done.progress).to.deep.include({ links_created: 2, scans_done: 3 });
+      const y1 = await svc.app.db('qr_codes').where({ org_id: b.org.id, slug: 'impb/y1' }).first();
+      expect(y1.name).to.equal("It's one");
+      const rs = await svc.app.ch.client.query({
+        query: `SELECT country, referrer, device_type FROM ${svc.app.ch.database}.scan_events WHERE code_id = {c:UInt64} ORDER BY scanned_at`,
+        query_params: { c: Number(y1.id) },
+        format: 'JSONEachRow',
+      });
+      expect(await rs.json()).to.deep.equal([
+        { country: 'FR', referrer: '', device_type: 'mobile' },
+        { country: 'DE', referrer: 'news.example', device_type: 'desktop' },
+        { country: '', referrer: '', device_type: 'bot' },
+      ]);
+    });
+
+    it('reads the two tables as CSV files, and refuses a malformed dump clearly', async () => {
+      const url = `keyword,url,title,timestamp,ip,clicks\nyc,https://example.com/yc,,${t(4)},1.1.1.1,1\n`;
+      const log = `click_id,click_time,shorturl,referrer,user_agent,ip_address,country_code\n1,${t(2)},yc,direct,${UA_DESKTOP.replace(/,/g, '')},1.1.1.1,US\n`;
+      const { imp, token } = await start(a, { source: 'yourls', file: url, log_file: log });
+      expect(imp.preview.counts).to.deep.include({ links: 1, scans_expected: 1 });
+      expect((await confirm(a, imp.ulid, token)).progress.scans_done).to.equal(1);
+      const bad = await start(a, { source: 'yourls', file: "INSERT INTO `yourls_url` VALUES ('x','https://x.com" });
+      expect(bad.imp.status).to.equal('failed');
+      expect(bad.imp.error_message).to.match(/SQL dump is malformed/);
+    });
+  });
+
   it('keeps every organization to its own imports (another one’s is a 404) and needs imports.manage', async () => {
     const { imp } = await start(a, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,iso\n' });
     expect((await svc.get(`/v1/imports/${imp.ulid}`, b.token)).status).to.equal(404);

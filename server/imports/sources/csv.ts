@@ -6,7 +6,8 @@ import { SourceError, type ImportSource, type Page, type SourceLink } from './ty
 
 export const CSV_PAGE = 1000;
 
-const headerKey = (h: string) =>
+/** A column name as matched: without BOM, spaces, `-` and `_`, lower case. */
+export const headerKey = (h: string) =>
   h
     .replace(/^\uFEFF/, '')
     .replace(/[\s_-]+/g, '')

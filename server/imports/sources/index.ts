@@ -6,10 +6,11 @@ import { checkSourceUrl, SourceHttp } from './http.js';
 import { shlinkSource } from './shlink.js';
 import { bitlySource } from './bitly.js';
 import { kuttSource } from './kutt.js';
+import { yourlsSource } from './yourls.js';
 import { SourceError, type ImportSource, type SourceName } from './types.js';
 
 /** Sources whose links come from an uploaded file, and those reached over their API. */
-export const FILE_SOURCES: ReadonlySet<SourceName> = new Set(['csv']);
+export const FILE_SOURCES: ReadonlySet<SourceName> = new Set(['csv', 'yourls']);
 export const API_SOURCES: ReadonlySet<SourceName> = new Set(['shlink', 'bitly', 'kutt']);
 
 function need<T>(value: T | undefined, what: string): T {
@@ -23,6 +24,7 @@ export async function openSource(
   credentials: Credentials | null,
   file: string | null,
   options: { archived?: boolean } = {},
+  logFile: string | null = null,
 ): Promise<ImportSource> {
   const http = (headers: Record<string, string>) =>
     new SourceHttp(
@@ -39,6 +41,8 @@ export async function openSource(
       const url = await checkSourceUrl(need(credentials?.url, 'credentials.url'), app.config.importAllowPrivateSources);
       return shlinkSource(url, need(credentials?.api_key, 'credentials.api_key'), http);
     }
+    case 'yourls':
+      return yourlsSource(need(file ?? undefined, 'The YOURLS export'), logFile);
     case 'bitly': {
       const url = credentials?.url ? await checkSourceUrl(credentials.url, app.config.importAllowPrivateSources) : null;
       return bitlySource(url, need(credentials?.token, 'credentials.token'), http, {
