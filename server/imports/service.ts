@@ -34,7 +34,7 @@ import {
   type ImportRow,
 } from './repository.js';
 import type { CreateImportInput, Credentials, ImportOptions } from './schema.js';
-import { API_SOURCES, FILE_SOURCES, openSource } from './sources/index.js';
+import { API_SOURCES, FILE_OR_API_SOURCES, FILE_SOURCES, openSource } from './sources/index.js';
 import type { ImportSource, SourceLink, SourceName, Unmappable } from './sources/types.js';
 
 export const PREVIEW_TASK = 'import-preview';
@@ -135,13 +135,12 @@ export async function createImport(
   const errors: FieldErrors = {};
   const source = input.source;
   if (FILE_SOURCES.has(source) && !input.file) errors.file = [`Importing from ${source} takes its export file.`];
-  if (API_SOURCES.has(source) && !input.file) {
-    if (!input.credentials?.url && source !== 'bitly')
-      errors['credentials.url'] = ['The address of the source is required.'];
-    if (source === 'bitly' && !input.credentials?.token)
-      errors['credentials.token'] = ['A Bitly access token is required.'];
-  }
-  if (!FILE_SOURCES.has(source) && !API_SOURCES.has(source))
+  const needsToken = source === 'bitly' || (source === 'dub' && !input.file);
+  if (API_SOURCES.has(source) && !needsToken && !input.credentials?.url)
+    errors['credentials.url'] = ['The address of the source is required.'];
+  if (needsToken && !input.credentials?.token)
+    errors['credentials.token'] = ['An API token of the source is required.'];
+  if (!FILE_SOURCES.has(source) && !API_SOURCES.has(source) && !FILE_OR_API_SOURCES.has(source))
     errors.source = [`Importing from ${source} is not available yet.`];
   const options: ImportOptions = { keep_created_at: true, history: true, on_clash: 'rename', ...input.options };
   const refs = await resolveReferences(app.db, org, [options]);
@@ -272,10 +271,8 @@ export async function resumeImport(
     if (!found) throw ApiError.notFound('import');
     if (found.status !== 'failed' || !found.continue_token || !found.confirmed_at)
       throw ApiError.conflict(`Only a failed import that was confirmed can be resumed; this one is ${found.status}.`);
-    if (API_SOURCES.has(found.source as SourceName) && !credentials?.url && !credentials?.token)
+    if (!found.upload && !credentials?.url && !credentials?.token)
       throw ApiError.field('credentials.url', 'The credentials are wiped when an import ends: give them again.');
-    if (FILE_SOURCES.has(found.source as SourceName) && !found.upload)
-      throw ApiError.conflict('The uploaded file is gone; start a new import with it (re-runs never duplicate).');
     const now = app.clock.now();
     const updated = await updateImport(trx, found.id, {
       status: 'queued',

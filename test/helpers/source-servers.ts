@@ -6,6 +6,8 @@
 // - Bitly API v4 (https://dev.bitly.com/api-reference): bearer token, GET /v4/groups,
 //   /v4/groups/{guid}/bitlinks (links + pagination with next and search_after),
 //   /v4/bitlinks/{bitlink}/clicks (link_clicks per day), errors {message, description}.
+// - Dub (https://dub.co/docs/api-reference): bearer API key, GET /links?page=&pageSize= (an array),
+//   errors {error: {code, message, doc_url}}.
 // - Kutt API v2 (https://docs.kutt.it): X-API-KEY, GET /api/v2/links (limit, skip; {data, total}),
 //   errors {error}.
 import http from 'node:http';
@@ -341,5 +343,47 @@ export class KuttServer extends SourceServer {
       updated_at: l.created_at,
     }));
     return this.json(res, { limit, skip, total: this.links.length, data });
+  }
+}
+
+export interface DubLink {
+  id: string;
+  domain: string;
+  key: string;
+  url: string;
+  title: string | null;
+  tags: { id: string; name: string; color: string }[];
+  createdAt: string;
+  clicks: number;
+}
+
+export class DubServer extends SourceServer {
+  links: DubLink[] = [];
+
+  constructor(readonly token = 'dub_test_key') {
+    super();
+  }
+
+  static start(): Promise<DubServer> {
+    return new DubServer().listen();
+  }
+
+  protected error(res: http.ServerResponse, status: number, title: string, headers: Record<string, string> = {}) {
+    const code = status === 401 ? 'unauthorized' : status === 429 ? 'rate_limit_exceeded' : 'internal_server_error';
+    this.json(
+      res,
+      { error: { code, message: title, doc_url: `https://dub.co/docs/api-reference/errors#${code}` } },
+      status,
+      headers,
+    );
+  }
+
+  protected route(req: http.IncomingMessage, u: URL, res: http.ServerResponse) {
+    if (req.headers.authorization !== `Bearer ${this.token}`)
+      return this.error(res, 401, 'Unauthorized: Invalid API key.');
+    if (u.pathname !== '/links') return this.error(res, 404, 'Not found');
+    const page = Number(u.searchParams.get('page') ?? 1);
+    const size = Math.min(100, Number(u.searchParams.get('pageSize') ?? 100));
+    return this.json(res, this.links.slice((page - 1) * size, page * size));
   }
 }

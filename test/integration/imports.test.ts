@@ -3,7 +3,7 @@ import { ulid } from 'ulid';
 import { codeScansOnDays } from '../../server/analytics/queries.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
-import { BitlyServer, KuttServer, ShlinkServer, type ShlinkUrl } from '../helpers/source-servers.js';
+import { BitlyServer, DubServer, KuttServer, ShlinkServer, type ShlinkUrl } from '../helpers/source-servers.js';
 
 const UA_IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
@@ -146,9 +146,10 @@ describe('Imports: /v1/imports', () => {
       expect(res.status).to.equal(409);
     });
 
-    it('answers 422 without the file, with a wrong confirm token, and for a source not available yet', async () => {
+    it('answers 422 without the file, without the source’s address or token, and with a wrong confirm token', async () => {
       expect((await svc.post('/v1/imports', a.token, { source: 'csv' })).status).to.equal(422);
       expect((await svc.post('/v1/imports', a.token, { source: 'shlink', credentials: {} })).status).to.equal(422);
+      expect((await svc.post('/v1/imports', a.token, { source: 'dub' })).status).to.equal(422);
       const { imp } = await start(a, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,zz\n' });
       expect((await svc.post(`/v1/imports/${imp.ulid}/confirm`, a.token, { confirm_token: 'nope' })).status).to.equal(
         422,
@@ -479,6 +480,40 @@ describe('Imports: /v1/imports', () => {
       const bad = await start(a, { source: 'yourls', file: "INSERT INTO `yourls_url` VALUES ('x','https://x.com" });
       expect(bad.imp.status).to.equal('failed');
       expect(bad.imp.error_message).to.match(/SQL dump is malformed/);
+    });
+  });
+
+  describe('Dub (API and CSV export)', () => {
+    let dub: DubServer;
+    const created = new Date(Date.now() - 20 * 86_400_000).toISOString();
+    before(async () => {
+      dub = await DubServer.start();
+      dub.links = Array.from({ length: 150 }, (_, i) => ({
+        id: `link_${i}`,
+        domain: 'dub.sh',
+        key: `d${i}`,
+        url: `https://example.com/d${i}`,
+        title: null,
+        tags: i === 0 ? [{ id: 't1', name: 'launch', color: 'red' }] : [],
+        createdAt: created,
+        clicks: i === 0 ? 7 : 0,
+      }));
+    });
+    after(() => dub.close());
+
+    it('imports links over every page of the API with their click totals', async () => {
+      dub.faults.push({ match: /page=2/, status: 429, headers: { 'Retry-After': '1' }, times: 1 });
+      const { imp, token } = await start(b, { source: 'dub', credentials: { url: dub.url, token: dub.token } });
+      expect(imp.preview.counts).to.deep.include({ links: 150, new: 150, scans_expected: 7 });
+      const done = await confirm(b, imp.ulid, token);
+      expect(done.progress).to.deep.include({ links_created: 150, scans_done: 7 });
+    });
+
+    it('imports the CSV export', async () => {
+      const file = `Link ID,Short Link,URL,Clicks,Created At,Tags\nlnk_1,https://dub.sh/csv1,https://example.com/c1,2,${created},"a,b"\n`;
+      const { imp, token } = await start(a, { source: 'dub', file });
+      expect(imp.preview.mappings[0]).to.deep.include({ short_code: 'csv1', source_domain: 'dub.sh' });
+      expect((await confirm(a, imp.ulid, token)).progress.scans_done).to.equal(2);
     });
   });
 

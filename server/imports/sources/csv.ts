@@ -2,7 +2,7 @@
 // title, tags (separated by commas, semicolons or |) and created_at. Headers are matched ignoring
 // case, spaces, dashes and underscores ("Long URL" is long_url). Parsed with csv-parse (RFC 4180).
 import { parse } from 'csv-parse/sync';
-import { SourceError, type ImportSource, type Page, type SourceLink } from './types.js';
+import { SourceError, type ImportSource, type LinkRef, type Page, type SourceLink, type SourceScan } from './types.js';
 
 export const CSV_PAGE = 1000;
 
@@ -101,4 +101,13 @@ export function csvSource(file: string): ImportSource {
     return link;
   });
   return { links: pagedLinks(links) };
+}
+
+/**
+ * The history of a source that only gives a total per link (Kutt, Dub): that many scans on the
+ * link's creation date, imported once (a re-run finds the date at the high-water mark).
+ */
+export async function totalScans(link: LinkRef, since: Date | null): Promise<Page<SourceScan>> {
+  if (!link.visits || !link.createdAt || (since && link.createdAt <= since)) return { items: [], next: null };
+  return { items: [{ at: link.createdAt, count: link.visits, referrer: '', userAgent: '', country: '' }], next: null };
 }

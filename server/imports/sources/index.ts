@@ -7,10 +7,13 @@ import { shlinkSource } from './shlink.js';
 import { bitlySource } from './bitly.js';
 import { kuttSource } from './kutt.js';
 import { yourlsSource } from './yourls.js';
+import { dubApiSource, dubCsvSource } from './dub.js';
 import { SourceError, type ImportSource, type SourceName } from './types.js';
 
 /** Sources whose links come from an uploaded file, and those reached over their API. */
 export const FILE_SOURCES: ReadonlySet<SourceName> = new Set(['csv', 'yourls']);
+/** Sources read from a file or over their API, whichever the import gives. */
+export const FILE_OR_API_SOURCES: ReadonlySet<SourceName> = new Set(['dub']);
 export const API_SOURCES: ReadonlySet<SourceName> = new Set(['shlink', 'bitly', 'kutt']);
 
 function need<T>(value: T | undefined, what: string): T {
@@ -43,6 +46,11 @@ export async function openSource(
     }
     case 'yourls':
       return yourlsSource(need(file ?? undefined, 'The YOURLS export'), logFile);
+    case 'dub': {
+      if (file) return dubCsvSource(file);
+      const url = credentials?.url ? await checkSourceUrl(credentials.url, app.config.importAllowPrivateSources) : null;
+      return dubApiSource(url, need(credentials?.token, 'credentials.token'), http);
+    }
     case 'bitly': {
       const url = credentials?.url ? await checkSourceUrl(credentials.url, app.config.importAllowPrivateSources) : null;
       return bitlySource(url, need(credentials?.token, 'credentials.token'), http, {

@@ -1,9 +1,9 @@
 // Kutt, API v2 (https://docs.kutt.it), X-API-KEY header. Links page by page (GET /api/v2/links with
 // limit and skip; {data, total}): target, address, domain, description, expire_in. Kutt's API gives
 // no visit log, only visit_count: imported as that many scans on the link's creation date.
-import { emptyLink, hostOf } from './csv.js';
+import { emptyLink, hostOf, totalScans } from './csv.js';
 import type { SourceHttp } from './http.js';
-import type { ImportSource, LinkRef, Page, SourceLink, SourceScan } from './types.js';
+import type { ImportSource, SourceLink } from './types.js';
 
 export const KUTT_PAGE = 50;
 
@@ -53,13 +53,6 @@ export function kuttSource(
       const next = skip + res.data.length;
       return { items, next: res.data.length && next < res.total ? next : null };
     },
-    async scans(link: LinkRef, since: Date | null): Promise<Page<SourceScan>> {
-      // A total has one date: imported once (a re-run finds it at the high-water mark).
-      if (!link.visits || !link.createdAt || (since && link.createdAt <= since)) return { items: [], next: null };
-      return {
-        items: [{ at: link.createdAt, count: link.visits, referrer: '', userAgent: '', country: '' }],
-        next: null,
-      };
-    },
+    scans: totalScans,
   };
 }
