@@ -3,6 +3,9 @@ import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/commo
 import type { JsonSchema } from '../schemas/validation.js';
 import { SOURCES, type SourceName } from './sources/types.js';
 
+/** A schema bound for an uploaded file; BODY_LIMIT_BYTES (5 MiB by default) refuses a body before. */
+export const MAX_FILE_LENGTH = 64 * 1024 * 1024;
+
 export const ON_CLASH = ['skip', 'rename', 'fail'] as const;
 export type OnClash = (typeof ON_CLASH)[number];
 
@@ -61,11 +64,13 @@ export const createImportBody = objectSchema(
     file: {
       type: 'string',
       minLength: 1,
+      maxLength: MAX_FILE_LENGTH,
       description: 'An export file’s text (CSV, or for YOURLS a CSV or SQL dump); up to BODY_LIMIT_BYTES.',
     },
     log_file: {
       type: 'string',
       minLength: 1,
+      maxLength: MAX_FILE_LENGTH,
       description: 'YOURLS as CSV: the yourls_log table (file holds yourls_url).',
     },
     options: importOptions,
