@@ -31,6 +31,8 @@ export interface Config {
   fallbackOrigins: string[];
   logLevel: string;
   bodyLimitBytes: number;
+  importAllowPrivateSources: boolean;
+  importMaxRetryAfterSeconds: number;
   platformRateLimitPerMin: number;
   rawExportRateLimitPerMin: number;
   rateLimitHelpUrl: string;
@@ -172,6 +174,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'BODY_LIMIT_BYTES',
     default: String(5 * 1024 * 1024),
     help: 'Largest accepted request body; larger bodies get 413 payload_too_large.',
+  },
+  importAllowPrivateSources: {
+    env: 'IMPORT_ALLOW_PRIVATE_SOURCES',
+    default: 'false',
+    help: 'Let imports fetch from a source on a loopback or private address (a self-hosted Shlink, Kutt or YOURLS on the same network).',
+  },
+  importMaxRetryAfterSeconds: {
+    env: 'IMPORT_MAX_RETRY_AFTER_SECONDS',
+    default: '120',
+    help: 'Longest Retry-After of a 429 an import waits for; a longer one stops the import, which can be resumed.',
   },
   platformRateLimitPerMin: {
     env: 'PLATFORM_RATE_LIMIT_PER_MIN',
@@ -381,6 +393,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
     logLevel: raw('logLevel'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
+    importAllowPrivateSources: bool('IMPORT_ALLOW_PRIVATE_SOURCES', raw('importAllowPrivateSources')),
+    importMaxRetryAfterSeconds: int('IMPORT_MAX_RETRY_AFTER_SECONDS', raw('importMaxRetryAfterSeconds'), 0),
     platformRateLimitPerMin: int('PLATFORM_RATE_LIMIT_PER_MIN', raw('platformRateLimitPerMin'), 1),
     rawExportRateLimitPerMin: int('RAW_EXPORT_RATE_LIMIT_PER_MIN', raw('rawExportRateLimitPerMin'), 1),
     rateLimitHelpUrl: raw('rateLimitHelpUrl'),

@@ -7,6 +7,7 @@ import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
@@ -425,6 +426,12 @@ describe('released ClickHouse migrations are frozen text', () => {
       scanSpans,
       '2a1fbc0f8e1f5a2254b95fbc14c3dfc87e5995e6780ca624fc1bd36ff87ea7ea',
       'f3e4cba3accbd7199f4bb0ef109e749b3e7c95c03cb394389acd47010d4a4e3a',
+    ],
+    [
+      '0010_imported_scans',
+      importedScans,
+      '7506df1462332815a9aaebf5c5d75e2857dba99d56d5fdd791fa121a28e0096d',
+      'e60aa8d526d529abd3499d43a631cd604b6d5e2b1e0b2e2f544da3fbfc19bae5',
     ],
   ];
   const sha = (sql: string[]) => crypto.createHash('sha256').update(sql.join('\n;\n')).digest('hex');

@@ -6,11 +6,14 @@ import { EXECUTE_TASK } from '../../server/bulk-imports/job.js';
 import type { AppContext } from '../../server/context.js';
 import { CERTIFICATE_TASK } from '../../server/domains/certificate-jobs.js';
 import { EXPORT_TASK, PRUNE_TASK as EXPORTS_PRUNE_TASK } from '../../server/qr-code-exports/job.js';
+import { PREVIEW_TASK, RUN_TASK } from '../../server/imports/service.js';
 import { DELIVER_TASK } from '../../server/webhooks/service.js';
 import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { importPreview } from './import-preview.js';
+import { importRun } from './import-run.js';
 import { qrCodeExport } from './qr-code-export.js';
 import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
@@ -34,6 +37,8 @@ export const taskFactories: Record<string, TaskFactory> = {
   [CERTIFICATE_TASK]: domainCertificate,
   [DOMAIN_MAINTENANCE_TASK]: domainMaintenance,
   [IDEMPOTENCY_PRUNE_TASK]: idempotencyKeysPrune,
+  [PREVIEW_TASK]: importPreview,
+  [RUN_TASK]: importRun,
   [EXPORT_TASK]: qrCodeExport,
   [EXPORTS_PRUNE_TASK]: qrCodeExportsPrune,
   [SCAN_ALERTS_TASK]: scanAlerts,
