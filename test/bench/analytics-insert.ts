@@ -1,9 +1,12 @@
-// What the rollups cost the redirect's inserts: `tsx test/bench/analytics-insert.ts [--batches 30]
+// What recording a scan costs ClickHouse: `tsx test/bench/analytics-insert.ts [--batches 30]
 // [--rows 10000]`. Inserts the same batches of scans (one day, 25 codes in 5 brands, dimension
-// values spread like demo traffic) into three databases of one embedded chDB: scan_events alone
-// (the baseline), with the scan_daily view (0002), and with the scan_spans view on top (0004), and
-// prints the CPU per scan of each and the difference. The redirect sends batches of up to 10,000
-// rows (SCAN_BUFFER max rows) or whatever a second brought.
+// values spread like demo traffic), TabSeparated as the redirect writes them, into databases of
+// one embedded chDB, interleaved: scan_events alone (the baseline), with the scan_daily view
+// (0002), with the scan_spans view on top (0004), and with every migration (0005: the inbox and the
+// grouping-sets view), and prints the CPU per scan of each (all of chDB's threads: the process's
+// CPU time) and the difference. The redirect sends batches of up to 10,000 rows (SCAN_BUFFER max
+// rows) or whatever a second brought. Exits non-zero when every migration together costs more than
+// the goal (GOAL_US, 12 us per scan).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +14,8 @@ import { parseArgs } from 'node:util';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as insertPath } from '../../clickhouse/0005_scan_insert_path.js';
+import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
 
 const { values: args } = parseArgs({
@@ -36,7 +41,7 @@ function batch(i: number): string {
     const code = 1 + Math.floor(next() * next() * 25);
     const device = pick(devices, next());
     lines.push(
-      JSON.stringify({
+      encodeScanRow({
         scan_id: `01JQ${String(i * ROWS + r).padStart(22, '0')}`,
         scanned_at: new Date(day + Math.floor(next() * 86_400_000)).toISOString().replace('T', ' ').slice(0, 23),
         org_id: 1,
@@ -57,7 +62,7 @@ function batch(i: number): string {
       }),
     );
   }
-  return lines.join('\n');
+  return lines.join('');
 }
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-insert-'));
@@ -72,6 +77,7 @@ try {
     'scan_events only': [scanEvents],
     '+ scan_daily view (0002)': [scanEvents, scanDaily],
     '+ scan_spans view (0004)': [scanEvents, scanDaily, scanSpans],
+    'every migration (0005)': [scanEvents, scanDaily, scanSpans, insertPath],
   };
   const names = Object.keys(setups) as (keyof typeof setups)[];
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));
@@ -89,7 +95,7 @@ try {
       await insertText(ch.client, {
         table: `bench_insert_${i}.scan_events`,
         body,
-        format: 'JSONEachRow',
+        format: 'TabSeparated',
         dedupToken: `b${b}`,
       });
       const c = process.cpuUsage(c0);
@@ -98,12 +104,23 @@ try {
   }
   const perScan = (name: string) => cpu.get(name)! / (BATCHES * ROWS);
   let previous: number | undefined;
+  console.log(
+    `  load (uptime): ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (const name of names) {
     const us = perScan(name);
-    const delta = previous === undefined ? '' : `   (+${(us - previous).toFixed(1)} us per scan)`;
+    const d = previous === undefined ? 0 : us - previous;
+    const delta = previous === undefined ? '' : `   (${d >= 0 ? '+' : '-'}${Math.abs(d).toFixed(1)} us per scan)`;
     console.log(`  ${name.padEnd(28)} ${us.toFixed(1).padStart(6)} us CPU per scan${delta}`);
     previous = us;
   }
+  const now = perScan(names[names.length - 1]);
+  const goal = Number(process.env.GOAL_US ?? 12);
+  console.log(`  goal: <= ${goal} us per scan with every migration: ${now <= goal ? 'met' : 'NOT met'}`);
+  if (now > goal) process.exitCode = 1;
 } finally {
   await ch.close();
   await fs.rm(dir, { recursive: true, force: true });
