@@ -137,7 +137,6 @@ function insertSettingValues(dedupToken: string | undefined): Record<string, str
  * `clickhouse_settings` out of the code base.
  */
 export async function insertText(client: ClickHouseClient, ins: TextInsert): Promise<void> {
-  ins = { ...ins, table: await insertTarget(client, ins.table) };
   const raw = chdbInserts.get(client);
   if (raw) {
     const values = typeof ins.body === 'string' ? Buffer.from(ins.body, 'utf8') : ins.body;
@@ -162,35 +161,6 @@ export async function insertText(client: ClickHouseClient, ins: TextInsert): Pro
   await new Promise<void>((resolve, reject) => {
     result.stream.on('end', resolve).on('error', reject).resume();
   });
-}
-
-/**
- * Tables whose rows are inserted through another one: scan_events through its inbox
- * (clickhouse/0005: a Null table of plain String columns whose view writes scan_events, cheaper to
- * parse than LowCardinality text). Only where the inbox exists (not on a cluster, not in a database
- * without the migration); looked up once per client and database.
- */
-const INSERT_THROUGH: Record<string, string> = { scan_events: 'scan_inbox' };
-const insertTargets = new WeakMap<ClickHouseClient, Map<string, Promise<string>>>();
-
-function insertTarget(client: ClickHouseClient, table: string): Promise<string> | string {
-  const dot = table.lastIndexOf('.');
-  const through = INSERT_THROUGH[table.slice(dot + 1)];
-  if (!through || dot < 0) return table;
-  let known = insertTargets.get(client);
-  if (!known) insertTargets.set(client, (known = new Map()));
-  let target = known.get(table);
-  if (!target) {
-    const inbox = `${table.slice(0, dot)}.${through}`;
-    target = client
-      .query({ query: `EXISTS TABLE ${inbox}`, format: 'JSONEachRow' })
-      .then((rs) => rs.json<{ result: number }>())
-      .then((rows) => (Number(rows[0]?.result) === 1 ? inbox : table));
-    // A failed look-up is asked again next time (ClickHouse may be down for a while).
-    target.catch(() => known.delete(table));
-    known.set(table, target);
-  }
-  return target;
 }
 
 export interface SelectInsert {

@@ -7,13 +7,11 @@ import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
-import { statements as insertPath } from '../../clickhouse/0005_scan_insert_path.js';
-import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { spansOf } from '../../server/analytics/spans.js';
-import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA, type ScanEvent } from '../../server/analytics/scan-event.js';
+import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
-import { dropClickHouseDatabase, freshDatabases } from '../helpers/stores.js';
+import { freshDatabases } from '../helpers/stores.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -428,12 +426,6 @@ describe('released ClickHouse migrations are frozen text', () => {
       '2a1fbc0f8e1f5a2254b95fbc14c3dfc87e5995e6780ca624fc1bd36ff87ea7ea',
       'f3e4cba3accbd7199f4bb0ef109e749b3e7c95c03cb394389acd47010d4a4e3a',
     ],
-    [
-      '0005_scan_insert_path',
-      insertPath,
-      '58166c245d32117e0a056a788ff73b1baf99456f54c53dc06fa85d9912541486',
-      'd404bfafbf8a88ba2cdbb7535eb86ebfe8d71f41290e35156b5b623058fedeaf',
-    ],
   ];
   const sha = (sql: string[]) => crypto.createHash('sha256').update(sql.join('\n;\n')).digest('hex');
 
@@ -461,122 +453,5 @@ describe('released ClickHouse migrations are frozen text', () => {
   it('declares in 0003 exactly the columns of the live orphan scan definition', () => {
     const [table] = orphanScans({ database: 'qr', cluster: null, retentionDays: 400 });
     expect(declared(table)).to.deep.equal(Object.entries(ORPHAN_SCAN_SCHEMA));
-  });
-});
-
-describe('ClickHouse DDL (clickhouse/0005_scan_insert_path)', () => {
-  const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 400 });
-
-  it('replaces the fan-out view by one with a grouping set per scope and dimension, and adds the inbox', () => {
-    const [drop, view, inbox, inboxView, ...rest] = insertPath(ctx(null)).map(flat);
-    expect(rest).to.deep.equal([]);
-    expect(drop).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv');
-    expect(view).to.match(
-      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_sets_mv TO qr\.scan_daily AS SELECT /,
-    );
-    expect(view).to.include(' FROM qr.scan_events ) GROUP BY GROUPING SETS (');
-    expect([...view.matchAll(/\((org_id, day, is_bot[^)]*)\)/g)].map((m) => m[1])).to.have.length(18);
-    expect(inbox).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_inbox \(.*\) ENGINE = Null$/);
-    expect(inbox).not.to.include('LowCardinality');
-    expect(inboxView).to.match(
-      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_inbox_mv TO qr\.scan_events AS SELECT /,
-    );
-  });
-
-  it('on a cluster replaces the view per shard and has no inbox', () => {
-    const sql = insertPath(ctx('c1')).map(flat);
-    expect(sql).to.have.length(2);
-    expect(sql[0]).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv ON CLUSTER c1');
-    expect(sql[1]).to.match(
-      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_sets_mv ON CLUSTER c1 TO qr\.scan_daily_local /,
-    );
-    expect(sql[1]).to.include(' FROM qr.scan_events_local ');
-  });
-
-  describe('applied to chDB', () => {
-    let ch: ClickHouseHandle;
-    let before0005: string;
-    let after0005: string;
-    let seed = 7;
-    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
-    // Varied scans over three days, two organizations, branded and unbranded codes, bots, empty values.
-    const events = (n: number, from: number): ScanEvent[] =>
-      Array.from({ length: n }, (_, i) => {
-        const code = 1 + Math.floor(next() * 6);
-        const bot = next() < 0.15;
-        return {
-          scan_id: `01JR${String(from + i).padStart(22, '0')}`,
-          scanned_at: `2026-03-0${1 + Math.floor(next() * 3)} ${String(Math.floor(next() * 24)).padStart(2, '0')}:00:00.000`,
-          org_id: code <= 4 ? 1 : 2,
-          brand_id: code === 4 ? 0 : 1 + (code % 2),
-          domain_id: 0,
-          code_id: code,
-          visitor_hash: String(1 + Math.floor(next() * 200)),
-          country: pick(['DE', 'FR', '', 'JP']),
-          device_type: bot ? 'bot' : pick(['mobile', 'desktop', 'tablet']),
-          os: pick(['iOS', 'Android', '']),
-          browser: pick(['Safari', '']),
-          referrer: pick(['', 'example.com', 'news.example.org', 'ex\tample']),
-          language: pick(['de', 'fr-CH', '']),
-          provider: pick(['', 'Telekom', 'Orange']),
-          asn: 3320,
-          is_bot: bot ? 1 : 0,
-          matched_rule: pick([-1, 0, 2]),
-        };
-      });
-    const batches = [events(400, 0), events(600, 400), events(50, 1000)];
-
-    before(async () => {
-      const dbs = await freshDatabases();
-      ch = dbs.ch;
-      before0005 = `${dbs.chDatabase}_a`;
-      after0005 = `${dbs.chDatabase}_b`;
-      for (const [db, migrations] of [
-        [before0005, [scanEvents, scanDaily, scanSpans]],
-        [after0005, [scanEvents, scanDaily, scanSpans, insertPath, insertPath]],
-      ] as const) {
-        await ch.client.command({ query: `CREATE DATABASE ${db}` });
-        const c = { database: db, cluster: null, retentionDays: 4000 };
-        for (const m of migrations) for (const query of m(c)) await ch.client.command({ query });
-        // The redirect's TabSeparated and the generators' JSON, one batch retried.
-        for (const [i, rows] of [...batches.entries(), [1, batches[1]] as const]) {
-          await insertText(ch.client, {
-            table: `${db}.scan_events`,
-            body: i === 0 ? rows.map(encodeScanRow).join('') : rows.map((r) => JSON.stringify(r)).join('\n'),
-            format: i === 0 ? 'TabSeparated' : 'JSONEachRow',
-            dedupToken: `batch-${i}`,
-          });
-        }
-      }
-    });
-    after(async () => {
-      for (const db of [before0005, after0005]) await dropClickHouseDatabase(ch, db);
-    });
-
-    const rows = async (sql: string) => (await ch.client.query({ query: sql, format: 'TabSeparated' })).text();
-
-    it('sends scans through the inbox and stores every scan once with the same values', async () => {
-      const read = (db: string) => rows(`SELECT * FROM ${db}.scan_events ORDER BY scan_id`);
-      const stored = await read(after0005);
-      expect(stored.trim().split('\n')).to.have.length(1050);
-      expect(stored).to.equal(await read(before0005));
-      expect(stored).to.include('ex\\tample');
-    });
-
-    it('writes the same daily rollup and spans as the fan-out view did', async () => {
-      for (const [table, key] of [
-        ['scan_daily', 'day'],
-        ['scan_spans', 'span, start'],
-      ]) {
-        const read = (db: string) =>
-          rows(`SELECT org_id, scope, dimension, code_id, brand_id, ${key}, is_bot, value, sum(scans),
-                       uniqCombinedMerge(12)(visitors)
-                  FROM ${db}.${table} GROUP BY ALL ORDER BY ALL`);
-        const got = await read(after0005);
-        expect(got.trim().split('\n').length, table).to.be.greaterThan(100);
-        expect(got, table).to.equal(await read(before0005));
-      }
-    });
   });
 });
