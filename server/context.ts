@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { IdempotencyKeys } from './operations/idempotency.js';
 import { PasswordWork } from './qr-codes/password.js';
 import { Readiness } from './readiness.js';
+import { RenderPool } from './rendering/pool.js';
 import { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import { NotifyListener } from './stores/notify.js';
@@ -50,6 +51,8 @@ export interface AppContext {
   secretKey: Buffer;
   /** Password hashing and checking (scrypt), bounded per process. */
   passwords: PasswordWork;
+  /** Render threads with a bounded queue and an image cache (server/rendering/pool.ts). */
+  renders: RenderPool;
   /** Which listeners this process runs and whether they accept (/readyz). */
   readiness: Readiness;
   /** The API listener's bound port (for links); the configured port until it listens. */
@@ -121,6 +124,13 @@ export function createAppContext(parts: ContextParts): AppContext {
       onVerify: () => metrics.passwordChecks.inc(),
       onHash: () => metrics.passwordHashes.inc(),
     }),
+    renders: new RenderPool({
+      threads: parts.config.renderThreads,
+      queue: parts.config.renderQueue,
+      timeoutMs: parts.config.renderTimeoutMs,
+      cacheBytes: parts.config.renderCacheMb * 1024 * 1024,
+      onThreadLost: (reason) => parts.log.warn({ reason }, 'render thread replaced'),
+    }),
     readiness: new Readiness(),
     apiPort,
     setApiPort: (p) => {
@@ -140,5 +150,6 @@ export function createAppContext(parts: ContextParts): AppContext {
       }
     },
   };
+  app.onClose(() => app.renders.close());
   return app;
 }

@@ -43,12 +43,12 @@ export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
     style_ulid: { ...ulid, description: 'Render with this style instead of the code’s own.' },
   }),
   response: { status: 200, description: 'The PNG (base64) and the SVG of the code’s QR image.' },
-  errors: [404],
+  errors: [404, 503],
   handler: async ({ app, principal }, { params, query }) => {
     const code = await getCodeRow(app.db, principal.org, params.code_ulid);
     const options = { styleUlid: query.style_ulid };
-    const png = await renderCodeImage(app.db, principal.org, code, { ...options, format: 'png', size: query.size });
-    const svg = await renderCodeImage(app.db, principal.org, code, { ...options, format: 'svg' });
+    const png = await renderCodeImage(app, principal.org, code, { ...options, format: 'png', size: query.size });
+    const svg = await renderCodeImage(app, principal.org, code, { ...options, format: 'svg' });
     const body: CodeImagePayload = { png: png.body.toString('base64'), svg: svg.body.toString('utf8') };
     return { status: 200, body };
   },

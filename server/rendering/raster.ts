@@ -76,3 +76,24 @@ export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer>
   if (w * h <= IDLE_MAX_PIXELS) idle.give(key, canvas);
   return encodePng(data, width, height);
 }
+
+/** The side, in pixels, at which a logo's draw cost is measured (docs/rendering.md). */
+export const LOGO_COST_PX = 512;
+
+/**
+ * Milliseconds to decode a logo and draw it into a LOGO_COST_PX square, the better of two tries (the
+ * first may pay for loading Skia's codecs). An SVG logo with filters or thousands of shapes costs
+ * hundreds; an ordinary one a few.
+ */
+export async function logoDrawCost(logo: Logo): Promise<number> {
+  const canvas = createCanvas(LOGO_COST_PX, LOGO_COST_PX);
+  const ctx = canvas.getContext('2d');
+  let best = Infinity;
+  for (let i = 0; i < 2; i++) {
+    const t0 = performance.now();
+    ctx.drawImage(await loadImage(logo.data), 0, 0, LOGO_COST_PX, LOGO_COST_PX);
+    ctx.getImageData(0, 0, 1, 1); // the drawing is done by the time a pixel can be read
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
