@@ -133,12 +133,12 @@ function storedConfig(config: StyleConfig): StyleConfig {
  */
 export async function measureStyle(app: AppContext, resolved: StyleConfig, field = 'config.image'): Promise<Scannability> {
   if (resolved.image) {
-    const ms = await app.renders.logoCost(resolved.image);
     const budget = app.config.logoDrawBudgetMs;
+    const ms = await app.renders.logoCost(resolved.image, budget);
     if (ms > budget) {
       throw ApiError.field(
         field,
-        `The logo takes ${Math.round(ms)} ms to draw at ${LOGO_COST_PX} px, more than the ${budget} ms a logo may cost (LOGO_DRAW_BUDGET_MS): simplify it (SVG filters such as blur and thousands of shapes are costly) or use a PNG.`,
+        `The logo takes ${ms >= app.config.renderTimeoutMs ? 'over ' : ''}${Math.round(ms)} ms to draw at ${LOGO_COST_PX} px, more than the ${budget} ms a logo may cost (LOGO_DRAW_BUDGET_MS): simplify it (SVG filters such as blur and thousands of shapes are costly) or use a PNG.`,
       );
     }
   }

@@ -41,6 +41,16 @@ interface Thread {
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 
+/** A job abandoned because it overran the time budget (503 to a client). */
+export class RenderTimeout extends ApiError {
+  constructor(readonly budgetMs: number) {
+    super(
+      'service_unavailable',
+      `The render took longer than its budget of ${budgetMs} ms and was abandoned; a smaller size or a simpler logo draws faster.`,
+    );
+  }
+}
+
 /** A byte-bounded least-recently-used map of images. */
 class ImageCache {
   private readonly entries = new Map<string, RenderedImage>();
@@ -81,6 +91,7 @@ export class RenderPool {
   private readonly cache: ImageCache;
   private readonly inFlight = new Map<string, Promise<RenderedImage>>();
   private nextId = 1;
+  private drawn = 0;
   /** Moving average of a job's run time, for Retry-After. */
   private avgMs = 50;
   private closed = false;
@@ -117,9 +128,17 @@ export class RenderPool {
     return this.submit({ op: 'scannability', config, text }, background) as Promise<Scannability>;
   }
 
-  /** Milliseconds a logo (a data: URI) takes to draw at the measuring size (see ./raster.ts). */
-  logoCost(uri: string): Promise<number> {
-    return this.submit({ op: 'logoCost', uri }, false) as Promise<number>;
+  /**
+   * Milliseconds a logo (a data: URI) takes to draw at the measuring size (see ./raster.ts), at
+   * least `budgetMs` once it is known to exceed it; the time budget when it overruns that.
+   */
+  async logoCost(uri: string, budgetMs: number): Promise<number> {
+    try {
+      return (await this.submit({ op: 'logoCost', uri, budgetMs }, false)) as number;
+    } catch (err) {
+      if (err instanceof RenderTimeout) return err.budgetMs;
+      throw err;
+    }
   }
 
   /** Starts the threads before the first render needs them (a thread takes a moment to load). */
@@ -130,6 +149,16 @@ export class RenderPool {
   /** Images in the cache (for tests and metrics). */
   get cachedImages(): number {
     return this.cache.size;
+  }
+
+  /** Images drawn by the threads so far (cache hits and shared renders not counted). */
+  get rendered(): number {
+    return this.drawn;
+  }
+
+  /** Jobs a thread is working on. */
+  get running(): number {
+    return this.threads.filter((t) => t.busy).length;
   }
 
   /** Jobs waiting for a thread. */
@@ -146,6 +175,7 @@ export class RenderPool {
 
   private async draw(req: RenderRequest, background = false): Promise<RenderedImage> {
     const image = (await this.submit({ op: 'render', req }, background)) as RenderedImage & { body: Uint8Array };
+    this.drawn++;
     return { ...image, body: Buffer.from(image.body.buffer, image.body.byteOffset, image.body.byteLength) };
   }
 
@@ -227,11 +257,7 @@ export class RenderPool {
     const busy = thread.busy;
     if (!busy) return;
     thread.busy = null;
-    busy.job.reject(
-      ApiError.unavailable(
-        `The render took longer than its budget of ${this.options.timeoutMs} ms and was abandoned; a smaller size or a simpler logo draws faster.`,
-      ),
-    );
+    busy.job.reject(new RenderTimeout(this.options.timeoutMs));
     this.remove(thread, `stopped after ${this.options.timeoutMs} ms`);
     void thread.worker.terminate();
   }

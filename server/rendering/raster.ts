@@ -82,10 +82,10 @@ export const LOGO_COST_PX = 512;
 
 /**
  * Milliseconds to decode a logo and draw it into a LOGO_COST_PX square, the better of two tries (the
- * first may pay for loading Skia's codecs). An SVG logo with filters or thousands of shapes costs
- * hundreds; an ordinary one a few.
+ * first may pay for loading Skia's codecs), or the first alone when it already exceeds `budgetMs`.
+ * An SVG logo with filters or thousands of shapes costs hundreds; an ordinary one a few.
  */
-export async function logoDrawCost(logo: Logo): Promise<number> {
+export async function logoDrawCost(logo: Logo, budgetMs: number): Promise<number> {
   const canvas = createCanvas(LOGO_COST_PX, LOGO_COST_PX);
   const ctx = canvas.getContext('2d');
   let best = Infinity;
@@ -94,6 +94,7 @@ export async function logoDrawCost(logo: Logo): Promise<number> {
     ctx.drawImage(await loadImage(logo.data), 0, 0, LOGO_COST_PX, LOGO_COST_PX);
     ctx.getImageData(0, 0, 1, 1); // the drawing is done by the time a pixel can be read
     best = Math.min(best, performance.now() - t0);
+    if (best > budgetMs) break;
   }
   return best;
 }

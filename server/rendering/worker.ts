@@ -12,7 +12,7 @@ import type { StyleConfig } from './style.js';
 export type RenderJob =
   | { op: 'render'; req: RenderRequest }
   | { op: 'scannability'; config: StyleConfig; text?: string }
-  | { op: 'logoCost'; uri: string };
+  | { op: 'logoCost'; uri: string; budgetMs: number };
 
 export interface RenderJobMessage {
   id: number;
@@ -38,7 +38,7 @@ async function run(job: RenderJob): Promise<{ value: unknown; transfer: ArrayBuf
     return { value: { ...image, body: bytes }, transfer: [bytes.buffer] };
   }
   if (job.op === 'scannability') return { value: await checkScannability(job.config, job.text), transfer: [] };
-  return { value: await logoDrawCost(parseLogo(job.uri)), transfer: [] };
+  return { value: await logoDrawCost(parseLogo(job.uri), job.budgetMs), transfer: [] };
 }
 
 const port = parentPort;
