@@ -1,14 +1,7 @@
 import { defineOperation } from '../operations/operation.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { objectSchema, ulid } from '../schemas/common.js';
-import {
-  CONTENT_TYPES,
-  IMAGE_FORMATS,
-  MARGIN_MAX,
-  SIZE_MAX,
-  SIZE_MIN,
-  type ImageFormat,
-} from '../rendering/index.js';
+import { CONTENT_TYPES, IMAGE_FORMATS, MARGIN_MAX, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../rendering/index.js';
 import { drawCodeImage, resolveCodeImage } from './image.js';
 import { codeParams, type CodeParams } from './schema.js';
 import { getCodeRow } from './service.js';

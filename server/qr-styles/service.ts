@@ -131,7 +131,11 @@ function storedConfig(config: StyleConfig): StyleConfig {
  * render threads; first, a logo that costs more than LOGO_DRAW_BUDGET_MS to draw is refused with a
  * 422 on `field` (a render draws it again for every image).
  */
-export async function measureStyle(app: AppContext, resolved: StyleConfig, field = 'config.image'): Promise<Scannability> {
+export async function measureStyle(
+  app: AppContext,
+  resolved: StyleConfig,
+  field = 'config.image',
+): Promise<Scannability> {
   if (resolved.image) {
     const budget = app.config.logoDrawBudgetMs;
     const ms = await app.renders.logoCost(resolved.image, budget);
@@ -179,7 +183,8 @@ export async function judgeBrandKit(
 ): Promise<StyleVerdict[]> {
   const brand = await findBrand(app.db, org, brandUlid);
   if (!brand) return []; // the update itself answers 404
-  const styles = (await app.db('qr_styles')
+  const styles = (await app
+    .db('qr_styles')
     .where({ org_id: org.id, brand_id: brand.id })
     .orderBy('id')
     .select('id', 'ulid', 'name', 'config')) as { id: number; ulid: string; name: string; config: StyleConfig }[];

@@ -35,6 +35,8 @@ interface Thread {
   worker: Worker;
   /** Loaded and waiting for work (a job's time budget starts when a ready thread takes it). */
   ready: boolean;
+  /** Stopped after overrunning a budget, still counted until it exits (Skia cannot be interrupted). */
+  stopping: boolean;
   busy: { id: number; job: Job; timer: NodeJS.Timeout; started: number } | null;
 }
 
@@ -203,14 +205,14 @@ export class RenderPool {
 
   /** Whether every thread (started or still to start) has a job and the queue holds `queue` more. */
   private full(): boolean {
-    const free = this.threads.filter((t) => !t.busy).length + this.options.threads - this.threads.length;
+    const free = this.threads.filter((t) => !t.busy && !t.stopping).length + this.options.threads - this.threads.length;
     return this.waiting.length >= this.options.queue + free;
   }
 
   private spawn(): void {
     const worker = new Worker(BOOT, { workerData: { entry: ENTRY } });
     worker.unref(); // an idle pool never keeps the process alive
-    const thread: Thread = { worker, ready: false, busy: null };
+    const thread: Thread = { worker, ready: false, stopping: false, busy: null };
     worker.on('message', (reply: RenderReply | 'ready') => {
       if (reply === 'ready') {
         thread.ready = true;
@@ -224,10 +226,10 @@ export class RenderPool {
 
   private pump(): void {
     while (this.waiting.length && !this.closed) {
-      const thread = this.threads.find((t) => t.ready && !t.busy);
+      const thread = this.threads.find((t) => t.ready && !t.busy && !t.stopping);
       if (!thread) {
         // Threads start on demand (and again after one was lost): as many as jobs wait, up to `threads`.
-        const starting = this.threads.filter((t) => !t.ready).length;
+        const starting = this.threads.filter((t) => !t.ready && !t.stopping).length;
         for (let n = starting; n < this.waiting.length && this.threads.length < this.options.threads; n++) this.spawn();
         break;
       }
@@ -247,22 +249,32 @@ export class RenderPool {
     thread.busy = null;
     this.avgMs = 0.8 * this.avgMs + 0.2 * (performance.now() - busy.started);
     if (reply.ok) busy.job.resolve(reply.value);
-    else if (reply.api) busy.job.reject(new ApiError(reply.api.code, reply.api.message, reply.api.extra, reply.api.headers));
+    else if (reply.api)
+      busy.job.reject(new ApiError(reply.api.code, reply.api.message, reply.api.extra, reply.api.headers));
     else busy.job.reject(new Error(`render failed: ${reply.message}`));
     this.pump();
   }
 
-  /** A job over its time budget: its thread is stopped (a new one takes its place) and the job fails. */
+  /**
+   * A job over its time budget fails at once; its thread is stopped, and a new one takes its place
+   * once it has exited (a thread inside a Skia call exits when the call returns), so no more than
+   * `threads` ever draw at once.
+   */
   private abandon(thread: Thread): void {
     const busy = thread.busy;
     if (!busy) return;
     thread.busy = null;
+    thread.stopping = true;
     busy.job.reject(new RenderTimeout(this.options.timeoutMs));
-    this.remove(thread, `stopped after ${this.options.timeoutMs} ms`);
+    this.options.onThreadLost?.(`stopped after ${this.options.timeoutMs} ms`);
     void thread.worker.terminate();
   }
 
   private lose(thread: Thread, reason: string): void {
+    if (thread.stopping) {
+      this.remove(thread, null);
+      return;
+    }
     const busy = thread.busy;
     thread.busy = null;
     if (busy) {
@@ -276,11 +288,11 @@ export class RenderPool {
     this.remove(thread, reason);
   }
 
-  private remove(thread: Thread, reason: string): void {
+  private remove(thread: Thread, reason: string | null): void {
     const i = this.threads.indexOf(thread);
     if (i < 0) return;
     this.threads.splice(i, 1);
-    if (!this.closed) this.options.onThreadLost?.(reason);
+    if (!this.closed && reason !== null) this.options.onThreadLost?.(reason);
     this.pump();
   }
 }

@@ -1,6 +1,8 @@
 // A render thread of the pool (./pool.ts): draws images, measures scannability and logo costs off
 // the event loop that answers redirects and API calls. Requests and answers are plain messages; an
 // image's bytes move back without a copy.
+import { readlinkSync } from 'node:fs';
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../errors.js';
 import { renderQr, type RenderRequest } from './index.js';
@@ -25,7 +27,12 @@ export type RenderReply =
       id: number;
       ok: false;
       /** An ApiError's parts (a 422 on a bad logo), else the message of an unexpected error. */
-      api?: { code: ApiError['code']; message: string; extra: Record<string, unknown>; headers: Record<string, string> };
+      api?: {
+        code: ApiError['code'];
+        message: string;
+        extra: Record<string, unknown>;
+        headers: Record<string, string>;
+      };
       message: string;
     };
 
@@ -41,8 +48,22 @@ async function run(job: RenderJob): Promise<{ value: unknown; transfer: ArrayBuf
   return { value: await logoDrawCost(parseLogo(job.uri), job.budgetMs), transfer: [] };
 }
 
+/**
+ * On Linux, the lowest scheduling priority for this thread alone (setpriority on its thread id): when
+ * the cores are short, the event loop that answers redirects goes first and renders take what is left.
+ */
+function yieldToEventLoop(): void {
+  try {
+    const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]);
+    if (tid > 0) os.setPriority(tid, 19);
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}
+
 const port = parentPort;
 if (port) {
+  yieldToEventLoop();
   port.on('message', (msg: RenderJobMessage) => {
     run(msg.job).then(
       ({ value, transfer }) => port.postMessage({ id: msg.id, ok: true, value } satisfies RenderReply, transfer),

@@ -70,10 +70,15 @@ async function image(p: string): Promise<{ status: number; ms: number }> {
 }
 
 try {
-  while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200) await new Promise((r) => setTimeout(r, 100));
+  while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200)
+    await new Promise((r) => setTimeout(r, 100));
   const [domain] = await api<{ ulid: string }[]>('/v1/domains');
   const code = (slug: string) =>
-    api<{ ulid: string }>('/v1/qr-codes', { slug, destination: 'https://example.com/landing', domain_ulid: domain.ulid });
+    api<{ ulid: string }>('/v1/qr-codes', {
+      slug,
+      destination: 'https://example.com/landing',
+      domain_ulid: domain.ulid,
+    });
   await code('go');
   const art = await code('art');
   const style = ulid();

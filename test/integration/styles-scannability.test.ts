@@ -233,10 +233,14 @@ describe('QR styles: scannability, preview and the stored-style check', () => {
     expect(message).to.match(/^The logo takes (over )?\d+ ms to draw at 512 px, more than the 100 ms a logo may cost/);
     expect(await styleCount()).to.equal(before);
     // An ordinary logo is fine, and the same costly logo through a brand kit is refused on the kit.
-    const ok = await svc.post('/v1/qr-styles', a.token, { name: 'PNG logo', config: { ...config, image: samplePngLogo() } });
+    const ok = await svc.post('/v1/qr-styles', a.token, {
+      name: 'PNG logo',
+      config: { ...config, image: samplePngLogo() },
+    });
     expect(ok.status, ok.text).to.equal(201);
-    const brand = (await svc.post('/v1/brands', a.token, { name: 'Costly brand', brand_kit: { logo: samplePngLogo() } }))
-      .body.data;
+    const brand = (
+      await svc.post('/v1/brands', a.token, { name: 'Costly brand', brand_kit: { logo: samplePngLogo() } })
+    ).body.data;
     const styled = await svc.post('/v1/qr-styles', a.token, {
       name: 'Kit logo',
       brand_ulid: brand.ulid,

@@ -71,7 +71,8 @@ describe('Render pool: threads, bounded queue, time budget and image cache', fun
 
   it('keeps the cache within its bytes', async () => {
     const p = pool({ cacheBytes: 40_000 });
-    for (let i = 0; i < 12; i++) await p.render({ ...plain, text: `https://qr.example.com/x/${i}` }, { cacheKey: `1:${i}` });
+    for (let i = 0; i < 12; i++)
+      await p.render({ ...plain, text: `https://qr.example.com/x/${i}` }, { cacheKey: `1:${i}` });
     expect(p.cachedImages).to.be.within(1, 11);
     const before = p.rendered;
     await p.render({ ...plain, text: 'https://qr.example.com/x/0' }, { cacheKey: '1:0' });
