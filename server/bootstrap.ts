@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { spillDirOf } from './analytics/scan-spill.js';
 import { PrincipalCache } from './auth/principal-cache.js';
 import { rateLimitHelpUrl, type Config } from './config.js';
 import type { AppContext, Clock } from './context.js';
@@ -93,7 +94,7 @@ function createAppContext(parts: ContextParts): AppContext {
   const closers: (() => Promise<void>)[] = [];
   let port = parts.config.apiPort;
   const notify = new NotifyListener(parts.databaseUrl, parts.log);
-  const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
+  const metrics = createMetrics(parts.collectDefaultMetrics ?? false, spillDirOf(parts.config.dataDir));
   const clock = parts.clock ?? systemClock;
   const apiPort = () => port;
   const app: AppContext = {

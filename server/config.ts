@@ -63,6 +63,8 @@ export interface Config {
   renderTimeoutMs: number;
   renderCacheMb: number;
   logoDrawBudgetMs: number;
+  oauthRegistrationsPerHour: number;
+  oauthClientMetadataCaFile: string;
 }
 
 interface KeyDef {
@@ -331,6 +333,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '10000',
     help: 'Time a webhook delivery may take (connect, send, answer) before it counts as failed.',
   },
+  oauthRegistrationsPerHour: {
+    env: 'OAUTH_REGISTRATIONS_PER_HOUR',
+    default: '20',
+    help: 'Dynamic Client Registrations (POST /oauth/register) one client address may make per hour, across every process; more are 429.',
+  },
+  oauthClientMetadataCaFile: {
+    env: 'OAUTH_CLIENT_METADATA_CA_FILE',
+    default: '',
+    help: 'PEM file of extra certificate authorities trusted, beside the system ones, when fetching OAuth Client ID Metadata Documents (an internal CA). Empty: the system ones only.',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -431,6 +443,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webLinkTtlHours: int('WEB_LINK_TTL_HOURS', raw('webLinkTtlHours'), 1),
     webhookAllowedTargets: list(raw('webhookAllowedTargets')),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', raw('webhookTimeoutMs'), 1),
+    oauthRegistrationsPerHour: int('OAUTH_REGISTRATIONS_PER_HOUR', raw('oauthRegistrationsPerHour'), 1),
+    oauthClientMetadataCaFile: raw('oauthClientMetadataCaFile'),
     ...overrides,
   };
   cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {

@@ -4,10 +4,10 @@
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
 import { BOTS_LEFT_OUT } from '../analytics/schema.js';
-import { httpUrl } from '../schemas/common.js';
+import { httpUrl, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
-import type { CodeImagePayload } from '../qr-codes/image-tool.js';
+import { codeImageDescription, type CodeImagePayload } from '../qr-codes/image-tool.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -39,8 +39,13 @@ export interface ToolDef {
   guard?: Guard;
   /** The text payload when the operation answers without a body (204). */
   emptyPayload?(args: Record<string, unknown>): unknown;
-  /** The result's content when it is not the payload as JSON text (codes_image: an image and the SVG). */
-  content?(payload: unknown): ToolContent[];
+  /** The result's schema when the operation's response schema is not it (no body, or an image). */
+  outputSchema?: JsonSchema;
+  /**
+   * The result when it is not the payload as JSON text and structuredContent (codes_image: the
+   * image as image content and its description as structuredContent).
+   */
+  result?(payload: unknown): { content: ToolContent[]; structuredContent: Record<string, unknown> };
 }
 
 /** MCP content items a tool result carries. */
@@ -50,8 +55,8 @@ export interface Tool {
   def: ToolDef;
   op: Operation;
   inputSchema: JsonSchema;
-  /** The result's schema when it has one fixed shape (tool-schema.ts buildOutputSchema). */
-  outputSchema?: JsonSchema;
+  /** The result's schema (tool-schema.ts buildOutputSchema). */
+  outputSchema: JsonSchema;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -236,6 +241,12 @@ export const TOOL_DEFS: readonly ToolDef[] = [
       }),
     },
     emptyPayload: (args) => ({ deleted: true, code_ulid: args.code_ulid }),
+    outputSchema: {
+      type: 'object',
+      required: ['deleted', 'code_ulid'],
+      additionalProperties: false,
+      properties: { deleted: { type: 'boolean', const: true }, code_ulid: ulid },
+    },
   },
   {
     name: 'codes_bulk_create',
@@ -286,15 +297,19 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'codes_image',
     title: 'QR image of a code',
     description:
-      'The QR code image of a code (it encodes the code’s public_url) as PNG image content (size pixels, 64 to 4096, default 1024) plus the SVG as text; style_ulid renders it with another style. Billed like GET /v1/qr-codes/{code_ulid}/image.',
+      'The QR code image of a code (it encodes the code’s public_url) as image content in the requested format (png, the default, or svg) and size (pixels, 64 to 4096, default 1024), described by structuredContent; style_ulid renders it with another style. Billed like GET /v1/qr-codes/{code_ulid}/image.',
     operationId: 'mcp.codes.image',
     annotations: READ,
-    content: (payload) => {
-      const image = payload as CodeImagePayload;
-      return [
-        { type: 'image', data: image.png, mimeType: 'image/png' },
-        { type: 'text', text: image.svg },
-      ];
+    outputSchema: codeImageDescription,
+    result: (payload) => {
+      const { data, ...description } = payload as CodeImagePayload;
+      return {
+        content: [
+          { type: 'image', data, mimeType: description.mime_type },
+          { type: 'text', text: JSON.stringify(description) },
+        ],
+        structuredContent: description,
+      };
     },
   },
   {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { executeBatch } from '../../server/bulk-imports/service.js';
+import { executeBatch } from '../../server/bulk-imports/job.js';
 import { DOMAIN_ULID_REQUIRED } from '../../server/qr-codes/schema.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';

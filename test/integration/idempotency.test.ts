@@ -1,22 +1,13 @@
 import { expect } from 'chai';
 import { fallbackDomain } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import { callTool, rpc } from './mcp-helpers.js';
 
 /** Billable calls of the organization this month. */
 async function metered(svc: TestService, orgId: number): Promise<number> {
   const rows = await svc.app.db('api_usage_months').where({ org_id: orgId });
   return rows.reduce((s, r) => s + Number(r.calls), 0);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('idempotency keys on POST and PATCH', () => {
@@ -174,10 +165,11 @@ describe('idempotency keys of a call still running', () => {
     try {
       await trx('rate_windows').where({ org_id: org.id, bucket: 'api' }).forUpdate();
       first = svc.request('POST', '/v1/brands', { token, body: { name: 'Slow' }, headers });
-      await until('the first call to hold the key', async () =>
-        (await svc.app.db('idempotency_keys').where({ org_id: org.id, key: 'slow', state: 'running' }).first())
-          ? true
-          : undefined,
+      // The first call holds the key.
+      await waitFor(
+        async () =>
+          (await svc.app.db('idempotency_keys').where({ org_id: org.id, key: 'slow', state: 'running' }).first()) !==
+          undefined,
       );
       const second = await svc.request('POST', '/v1/brands', { token, body: { name: 'Slow' }, headers });
       expect(second.status).to.equal(409);

@@ -117,23 +117,3 @@ export async function chRows<T>(app: AppContext, query: string, params: Record<s
   const rs = await app.ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
   return rs.json<T>();
 }
-
-/**
- * Polls `fn` until `ok` accepts its value and returns that value; fails the test with the last value
- * seen when `timeoutMs` passes first (a deadline, never a sleep that hopes).
- */
-export async function waitFor<T>(
-  fn: () => Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 10_000,
-  stepMs = 20,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > until)
-      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
