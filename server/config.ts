@@ -60,6 +60,11 @@ export interface Config {
   webLinkTtlHours: number;
   webhookAllowedTargets: string[];
   webhookTimeoutMs: number;
+  renderThreads: number;
+  renderQueue: number;
+  renderTimeoutMs: number;
+  renderCacheMb: number;
+  logoDrawBudgetMs: number;
   oauthRegistrationsPerHour: number;
   oauthClientMetadataCaFile: string;
 }
@@ -245,6 +250,31 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '72',
     help: 'Hours a finished print run’s ZIP is kept (in Postgres) before it is removed and the export expires.',
   },
+  renderThreads: {
+    env: 'RENDER_THREADS',
+    default: '2',
+    help: 'Worker threads per process that draw QR images (API, print runs, style previews and checks, MCP), off the event loop that answers redirects.',
+  },
+  renderQueue: {
+    env: 'RENDER_QUEUE',
+    default: '32',
+    help: 'Renders that may wait for a free render thread; beyond that an image request is answered 503 with Retry-After (print runs wait their turn instead).',
+  },
+  renderTimeoutMs: {
+    env: 'RENDER_TIMEOUT_MS',
+    default: '5000',
+    help: 'Time budget of one render: a render still running after it is abandoned (its thread replaced) and answered 503.',
+  },
+  renderCacheMb: {
+    env: 'RENDER_CACHE_MB',
+    default: '64',
+    help: 'MiB of rendered images kept per process, keyed by organization and ETag, so an identical request is not drawn again. 0: no cache.',
+  },
+  logoDrawBudgetMs: {
+    env: 'LOGO_DRAW_BUDGET_MS',
+    default: '100',
+    help: 'Most milliseconds a style’s logo may take to draw at 512 px, measured when the style (or its brand kit) is saved; a costlier logo is refused with 422.',
+  },
   passwordHashConcurrency: {
     env: 'PASSWORD_HASH_CONCURRENCY',
     default: '2',
@@ -407,6 +437,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1, BULK_IMPORT_ROWS_CEILING),
     exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1, EXPORT_CODES_CEILING),
     exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
+    renderThreads: int('RENDER_THREADS', raw('renderThreads'), 1, 64),
+    renderQueue: int('RENDER_QUEUE', raw('renderQueue')),
+    renderTimeoutMs: int('RENDER_TIMEOUT_MS', raw('renderTimeoutMs'), 100),
+    renderCacheMb: int('RENDER_CACHE_MB', raw('renderCacheMb')),
+    logoDrawBudgetMs: int('LOGO_DRAW_BUDGET_MS', raw('logoDrawBudgetMs'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
     passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),

@@ -32,6 +32,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Validation failed (validation_failed, with errors per field; unknown body fields and unknown query parameters included), or the Idempotency-Key was used with another request (idempotency_key_reused).',
   429: 'Rate limit exceeded (rate_limited).',
   500: 'A bug (internal): the body carries the request_id to quote; never a stack trace.',
+  503: 'Every render thread is busy and the render queue is full, or a render overran its time budget (service_unavailable); retry after Retry-After seconds when it is given.',
 };
 
 /**
@@ -66,6 +67,7 @@ const RESPONSE_HEADERS: Record<string, Doc> = {
     schema: integer,
   },
   RetryAfter: { description: 'Seconds until the window resets.', required: true, schema: integer },
+  RenderRetryAfter: { description: 'Seconds after which the render queue is likely to have room.', schema: integer },
   RateLimitHelp: {
     description: 'The rate-limit help page: `<url>; rel="help"; type="text/html"`.',
     required: true,
@@ -100,6 +102,7 @@ function responseHeaders(op: Operation, status: number): Record<string, Doc> {
     out['Retry-After'] = headerRef('RetryAfter');
     out.Link = headerRef('RateLimitHelp');
   }
+  if (status === 503) out['Retry-After'] = headerRef('RenderRetryAfter');
   if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
   const own = alternative ? alternative.headers : ok ? op.response.headers : undefined;

@@ -54,11 +54,14 @@ export async function runExport(app: AppContext, exportId: number, chunkBytes?: 
       page = await itemsPage(app.db, org, exportId, after)
     ) {
       for (const code of page.codes) {
-        const image = await renderCodeImage(app.db, org, code, {
-          format: row.format,
-          size: row.size ?? undefined,
-          styleUlid: row.style_ulid ?? undefined,
-        });
+        // A print run waits for room in the render queue rather than failing when it is full.
+        const image = await renderCodeImage(
+          app,
+          org,
+          code,
+          { format: row.format, size: row.size ?? undefined, styleUlid: row.style_ulid ?? undefined },
+          true,
+        );
         const slug = publicSlug(code.slug);
         const file = `${slug}.${image.extension}`;
         await writer.add(file, image.body, row.format === 'svg');

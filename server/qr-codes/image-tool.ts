@@ -74,10 +74,10 @@ export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
     style_ulid: { ...ulid, description: 'Render with this style instead of the code’s own.' },
   }),
   response: { status: 200, description: 'The image (base64) and what it is.' },
-  errors: [404],
+  errors: [404, 503],
   handler: async ({ app, principal }, { params, query }) => {
     const code = await getCodeRow(app.db, principal.org, params.code_ulid);
-    const image = await renderCodeImage(app.db, principal.org, code, {
+    const image = await renderCodeImage(app, principal.org, code, {
       styleUlid: query.style_ulid,
       format: query.format,
       size: query.size,
