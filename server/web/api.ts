@@ -31,6 +31,7 @@ import { readJsonBody } from '../http/body.js';
 import type { RequestState } from '../http/middleware.js';
 import { respond, routerPath } from '../http/rest.js';
 import { executeOperation } from '../operations/execute.js';
+import { idempotencyKeyHeader } from '../operations/idempotency.js';
 import type { Operation } from '../operations/operation.js';
 import { requireOrganization, searchOrganizations } from '../organizations/service.js';
 import { clientIp, trustList } from '../redirect/enrich.js';
@@ -272,7 +273,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
           accept: ctx.get('Accept'),
           ifNoneMatch: ctx.get('If-None-Match'),
           via: webVia(s.sessionId),
-          idempotencyKey: ctx.get('Idempotency-Key') || undefined,
+          idempotencyKey: idempotencyKeyHeader(ctx.headers),
         },
       );
       respond(ctx, result);
