@@ -72,6 +72,17 @@ const RESPONSE_HEADERS: Record<string, Doc> = {
     schema: { type: 'string' },
   },
   WwwAuthenticate: { description: 'Always `Bearer`.', required: true, schema: { type: 'string', const: 'Bearer' } },
+  ContentTypeOptions: {
+    description: 'Always `nosniff`: a browser takes the Content-Type as sent.',
+    required: true,
+    schema: { type: 'string', const: 'nosniff' },
+  },
+  SvgContentSecurityPolicy: {
+    description:
+      "On an SVG answer: `default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox`, so the " +
+      'image opened as a document runs and fetches nothing.',
+    schema: { type: 'string' },
+  },
   IdempotentReplayed: {
     description: '`true` when this is the stored answer to an earlier call with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },
@@ -88,7 +99,10 @@ const headerRef = (name: keyof typeof RESPONSE_HEADERS): Doc => ({ $ref: `#/comp
 function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   const alternative = op.alternatives?.find((a) => a.status === status);
   const ok = status === op.response.status || alternative !== undefined;
-  const out: Record<string, Doc> = { 'X-Request-Id': headerRef('RequestId') };
+  const out: Record<string, Doc> = {
+    'X-Request-Id': headerRef('RequestId'),
+    'X-Content-Type-Options': headerRef('ContentTypeOptions'),
+  };
   if (status !== 401) {
     const suffix = ok || status === 429 || status === 402 ? '' : 'IfAdmitted';
     out['X-RateLimit-Limit'] = headerRef(`RateLimitLimit${suffix}`);
@@ -102,6 +116,8 @@ function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   }
   if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
+  if (ok && op.response.media?.['image/svg+xml'])
+    out['Content-Security-Policy'] = headerRef('SvgContentSecurityPolicy');
   const own = alternative ? alternative.headers : ok ? op.response.headers : undefined;
   for (const [name, h] of Object.entries(own ?? {})) out[name] = { ...h };
   return out;
