@@ -1,6 +1,7 @@
 // Prometheus metrics, one registry per application context (no global default registry, so tests
 // can build several contexts in one process).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { spillBacklog } from './analytics/scan-spill.js';
 
 export interface Metrics {
   registry: Registry;
@@ -15,9 +16,43 @@ export interface Metrics {
   webhookDeliveries: Counter<'outcome'>;
 }
 
-export function createMetrics(collectDefaults: boolean): Metrics {
+/**
+ * `spillDir`: the scan spill directory, read at each scrape: its backlog and quarantine are shared by
+ * every process of the service (REDIRECT_PROCESSES), so the figures are the service's, not one process's.
+ */
+export function createMetrics(collectDefaults: boolean, spillDir?: string): Metrics {
   const registry = new Registry();
   if (collectDefaults) collectDefaultMetrics({ register: registry });
+  if (spillDir) {
+    const scrape = () => spillBacklog(spillDir);
+    let last = scrape();
+    // One directory listing per scrape, shared by the three gauges (the first collect reads it).
+    new Gauge({
+      name: 'scan_spill_backlog_files',
+      help: 'Scan spill files and journals of gone processes waiting for ClickHouse (DATA_DIR/spill).',
+      registers: [registry],
+      collect() {
+        last = scrape();
+        this.set(last.files);
+      },
+    });
+    new Gauge({
+      name: 'scan_spill_backlog_bytes',
+      help: 'Bytes of scan spill files and journals of gone processes waiting for ClickHouse.',
+      registers: [registry],
+      collect() {
+        this.set(last.bytes);
+      },
+    });
+    new Gauge({
+      name: 'scan_quarantined_batches',
+      help: 'Scan batches ClickHouse could not parse, moved to DATA_DIR/spill/quarantine (qrctl quarantine list).',
+      registers: [registry],
+      collect() {
+        this.set(last.quarantined);
+      },
+    });
+  }
   return {
     registry,
     httpRequests: new Counter({

@@ -10,6 +10,13 @@ import { listPlanCodes } from '../plans/plans.js';
 import { parseDecimalInteger } from '../schemas/decimal.js';
 import { seedDemo } from '../analytics/demo-seed.js';
 import { checkDomainHost, listAllDomains } from '../domains/operator.js';
+import {
+  findQuarantined,
+  listQuarantine,
+  quarantineDirOf,
+  requeueQuarantined,
+  spillDirOf,
+} from '../analytics/scan-spill.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
 import { checkStoredStyles } from '../qr-styles/operator.js';
@@ -287,6 +294,34 @@ export const COMMANDS: Record<string, CliCommand> = {
     async run(app, a) {
       const org = a.org ? await requireOrganization(app.db, String(a.org)) : undefined;
       return { ...(await checkStoredStyles(app, { orgId: org?.id, rescan: a.rescan === true })) };
+    },
+  },
+  'quarantine list': {
+    usage: 'qrctl quarantine list [--json]',
+    options: { json },
+    async run(app) {
+      const spillDir = spillDirOf(app.config.dataDir);
+      return { directory: quarantineDirOf(spillDir), batches: await listQuarantine(spillDir) };
+    },
+  },
+  'quarantine show': {
+    usage: 'qrctl quarantine show TOKEN [--json]',
+    positional: { name: 'token', help: 'The batch’s token (qrctl quarantine list).' },
+    options: { json },
+    async run(app, a) {
+      const found = await findQuarantined(spillDirOf(app.config.dataDir), String(a.token));
+      if (!found) throw new UsageError(`no quarantined batch ${String(a.token)}`);
+      return { ...found };
+    },
+  },
+  'quarantine requeue': {
+    usage: 'qrctl quarantine requeue TOKEN [--json]',
+    positional: { name: 'token', help: 'The batch’s token; fix its rows (tsv) in its file first.' },
+    options: { json },
+    async run(app, a) {
+      const done = await requeueQuarantined(spillDirOf(app.config.dataDir), String(a.token));
+      if (!done) throw new UsageError(`no quarantined batch ${String(a.token)}`);
+      return { token: String(a.token), requeued_as: done.file, rows: done.rows };
     },
   },
   migrate: {

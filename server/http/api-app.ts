@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { spillBacklog, spillDirOf } from '../analytics/scan-spill.js';
 import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -12,12 +13,10 @@ import { operations as allOperations } from '../all-operations.js';
 import { compileOperationSchemas } from '../operations/execute.js';
 import { buildOpenApi } from '../operations/openapi.js';
 import { API_VERSION, type Operation } from '../operations/operation.js';
-import { accessLog, contentHeaders, errorHandler, requestId, type RequestState } from './middleware.js';
+import { accessLog, contentHeaders, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
+import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { docsPage, rateLimitPage } from './pages.js';
-
-/** Extra routes mounted by other entry points (the MCP endpoint) without this file knowing them. */
-export type RouteMounter = (router: Router, app: AppContext) => void;
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];
@@ -86,7 +85,16 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
     const { ready: listening, listeners } = app.readiness.state();
     const ready = postgres === 'ok' && clickhouse === 'ok' && listening;
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ok' : 'unavailable', postgres, clickhouse, listeners };
+    // Scans waiting on disk for ClickHouse do not make the service unready (it answers and keeps
+    // them), but an operator probing it should see them (docs/redirect.md).
+    const backlog = spillBacklog(spillDirOf(app.config.dataDir));
+    const scan_backlog = {
+      status: backlog.files || backlog.quarantined ? 'pending' : 'empty',
+      spill_files: backlog.files,
+      spill_bytes: backlog.bytes,
+      quarantined_batches: backlog.quarantined,
+    };
+    ctx.body = { status: ready ? 'ok' : 'unavailable', postgres, clickhouse, listeners, scan_backlog };
   });
   router.get('/metrics', async (ctx) => {
     (ctx.state as RequestState).route = '/metrics';

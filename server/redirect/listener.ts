@@ -40,8 +40,10 @@ export interface RedirectOptions {
   /** The default certificate; default the files REDIRECT_TLS_CERT_FILE and REDIRECT_TLS_KEY_FILE. */
   defaultCertificate?: CertificatePair;
   /**
-   * A redirect process of several (REDIRECT_PROCESSES): each scan is journaled before it is answered
-   * (scan-ipc.ts), and `insertVia`, when given, carries sealed batches to the process owning the store.
+   * Each scan is journaled before it is answered (scan-ipc.ts), so a process killed outright loses
+   * nothing it answered: on by default in every mode; false only for the benchmark's baseline
+   * (BENCH_JOURNAL=off). `insertVia`, when given, carries sealed batches to the process owning the
+   * store (REDIRECT_PROCESSES on embedded chDB).
    */
   journal?: boolean;
   insertVia?: (table: string) => (batch: Batch) => Promise<void>;
@@ -96,7 +98,8 @@ export async function startRedirectListener(
   counters.start();
   // The scans' journal groups a turn's rows and holds their answers until they are written; orphan
   // rows (404s, sampled) are written one by one and hold nothing.
-  const scanJournal = opts.journal ? new FileJournal(spillDir, 'scan_events', app.log, true) : undefined;
+  const journaled = opts.journal ?? true;
+  const scanJournal = journaled ? new FileJournal(spillDir, 'scan_events', app.log, true) : undefined;
   const buffer = <R extends object>(
     table: string,
     columns: readonly (keyof R & string)[],
@@ -122,7 +125,7 @@ export async function startRedirectListener(
     'orphan_scans',
     ORPHAN_SCAN_COLUMNS,
     undefined,
-    opts.journal ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
+    journaled ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
   );
   scans.start();
   orphans.start();

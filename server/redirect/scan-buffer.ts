@@ -20,6 +20,7 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import type { Logger } from '../logger.js';
+import { isParseError, pidAlive, quarantineBatch, spillFilePid } from '../analytics/scan-spill.js';
 
 export interface ScanBufferOptions<Row extends object> {
   client: ClickHouseClient;
@@ -42,6 +43,11 @@ export interface ScanBufferOptions<Row extends object> {
   insert?: (batch: Batch) => Promise<void>;
   /** Rows written through before they are answered (server/redirect/scan-ipc.ts). */
   journal?: BatchJournal;
+  /**
+   * How often spill files and journals of processes that are gone are looked for and replayed
+   * while the buffer runs (default 30 s; they are also replayed at start).
+   */
+  sweepMs?: number;
 }
 
 /** A write-ahead file per batch: rows appended as pushed, removed once the batch is in or spilled. */
@@ -82,15 +88,6 @@ export function tsvLine(row: object, columns: readonly string[]): string {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export class ScanBuffer<Row extends object> {
   // Rows are encoded as they are pushed (a microsecond or two each, spread over the requests)
   // rather than all at once when a batch leaves, which would hold the event loop for milliseconds,
@@ -107,6 +104,7 @@ export class ScanBuffer<Row extends object> {
   private readonly backoffMs: number;
   private readonly prefix: string;
   private timer: NodeJS.Timeout | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private healthy = true;
@@ -129,6 +127,8 @@ export class ScanBuffer<Row extends object> {
     spilledRows: 0,
     replayedRows: 0,
     failures: 0,
+    quarantinedBatches: 0,
+    quarantinedRows: 0,
   };
 
   private readonly encode: (row: Row) => string;
@@ -148,6 +148,19 @@ export class ScanBuffer<Row extends object> {
   start(): void {
     this.timer = setInterval(() => this.kick(), this.flushMs);
     this.timer.unref();
+    this.sweep();
+    this.sweeper = setInterval(() => {
+      if (this.healthy) this.sweep();
+    }, this.opts.sweepMs ?? 30_000);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Replays the spill files and journals of processes that are gone (at start, and every sweepMs:
+   * a redirect process that died leaves its journals to whichever process looks next).
+   */
+  private sweep(): void {
+    if (this.replaying || this.closed) return;
     this.replaying = this.replaySpills(true).finally(() => {
       this.replaying = null;
     });
@@ -278,12 +291,34 @@ export class ScanBuffer<Row extends object> {
         return;
       } catch (err) {
         this.stats.failures++;
+        // Rows ClickHouse cannot parse fail the same way every time: aside at once, not retried.
+        if (isParseError(err) && (await this.quarantine(batch, '', err))) {
+          this.opts.journal?.done(batch.token);
+          return;
+        }
         if (this.healthy) this.opts.log.warn({ err, table: this.opts.table, attempt: i + 1 }, 'scan insert failed');
         if (i + 1 < attempts) await this.delay(this.backoffMs * 2 ** i);
       }
     }
     this.healthy = false;
     await this.spill(batch);
+  }
+
+  /** Moves a batch ClickHouse cannot parse to the quarantine folder (spill-files.ts); false if it cannot be written. */
+  private async quarantine(batch: Batch, from: string, err: unknown): Promise<boolean> {
+    try {
+      const file = await quarantineBatch(this.opts.spillDir, this.prefix, batch, from, (err as Error).message);
+      this.stats.quarantinedBatches++;
+      this.stats.quarantinedRows += batch.rows;
+      this.opts.log.error(
+        { err, table: this.opts.table, token: batch.token, rows: batch.rows, from: from || undefined, file },
+        'scan batch quarantined: ClickHouse cannot parse it',
+      );
+      return true;
+    } catch (qerr) {
+      this.opts.log.error({ err: qerr, dir: this.opts.spillDir }, 'cannot write the scan quarantine');
+      return false;
+    }
   }
 
   private async spill(batch: Batch): Promise<void> {
@@ -341,7 +376,7 @@ export class ScanBuffer<Row extends object> {
       return;
     }
     for (const f of files) {
-      const pid = Number(f.slice(this.prefix.length + 1).split('-')[0]);
+      const pid = spillFilePid(f, this.prefix); // NaN for a batch re-queued from the quarantine
       if (atStart && pid !== process.pid && pidAlive(pid)) continue; // another live process owns it
       if (pid === process.pid && f.endsWith('.tsv')) continue; // our own journal, being written
       if (!atStart && pid !== process.pid) continue;
@@ -375,6 +410,8 @@ export class ScanBuffer<Row extends object> {
         await this.insert(batch);
         rows += batch.rows;
       } catch (err) {
+        // A batch ClickHouse cannot parse does not hold up the batches after it.
+        if (isParseError(err) && (await this.quarantine(batch, file, err))) continue;
         this.opts.log.warn({ err, file }, 'scan spill replay failed; will retry');
         this.healthy = false;
         return false;
@@ -415,7 +452,9 @@ export class ScanBuffer<Row extends object> {
     if (this.closed) return;
     this.closing = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.sweeper) clearInterval(this.sweeper);
     this.timer = null;
+    this.sweeper = null;
     while (this.replaying) await this.replaying;
     await this.flush();
     this.closed = true;

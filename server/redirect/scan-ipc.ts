@@ -14,6 +14,7 @@ import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event
 import type { Logger } from '../logger.js';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import type { Batch, BatchJournal } from './scan-buffer.js';
+import { clickHouseCode } from '../analytics/scan-spill.js';
 
 /** The tables a redirect process writes, by name: the owner inserts into nothing else. */
 const TABLE_COLUMNS: Record<string, readonly string[]> = {
@@ -35,6 +36,8 @@ export interface AckMessage {
   id: number;
   ok: boolean;
   error?: string;
+  /** ClickHouse's error code, so the sender can tell rows it cannot parse (quarantined) from an outage. */
+  code?: number | null;
 }
 
 /** Runs answers once the rows they recorded are on file (the handler answers through it). */
@@ -176,7 +179,10 @@ export class OwnerInserts {
       if (!w) return;
       this.waiting.delete(ack.id);
       if (ack.ok) w.resolve();
-      else w.reject(new Error(`the owner could not insert the batch: ${ack.error ?? 'unknown error'}`));
+      else {
+        const err = new Error(`the owner could not insert the batch: ${ack.error ?? 'unknown error'}`);
+        w.reject(Object.assign(err, { clickhouseCode: typeof ack.code === 'number' ? ack.code : undefined }));
+      }
     });
     channel.on('disconnect', () => {
       for (const w of this.waiting.values()) w.reject(new Error('the owner process is gone'));
@@ -225,6 +231,6 @@ export async function insertForWorker(
     return { type: 'scan-ack', id: m.id, ok: true };
   } catch (err) {
     log.warn({ err, table: m.table }, 'inserting a redirect process’s scan batch failed');
-    return { type: 'scan-ack', id: m.id, ok: false, error: (err as Error).message };
+    return { type: 'scan-ack', id: m.id, ok: false, error: (err as Error).message, code: clickHouseCode(err) };
   }
 }

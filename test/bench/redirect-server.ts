@@ -9,6 +9,7 @@
 //                        thread (main user/sys, chDB's threads), GC time, all over the measured run
 //   BENCH_TIME_HANDLE=1  adds the wall time per request inside the handler and inside res.end()
 //   BENCH_SCANS=off      the scan row is built but not buffered (no ClickHouse work)
+//   BENCH_JOURNAL=off    no scan journal (the baseline of what journaling every scan costs)
 //   BENCH_EXPERIMENT=bare302  the handler is replaced by the bare 302, inside this process
 //   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of the measured run alone,
 //                        written to <file>; test/bench/flamegraph.ts makes it an SVG
@@ -80,7 +81,8 @@ if (process.env.BENCH_TIME_HANDLE === '1') {
     return r;
   } as never;
 }
-const rd = await startRedirectListener(app, 0, '127.0.0.1');
+// BENCH_JOURNAL=off: the baseline without the scan journal, to measure what it costs.
+const rd = await startRedirectListener(app, 0, '127.0.0.1', { journal: process.env.BENCH_JOURNAL !== 'off' });
 const probe = process.env.BENCH_PROBE === '1';
 if (process.env.BENCH_SCANS === 'off') rd.scans.push = () => undefined;
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });

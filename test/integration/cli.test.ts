@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { ulid } from 'ulid';
+import { quarantineBatch, spillDirOf } from '../../server/analytics/scan-spill.js';
 import { parseCommand, runCommand, UsageError, type CliIo } from '../../server/cli/commands.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 
@@ -163,6 +166,52 @@ describe('qrctl', () => {
     const stranger = await cli('token', 'create', '--org', 'token-co', '--email', 'nobody@x.test', '--name', 'x');
     expect(stranger.code).to.equal(2);
     expect(stranger.err).to.include('is not a member');
+  });
+
+  it('lists, shows and re-queues a quarantined scan batch, which /readyz and /metrics report meanwhile', async () => {
+    const spillDir = spillDirOf(svc.app.config.dataDir);
+    const token = ulid();
+    const tsv = 'a\tnot-a-number\n';
+    await quarantineBatch(spillDir, 'scan_events', { token, tsv, rows: 1 }, '/x/scan_events-1-X.ndjson', 'Code: 27.');
+    const listed = await cli('quarantine', 'list', '--json');
+    expect(listed.code).to.equal(0);
+    expect(JSON.parse(listed.out).batches).to.deep.equal([
+      {
+        token,
+        table: 'scan_events',
+        rows: 1,
+        from: '/x/scan_events-1-X.ndjson',
+        error: 'Code: 27.',
+        at: JSON.parse(listed.out).batches[0].at,
+        file: path.join(spillDir, 'quarantine', `scan_events-${token}.ndjson`),
+      },
+    ]);
+    expect(JSON.parse((await cli('quarantine', 'show', token, '--json')).out)).to.include({ token, tsv });
+    const ready = (await (await fetch(`${svc.url}/readyz`)).json()) as { status: string; scan_backlog: object };
+    expect(ready.status).to.equal('ok'); // a backlog is reported, and the service stays ready
+    expect(ready.scan_backlog).to.deep.equal({
+      status: 'pending',
+      spill_files: 0,
+      spill_bytes: 0,
+      quarantined_batches: 1,
+    });
+    expect(await (await fetch(`${svc.url}/metrics`)).text()).to.match(/^scan_quarantined_batches 1$/m);
+
+    const requeued = await cli('quarantine', 'requeue', token, '--json');
+    expect(requeued.code).to.equal(0);
+    const { requeued_as: file } = JSON.parse(requeued.out);
+    expect(path.basename(file)).to.match(/^scan_events-requeued-[0-9A-Z]{26}\.ndjson$/);
+    expect(JSON.parse(await fs.readFile(file, 'utf8'))).to.deep.equal({ token, tsv, rows: 1 });
+    expect(JSON.parse((await cli('quarantine', 'list', '--json')).out).batches).to.deep.equal([]);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).to.match(/^scan_quarantined_batches 0$/m);
+    expect(metrics).to.match(/^scan_spill_backlog_files 1$/m);
+    await fs.rm(file);
+
+    for (const missing of [ulid(), '../../etc/passwd']) {
+      const r = await cli('quarantine', 'requeue', missing);
+      expect([r.code, r.err]).to.deep.equal([2, `qrctl: no quarantined batch ${missing}`]);
+    }
   });
 
   it('rejects bad arguments with a clear message and exit code 2', async () => {

@@ -1,7 +1,9 @@
-// REDIRECT_PROCESSES=2 on the embedded stores: two redirect processes share the port and hand their
-// scan batches to the main process, which owns chDB. Under load, one redirect process is killed
-// with SIGKILL; every scan whose 302 the client received is stored exactly once (its journal is
-// replayed by the process that replaces it), and the service stops cleanly afterwards.
+// A redirect killed outright under load loses no scan it answered, in both modes. REDIRECT_PROCESSES=2
+// on the embedded stores: two redirect processes share the port and hand their scan batches to the
+// main process, which owns chDB; one of them is killed with SIGKILL, and every scan whose 302 the
+// client received is stored exactly once (its journal is replayed by the process that replaces it).
+// One process (the default): the service itself is killed with SIGKILL and started again, and its
+// journals are replayed at start.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -33,86 +35,133 @@ async function until<T>(what: string, probe: () => Promise<T | null | false>, ch
   }
 }
 
+/** Starts server/main.ts on `env`; its output is collected for failure messages. */
+function startService(env: NodeJS.ProcessEnv) {
+  const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const state = { server, output: '' };
+  server.stdout!.on('data', (c: Buffer) => (state.output += c.toString()));
+  server.stderr!.on('data', (c: Buffer) => (state.output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+  const ready = () =>
+    until(
+      'readiness',
+      async () => (await fetch(`http://127.0.0.1:${env.API_PORT}/readyz`).catch(() => null))?.status === 200,
+      server,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${state.output}`);
+    });
+  return {
+    ...state,
+    get output() {
+      return state.output;
+    },
+    exited,
+    ready,
+  };
+}
+
+/** An organization made with qrctl and its code /acme/menu on the fallback origin. */
+async function createMenuCode(env: NodeJS.ProcessEnv): Promise<void> {
+  const api = `http://127.0.0.1:${env.API_PORT}`;
+  const auth = { Authorization: `Bearer ${await createOrgWithQrctl(env)}` };
+  const domains = (await (await fetch(`${api}/v1/domains`, { headers: auth })).json()) as {
+    data: { ulid: string }[];
+  };
+  const created = await fetch(`${api}/v1/qr-codes`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ slug: 'menu', destination: 'https://example.com/menu', domain_ulid: domains.data[0].ulid }),
+  });
+  expect(created.status).to.equal(201);
+}
+
+/**
+ * 16 keep-alive loops on /acme/menu until stop(); each request names itself in its Referer (stored
+ * as the scan's referrer host), and `served` holds the names whose 302 the client received.
+ */
+function driveLoad(redirectPort: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const served = new Set<string>();
+  let loading = true;
+  let next = 0;
+  const get = (mark: string) =>
+    new Promise<number>((resolve) => {
+      const req = http.get(
+        {
+          host: '127.0.0.1',
+          port: redirectPort,
+          path: '/acme/menu',
+          agent,
+          headers: {
+            Host: `localhost:${redirectPort}`,
+            Referer: `http://${mark}.test/`,
+            'User-Agent': 'Mozilla/5.0 (iPhone)',
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', () => resolve(0));
+      // A connection the cluster primary handed to the process as it was killed is never
+      // answered (node:cluster keeps it open); a client gives up on it, as real ones do.
+      req.setTimeout(5000, () => req.destroy());
+    });
+  const loop = async () => {
+    while (loading) {
+      const mark = `r${next++}`;
+      if ((await get(mark)) === 302) served.add(mark);
+      else await tick();
+    }
+  };
+  const loops = Array.from({ length: 16 }, loop);
+  return {
+    served,
+    async stop() {
+      loading = false;
+      await Promise.all(loops);
+      agent.destroy();
+    },
+  };
+}
+
+/** The service's scans by referrer host (read from its chDB once it is stopped). */
+async function storedByReferrer(env: NodeJS.ProcessEnv): Promise<Record<string, number>> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/helpers/scan-referrers.ts'], { env });
+  return JSON.parse(stdout) as Record<string, number>;
+}
+
+/** Every served scan stored exactly once, and nothing stored twice. */
+function expectExactlyOnce(served: Set<string>, counts: Record<string, number>): void {
+  const missing = [...served].filter((m) => counts[`${m}.test`] !== 1);
+  expect(missing, 'served scans not stored exactly once').to.deep.equal([]);
+  const twice = Object.entries(counts).filter(([, n]) => n !== 1);
+  expect(twice, 'scans stored more than once').to.deep.equal([]);
+}
+
 describe('REDIRECT_PROCESSES=2 on embedded chDB', function () {
   this.timeout(300_000);
 
   it('stores every served scan exactly once when a redirect process is killed under load', async () => {
-    const { env, dataDir, apiPort, redirectPort } = await embeddedServiceEnv('redirect-processes', {
+    const { env, dataDir, redirectPort } = await embeddedServiceEnv('redirect-processes', {
       REDIRECT_PROCESSES: '2',
       ENABLE_WORKER: 'false',
       LOG_LEVEL: 'warn',
     });
-    const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    server.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    server.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-    let loading = true;
-    // Each request names itself in its Referer (stored as the scan's referrer host).
-    const served = new Set<string>();
+    const svc = startService(env);
+    const { server } = svc;
+    let load: ReturnType<typeof driveLoad> | null = null;
     try {
-      await until(
-        'readiness',
-        async () => (await fetch(`http://127.0.0.1:${apiPort}/readyz`).catch(() => null))?.status === 200,
-        server,
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n${output}`);
-      });
-      const auth = { Authorization: `Bearer ${await createOrgWithQrctl(env)}` };
-      const domains = (await (await fetch(`http://127.0.0.1:${apiPort}/v1/domains`, { headers: auth })).json()) as {
-        data: { ulid: string }[];
-      };
-      const created = await fetch(`http://127.0.0.1:${apiPort}/v1/qr-codes`, {
-        method: 'POST',
-        headers: { ...auth, 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          slug: 'menu',
-          destination: 'https://example.com/menu',
-          domain_ulid: domains.data[0].ulid,
-        }),
-      });
-      expect(created.status).to.equal(201);
-
+      await svc.ready();
+      await createMenuCode(env);
       const before = await redirectProcesses(server.pid!);
       expect(before).to.have.length(2);
-
-      let next = 0;
-      const get = (mark: string) =>
-        new Promise<number>((resolve) => {
-          const req = http.get(
-            {
-              host: '127.0.0.1',
-              port: redirectPort,
-              path: '/acme/menu',
-              agent,
-              headers: {
-                Host: `localhost:${redirectPort}`,
-                Referer: `http://${mark}.test/`,
-                'User-Agent': 'Mozilla/5.0 (iPhone)',
-              },
-            },
-            (res) => {
-              res.resume();
-              resolve(res.statusCode ?? 0);
-            },
-          );
-          req.on('error', () => resolve(0));
-          // A connection the cluster primary handed to the process as it was killed is never
-          // answered (node:cluster keeps it open); a client gives up on it, as real ones do.
-          req.setTimeout(5000, () => req.destroy());
-        });
-      const loop = async () => {
-        while (loading) {
-          const mark = `r${next++}`;
-          if ((await get(mark)) === 302) served.add(mark);
-          else await tick();
-        }
-      };
-      const loops = Array.from({ length: 16 }, loop);
+      load = driveLoad(redirectPort);
+      const { served } = load;
 
       await until('1500 served', async () => served.size >= 1500, server);
       const [victim] = before;
@@ -134,24 +183,59 @@ describe('REDIRECT_PROCESSES=2 on embedded chDB', function () {
         async () => !(await fs.readdir(spill).catch(() => [])).some((f) => f.includes(`-${victim}-`)),
         server,
       );
-      loading = false;
-      await Promise.all(loops);
+      await load.stop();
     } finally {
-      loading = false;
-      agent.destroy();
+      await load?.stop();
       server.kill('SIGTERM');
     }
-    expect(await exited).to.equal(0);
-    expect(output).to.include('a redirect process died; starting another');
-
-    const counts = JSON.parse(
-      (await run(process.execPath, ['--import', 'tsx', 'test/helpers/scan-referrers.ts'], { env })).stdout,
-    ) as Record<string, number>;
-    const missing = [...served].filter((m) => counts[`${m}.test`] !== 1);
-    expect(missing, 'served scans not stored exactly once').to.deep.equal([]);
-    const twice = Object.entries(counts).filter(([, n]) => n !== 1);
-    expect(twice, 'scans stored more than once').to.deep.equal([]);
+    expect(await svc.exited).to.equal(0);
+    expect(svc.output).to.include('a redirect process died; starting another');
+    expectExactlyOnce(load.served, await storedByReferrer(env));
     // Nothing left behind: every journal and spill file went in.
     expect(await fs.readdir(path.join(dataDir, 'spill')).catch(() => [])).to.deep.equal([]);
+  });
+});
+
+describe('one process (REDIRECT_PROCESSES unset) on embedded chDB', function () {
+  this.timeout(300_000);
+
+  it('stores every served scan exactly once when the service is killed with SIGKILL under load and started again', async () => {
+    const { env, dataDir, redirectPort } = await embeddedServiceEnv('redirect-sigkill', {
+      ENABLE_WORKER: 'false',
+      LOG_LEVEL: 'warn',
+    });
+    const first = startService(env);
+    let load: ReturnType<typeof driveLoad> | null = null;
+    try {
+      await first.ready();
+      await createMenuCode(env);
+      load = driveLoad(redirectPort);
+      const { served } = load;
+      await until('1500 served', async () => served.size >= 1500, first.server);
+      // Several flush windows in, and a batch being filled: what a hard crash used to lose.
+      first.server.kill('SIGKILL');
+      expect(await first.exited).to.equal(null);
+      await load.stop();
+    } finally {
+      await load?.stop();
+      first.server.kill('SIGKILL');
+    }
+    // The killed process's journals are on disk; the next start replays them with their tokens.
+    const left = await fs.readdir(path.join(dataDir, 'spill'));
+    expect(left.some((f) => f.startsWith('scan_events-') && f.endsWith('.tsv'))).to.equal(true);
+    const second = startService(env);
+    try {
+      await second.ready();
+      await until(
+        'the journals replayed',
+        async () => !(await fs.readdir(path.join(dataDir, 'spill')).catch(() => [])).some((f) => f.endsWith('.tsv')),
+        second.server,
+      );
+    } finally {
+      second.server.kill('SIGTERM');
+    }
+    expect(await second.exited).to.equal(0);
+    expectExactlyOnce(load.served, await storedByReferrer(env));
+    expect(load.served.size).to.be.greaterThan(1500);
   });
 });

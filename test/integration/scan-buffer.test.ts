@@ -9,7 +9,13 @@ import { expect } from 'chai';
 import { monotonicFactory, ulid } from 'ulid';
 import { pino } from 'pino';
 import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
-import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
+import {
+  findQuarantined,
+  listQuarantine,
+  requeueQuarantined,
+  spillBacklog,
+} from '../../server/analytics/scan-spill.js';
+import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
 import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
 import { waitFor } from './redirect-fixtures.js';
 
@@ -401,17 +407,29 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
   it('on close, tries a batch that arrives during the drain once and spills it, without waiting out retries', async () => {
     const t = table();
     await t.create();
-    const b = buffer(t, { attempts: 3 });
+    // The batch of the row `late` goes to a table that does not exist: a real ClickHouse failure that
+    // is not about the rows (those are quarantined instead, below).
+    const b = buffer(t, {
+      attempts: 3,
+      insert: (batch) =>
+        insertText(ch.client, {
+          table: batch.tsv.startsWith('late') ? `${db}.missing_${tables}` : t.name,
+          columns: COLUMNS,
+          format: 'TabSeparated',
+          body: batch.tsv,
+          dedupToken: batch.token,
+        }),
+    });
     for (const r of rows(2, 'good')) b.push(r);
     const closed = b.close(); // the flush of the two good rows is on its way
-    b.push({ id: 'bad', n: 'not a number', text: 'x' } as unknown as Row); // ClickHouse refuses this row
+    b.push({ id: 'late', n: 1, text: 'x' });
     await closed;
     expect((await stored(t)).map((r) => r.id)).to.deep.equal(['good-0000', 'good-0001']);
     expect(b.stats).to.include({ inserted: 2, failures: 1, spilledBatches: 1, spilledRows: 1 });
     expect(delays).to.deep.equal([]);
     const [file] = await spillFiles(path.join(dataDir, `spill-${tables}`));
     const spilled = JSON.parse((await fs.readFile(path.join(dataDir, `spill-${tables}`, file), 'utf8')).trim());
-    expect(spilled).to.include({ rows: 1, tsv: 'bad\tnot a number\tx\n' });
+    expect(spilled).to.include({ rows: 1, tsv: 'late\t1\tx\n' });
   });
 
   it('on close, gives up rows that neither ClickHouse nor the disk takes, and says how many are lost', async () => {
@@ -596,6 +614,105 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       expect(await spillFiles(dir)).to.deep.equal(
         [path.basename(live), path.basename(otherTable), path.basename(sameLength), path.basename(notSpill)].sort(),
       );
+      await b.close();
+    });
+
+    it('quarantines a batch ClickHouse cannot parse, replays every other batch of the files once, and stores the batch once re-queued after fixing', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const pid = deadPid();
+      const poisoned = { token: ulid(), tsv: 'bad-0000\t1\tx\nbad-0001\tnot-a-number\tx\n', rows: 2 };
+      const files = [
+        await writeSpill(dir, t.prefix, pid, [JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'f1')), rows: 2 })]),
+        await writeSpill(dir, t.prefix, pid, [
+          JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'f2a')), rows: 2 }),
+          JSON.stringify(poisoned),
+          JSON.stringify({ token: ulid(), tsv: tsv(rows(3, 'f2b')), rows: 3 }),
+        ]),
+        await writeSpill(dir, t.prefix, pid, [JSON.stringify({ token: ulid(), tsv: tsv(rows(1, 'f3')), rows: 1 })]),
+      ];
+      const b = buffer(t, { spillDir: dir });
+      b.start();
+      await b.settled();
+      const valid = [...rows(2, 'f1'), ...rows(2, 'f2a'), ...rows(3, 'f2b'), ...rows(1, 'f3')].map((r) => r.id).sort();
+      expect((await stored(t)).map((r) => r.id)).to.deep.equal(valid);
+      expect(b.isHealthy).to.equal(true);
+      expect(b.stats).to.include({ replayedRows: 8, quarantinedBatches: 1, quarantinedRows: 2 });
+      // The spill files are gone; the poisoned batch waits in the quarantine, logged with its file.
+      expect(await spillFiles(dir)).to.deep.equal(['quarantine']);
+      const logs = said('scan batch quarantined: ClickHouse cannot parse it');
+      expect(logs.map((l) => [l.level, l.from, l.token, l.rows])).to.deep.equal([[ERROR, files[1], poisoned.token, 2]]);
+      expect(spillBacklog(dir)).to.deep.equal({ files: 0, bytes: 0, quarantined: 1 });
+      const [entry] = await listQuarantine(dir);
+      expect(entry).to.include({ token: poisoned.token, table: t.prefix, rows: 2, from: files[1] });
+      expect(entry.error).to.match(/Cannot parse input/);
+
+      // A restart does not bring it back: it is out of the replay's way.
+      const again = buffer(t, { spillDir: dir });
+      again.start();
+      await again.settled();
+      await again.close();
+      expect(await stored(t)).to.have.length(8);
+
+      // The operator fixes the row in the quarantined file and re-queues it: stored once, with its token.
+      const found = (await findQuarantined(dir, poisoned.token))!;
+      const fixed = JSON.parse(await fs.readFile(found.file, 'utf8'));
+      fixed.tsv = fixed.tsv.replace('not-a-number', '2');
+      await fs.writeFile(found.file, JSON.stringify(fixed) + '\n');
+      const requeued = (await requeueQuarantined(dir, poisoned.token))!;
+      expect(requeued.rows).to.equal(2);
+      expect(await listQuarantine(dir)).to.deep.equal([]);
+      expect(spillBacklog(dir)).to.include({ files: 1, quarantined: 0 });
+      await b.close();
+      const later = buffer(t, { spillDir: dir, sweepMs: 20 });
+      later.start();
+      await waitFor(
+        () => stored(t),
+        (r) => r.length === 10,
+      );
+      await later.close();
+      expect((await stored(t)).filter((r) => r.id.startsWith('bad-'))).to.deep.equal([
+        { id: 'bad-0000', n: 1, text: 'x' },
+        { id: 'bad-0001', n: 2, text: 'x' },
+      ]);
+      expect(await spillFiles(dir)).to.deep.equal(['quarantine']);
+      expect(spillBacklog(dir)).to.deep.equal({ files: 0, bytes: 0, quarantined: 0 });
+    });
+
+    it('replays the files of a process that died while it runs, within its sweep interval, not only at start', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const b = buffer(t, { spillDir: dir, sweepMs: 50 });
+      b.start();
+      await b.settled();
+      // A redirect process of several dies after start: its spill file and its journal appear now.
+      const pid = deadPid();
+      await writeSpill(dir, t.prefix, pid, [JSON.stringify({ token: ulid(), tsv: tsv(rows(2, 'late')), rows: 2 })]);
+      await fs.writeFile(path.join(dir, `${t.prefix}-${pid}-${ulid()}.tsv`), tsv(rows(1, 'journal')));
+      await waitFor(
+        () => stored(t),
+        (r) => r.length === 3,
+      );
+      await waitFor(
+        () => spillFiles(dir),
+        (f) => f.length === 0,
+      );
+      await b.close();
+    });
+
+    it('quarantines a batch ClickHouse cannot parse at its first insert, without retries, and sends the next batch', async () => {
+      const t = table();
+      await t.create();
+      const dir = path.join(dataDir, `spill-${tables}`);
+      const b = buffer(t, { spillDir: dir, encode: (r) => `${r.id}\t${r.text}\t${r.text}\n` });
+      b.push({ id: 'p-0', n: 0, text: 'nope' });
+      await b.flush();
+      expect(delays).to.deep.equal([]);
+      expect(b.isHealthy).to.equal(true);
+      expect(b.stats).to.include({ quarantinedBatches: 1, spilledBatches: 0 });
+      expect((await listQuarantine(dir)).map((q) => [q.rows, q.from])).to.deep.equal([[1, '']]);
       await b.close();
     });
 
