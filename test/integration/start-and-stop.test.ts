@@ -162,8 +162,8 @@ describe('starting and stopping the service on embedded stores', function () {
     const made = start('make', ['--no-print-directory', 'start']);
     await made.up;
     let answered = 0;
-    let codeUlid = '';
-    let token = '';
+    let codeUlid: string;
+    let token: string;
     try {
       token = await createOrgWithQrctl(env);
       const domains = await fetch(`http://127.0.0.1:${apiPort}/v1/domains`, {
