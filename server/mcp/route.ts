@@ -147,12 +147,13 @@ export function mountMcp(router: Router, app: AppContext): void {
   router.post(MCP_PATH, async (ctx) => {
     const state = ctx.state as RequestState;
     state.route = MCP_PATH;
-    const origin = ctx.get('Origin');
-    if (origin && !originAllowed(origin, app.config.mcpAllowedOrigins)) {
+    // Present is what counts: an empty Origin (or `null`, a sandboxed page) is refused like any other.
+    const origin = ctx.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, app.config.mcpAllowedOrigins)) {
       return refuse(
         ctx,
         403,
-        `Forbidden: the Origin ${origin} may not call this endpoint; allowed origins are set by MCP_ALLOWED_ORIGINS.`,
+        `Forbidden: the Origin ${JSON.stringify(origin)} may not call this endpoint; allowed origins are set by MCP_ALLOWED_ORIGINS.`,
       );
     }
     const headerVersion = ctx.get('MCP-Protocol-Version');

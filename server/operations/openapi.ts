@@ -74,6 +74,17 @@ const RESPONSE_HEADERS: Record<string, Doc> = {
     schema: { type: 'string' },
   },
   WwwAuthenticate: { description: 'Always `Bearer`.', required: true, schema: { type: 'string', const: 'Bearer' } },
+  ContentTypeOptions: {
+    description: 'Always `nosniff`: a browser takes the Content-Type as sent.',
+    required: true,
+    schema: { type: 'string', const: 'nosniff' },
+  },
+  SvgContentSecurityPolicy: {
+    description:
+      "On an SVG answer: `default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox`, so the " +
+      'image opened as a document runs and fetches nothing.',
+    schema: { type: 'string' },
+  },
   IdempotentReplayed: {
     description: '`true` when this is the stored answer to an earlier call with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },
@@ -90,7 +101,10 @@ const headerRef = (name: keyof typeof RESPONSE_HEADERS): Doc => ({ $ref: `#/comp
 function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   const alternative = op.alternatives?.find((a) => a.status === status);
   const ok = status === op.response.status || alternative !== undefined;
-  const out: Record<string, Doc> = { 'X-Request-Id': headerRef('RequestId') };
+  const out: Record<string, Doc> = {
+    'X-Request-Id': headerRef('RequestId'),
+    'X-Content-Type-Options': headerRef('ContentTypeOptions'),
+  };
   if (status !== 401) {
     const suffix = ok || status === 429 || status === 402 ? '' : 'IfAdmitted';
     out['X-RateLimit-Limit'] = headerRef(`RateLimitLimit${suffix}`);
@@ -105,6 +119,8 @@ function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   if (status === 503) out['Retry-After'] = headerRef('RenderRetryAfter');
   if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
+  if (ok && op.response.media?.['image/svg+xml'])
+    out['Content-Security-Policy'] = headerRef('SvgContentSecurityPolicy');
   const own = alternative ? alternative.headers : ok ? op.response.headers : undefined;
   for (const [name, h] of Object.entries(own ?? {})) out[name] = { ...h };
   return out;

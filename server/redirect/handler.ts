@@ -15,8 +15,8 @@ import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
 import { clientIp, normaliseIp, trustList } from '../http-common/client-ip.js';
 import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
-import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage } from './pages.js';
-import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
+import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage, TOO_LARGE_PAGE } from './pages.js';
+import { answerPasswordForm, cookieName, cookieValid, FORM_LIMIT_BYTES, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
@@ -51,6 +51,17 @@ const PAGE_HEADERS = {
 };
 const PRELANDER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * How much of a body too large to take is still read (and dropped) before the 413: a client that is
+ * still sending it then reads the answer, where closing at once would reset its connection first.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+function declaredLength(req: http.IncomingMessage): number {
+  const value = req.headers['content-length'];
+  return value === undefined ? 0 : Number(value);
+}
 
 function safeDecode(s: string): string | null {
   try {
@@ -94,6 +105,41 @@ export class RedirectHandler {
       this.fail(req, res, err);
     }
   };
+
+  /**
+   * `Expect: 100-continue` (the server's 'checkContinue'): a body larger than any form the redirect
+   * takes is refused before the client sends it, instead of a 100 Continue and then a 413.
+   */
+  readonly checkContinue = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (declaredLength(req) > FORM_LIMIT_BYTES) {
+      this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      return;
+    }
+    res.writeContinue();
+    this.listener(req, res);
+  };
+
+  /** 413 for a body over FORM_LIMIT_BYTES, after dropping what is left of it if that is small. */
+  private tooLarge(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (req.readableEnded || declaredLength(req) > DRAIN_LIMIT_BYTES) {
+      this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      return;
+    }
+    let drained = 0;
+    const onData = (c: Buffer) => {
+      drained += c.length;
+      if (drained > DRAIN_LIMIT_BYTES) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      }
+    };
+    const onEnd = () => this.page(res, false, 413, TOO_LARGE_PAGE);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', () => res.destroy());
+    req.resume();
+  }
 
   private fail(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
     this.app.log.error({ err, host: req.headers.host, url: req.url }, 'redirect failed');
@@ -159,11 +205,15 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    if (method === 'POST' && declaredLength(req) > FORM_LIMIT_BYTES) return this.tooLarge(req, res);
     // HTTP-01 validations of certificate issuance, before any domain rule (never a 308).
     if (method !== 'POST' && req.url?.startsWith(ACME_CHALLENGE_PREFIX)) {
       return this.challenges.answer(req, res, this.app.clock.now());
     }
-    const host = (req.headers.host ?? '').toLowerCase();
+    let host = (req.headers.host ?? '').toLowerCase();
+    // The fully qualified spelling (`qr.example.com.`, with or without a port) names the same host.
+    if (host.endsWith('.')) host = host.slice(0, -1);
+    else if (host.includes('.:')) host = host.replace('.:', ':');
     if (!host) return this.withDomain(req, res, method, host, null);
     const domain = this.peekDomainFor(host);
     if (domain === undefined) return this.domainFor(host).then((d) => this.withDomain(req, res, method, host, d));
@@ -311,6 +361,7 @@ export class RedirectHandler {
     if (answer.kind === 'throttled') {
       return this.page(res, false, 429, throttledPage(answer.retryAfter), { 'Retry-After': String(answer.retryAfter) });
     }
+    if (answer.kind === 'too_large') return this.tooLarge(req, res);
     if (answer.kind === 'wrong') {
       return this.page(res, false, 401, passwordPage({ action: pathname, error: 'That password is not correct.' }));
     }

@@ -137,6 +137,7 @@ export async function startRedirectListener(
   });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
+  server.on('checkContinue', handler.checkContinue);
   const bound = await listenOn(server, port, host);
   app.readiness.listening('redirect', () => server.listening);
   app.log.info({ port: bound, host }, 'redirect listener started');
@@ -157,6 +158,7 @@ export async function startRedirectListener(
       privateKeyPem: await fs.readFile(app.config.redirectTlsKeyFile, 'utf8'),
     };
     const tlsServer = createTlsServer({ defaultCertificate, certificates }, handler.listener);
+    tlsServer.on('checkContinue', handler.checkContinue);
     const boundTls = await listenOn(tlsServer, tlsPort, host);
     tls = { server: tlsServer, port: boundTls, certificates };
     app.readiness.listening('redirect_tls', () => tlsServer.listening);

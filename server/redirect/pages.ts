@@ -43,6 +43,14 @@ export const NOT_FOUND_PAGE: Buffer = Buffer.from(
   ),
 );
 
+export const TOO_LARGE_PAGE: Buffer = Buffer.from(
+  layout(
+    'Too large',
+    `<h1>The form is too large</h1>
+<p>The form sent was larger than this page accepts. Please go back and try again.</p>`,
+  ),
+);
+
 export type GoneReason = 'not_started' | 'expired' | 'outside_schedule' | 'cap_reached' | 'no_destination';
 
 const GONE_TEXT: Record<GoneReason, string> = {

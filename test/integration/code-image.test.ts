@@ -48,6 +48,25 @@ describe('QR images: GET /v1/qr-codes/{code_ulid}/image', () => {
   });
   after(() => svc?.close());
 
+  it('marks every answer nosniff, and gives an SVG a policy that runs and fetches nothing', async () => {
+    const svg = await image(`/v1/qr-codes/${code.ulid}/image`, a.token);
+    expect(svg.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+    expect(svg.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(svg.headers.get('content-security-policy')).to.equal(
+      "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox",
+    );
+    const png = await image(`/v1/qr-codes/${code.ulid}/image?format=png`, a.token);
+    expect(png.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(png.headers.get('content-security-policy')).to.equal(null);
+    const missing = await image(`/v1/qr-codes/${code.ulid}/image`, b.token);
+    expect(missing.status).to.equal(404);
+    expect(missing.headers.get('x-content-type-options')).to.equal('nosniff');
+    const json = await svc.get('/v1/qr-codes', a.token);
+    expect(json.headers.get('x-content-type-options')).to.equal('nosniff');
+    const unauthenticated = await svc.get('/v1/qr-codes', undefined);
+    expect(unauthenticated.headers.get('x-content-type-options')).to.equal('nosniff');
+  });
+
   it('answers SVG by default, encoding the public_url (not the destination), with a strong ETag', async () => {
     const res = await image(`/v1/qr-codes/${code.ulid}/image`, a.token);
     expect(res.status).to.equal(200);

@@ -21,7 +21,7 @@ describe('idempotency keys on POST and PATCH', () => {
   afterEach(() => svc.clock.reset());
 
   const post = (path: string, token: string, body: unknown, key?: string) =>
-    svc.request('POST', path, { token, body, headers: key ? { 'Idempotency-Key': key } : {} });
+    svc.request('POST', path, { token, body, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
 
   it('50 concurrent identical POSTs with one key create one code, answer 50 times the same and meter one call', async () => {
     const { org, token } = await svc.createOrg();
@@ -102,6 +102,16 @@ describe('idempotency keys on POST and PATCH', () => {
     const res = await post('/v1/brands', token, { name: 'Long' }, 'k'.repeat(256));
     expect(res.status).to.equal(422);
     expect(res.body.errors).to.have.key('idempotency_key');
+  });
+
+  it('refuses an empty Idempotency-Key header (422) rather than taking it for no key', async () => {
+    const { org, token } = await svc.createOrg();
+    for (let i = 0; i < 2; i++) {
+      const res = await post('/v1/brands', token, { name: 'Empty key' }, '');
+      expect(res.status).to.equal(422);
+      expect(res.body.errors).to.have.key('idempotency_key');
+    }
+    expect(await svc.app.db('brands').where({ org_id: org.id })).to.have.length(0);
   });
 
   it('takes idempotency_key on MCP tools mapped to POST and PATCH, and replays across REST and MCP', async () => {

@@ -205,8 +205,8 @@ describe('MCP protocol over POST /mcp', () => {
   });
 
   describe('Origin', () => {
-    it('refuses a foreign Origin with 403', async () => {
-      for (const origin of ['https://evil.example', 'null', 'http://localhost.evil.example']) {
+    it('refuses a foreign Origin with 403, an empty one included (present is what counts)', async () => {
+      for (const origin of ['https://evil.example', 'null', 'http://localhost.evil.example', '']) {
         const res = await rpc(svc, token, 'ping', undefined, { Origin: origin });
         expect(res.status, origin).to.equal(403);
         expect(res.body.error.code).to.equal(-32000);

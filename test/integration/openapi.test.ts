@@ -83,6 +83,7 @@ describe('the OpenAPI document', () => {
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'X-Request-Id',
+      'X-Content-Type-Options',
     );
   });
 
