@@ -17,13 +17,7 @@ export const BULK_MAX_ROWS = 1000;
  * $id: ajv walks x-mcp too and must not see codes.create.body twice.
  */
 const { $id: _createId, ...createRow } = createCodeBody;
-const rowForTools: JsonSchema = {
-  ...createRow,
-  properties: {
-    ...(createCodeBody.properties as Record<string, JsonSchema>),
-    destination: { ...httpUrl, description: `The URL the code redirects to. ${String(httpUrl.description)}` },
-  },
-};
+const rowForTools: JsonSchema = createRow;
 
 export interface BulkCreateBody {
   rows: CodeWrite[];
