@@ -199,6 +199,15 @@ function typedDestinations(typeRequired: boolean): JsonSchema[] {
   });
   return [
     { if: when(['url', 'redirect'], !typeRequired), then: { properties: { destination: urlDestination } } },
+    // Only a url takes a string: without type, a string destination is a URL whatever the stored type.
+    ...(typeRequired
+      ? [
+          {
+            if: { not: { required: ['type'] }, properties: { destination: { type: 'string' } } },
+            then: { properties: { destination: urlDestination } },
+          },
+        ]
+      : []),
     ...Object.entries(DESTINATION_SCHEMAS).map(([t, schema]) => ({
       if: when([t], false),
       then: { properties: { destination: schema } },
