@@ -16,6 +16,7 @@ import type { NotifyListener } from '../stores/notify.js';
 import { parseCode, type CodeSettings, type ParsedCode } from '../qr-codes/routing.js';
 import { httpUrlOrNull } from '../schemas/http-url.js';
 import { codeKey, hostKey, KnownKeys, LookupBudget } from './known-keys.js';
+import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 
 export interface DomainEntry {
   id: number;
@@ -42,6 +43,10 @@ export interface CodeEntry {
   passwordHash: string | null;
   redirectCap: number | null;
   prelander: { seconds: number; message: string | null } | null;
+  /** The stored type (url, a landing-page type, or a static type, which the redirect never serves). */
+  type: string;
+  /** The landing page of a vcard, links, app or event code; null for the others. */
+  landing: LandingEntry | null;
 }
 
 interface Slot<T> {
@@ -240,6 +245,7 @@ export class RedirectCache {
     const gen = this.generation;
     const row = await this.db('qr_codes as c')
       .join('domains as d', 'd.id', 'c.domain_id')
+      .leftJoin('brands as b', 'b.id', 'c.brand_id')
       .whereRaw('lower(c.slug) = ?', [key])
       .whereNull('c.deleted_at')
       .first(
@@ -260,13 +266,19 @@ export class RedirectCache {
         'c.prelander_enabled',
         'c.prelander_seconds',
         'c.prelander_message',
+        'c.ulid',
+        'c.type',
+        'c.landing_config',
+        'b.brand_kit',
       );
     let entry: CodeEntry | null = null;
     if (row) {
+      const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
       const settings: CodeSettings = {
         id: Number(row.id),
         status: row.status,
-        destination: row.destination,
+        // A landing page's destination is its page's content, never a URL to send to.
+        destination: landing ? null : row.destination,
         routing: row.routing,
         schedule: row.schedule,
         dateBegin: row.date_begin ? new Date(row.date_begin) : null,
@@ -286,6 +298,8 @@ export class RedirectCache {
         prelander: row.prelander_enabled
           ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null }
           : null,
+        type: row.type,
+        landing,
       };
     }
     this.store(this.codes, key, entry, gen);
