@@ -29,7 +29,7 @@ import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import type { AnswerGate } from './scan-ipc.js';
-import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
@@ -86,6 +86,7 @@ export class RedirectHandler {
     readonly counters: RedirectCounters,
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
+    readonly actions: ScanBuffer<ActionRow>,
     readonly challenges: ChallengeCache,
     opts: { throttle?: ThrottleOptions; orphansPerSecond?: number; answerGate?: AnswerGate } = {},
   ) {
@@ -378,7 +379,7 @@ export class RedirectHandler {
     if (query.action === 'page') return this.landingPageAnswer(visit, null);
     const answer = landingAction(landing, query.action, query.index, now);
     if (!answer) return this.page(res, head, 404, NOT_FOUND_PAGE);
-    if (!head) this.recordAction?.(visit, query);
+    if (!head) this.recordAction(visit, query);
     if (answer.kind === 'redirect') return this.redirect(res, 302, answer.url);
     res.writeHead(200, {
       'Content-Type': answer.contentType,
@@ -391,8 +392,23 @@ export class RedirectHandler {
     res.end(head ? undefined : answer.body);
   }
 
-  /** Hook for recording an action of a landing page (set by the listener). */
-  recordAction: ((visit: Visit, query: LandingQuery) => void) | null = null;
+  /** An action on a landing page into scan_actions (with the scan's visitor hash and bot flag). */
+  private recordAction(visit: Visit, query: LandingQuery): void {
+    const { domain, code, now, agent, visitor } = visit;
+    const ms = now.getTime();
+    this.actions.push({
+      action_id: fastUlid(ms),
+      scanned_at: utcStamp(ms),
+      org_id: code.orgId,
+      brand_id: code.brandId,
+      domain_id: domain.type === 'fallback' ? 0 : domain.id,
+      code_id: code.id,
+      action: query.action,
+      target: query.action === 'link' ? query.index : 0,
+      visitor_hash: visitor.visitorHash,
+      is_bot: agent.isBot ? 1 : 0,
+    });
+  }
 
   /** The landing page in the visitor's language (an app code sends phones to their store instead). */
   private landingPageAnswer(visit: Visit, setCookie: string | null): void {

@@ -4,6 +4,7 @@ import { startTestService, type TestOrg, type TestService } from '../helpers/har
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { chRows, hit } from './redirect-fixtures.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
+import { toolError, toolOk } from './mcp-helpers.js';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
@@ -301,6 +302,83 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
     await svc.patch(`/v1/qr-codes/${code.ulid}`, a.token, { destination: { name: 'After' } });
     await notifyBarrier(svc.app, 'redirect_cache', redirectCacheMarker());
     expect((await get(path)).body).to.include('After');
+  });
+
+  it('records each action once as a scan action, in the code’s analytics (REST and MCP) with distinct visitors', async () => {
+    const code = await create(a, 'links', LANDING_CASES.links);
+    const path = pathOf(code.public_url);
+    const other = { 'User-Agent': IPHONE, 'X-Forwarded-For': '203.0.113.9' };
+    await get(path);
+    await get(`${path}?qr_action=link&i=0`);
+    await get(`${path}?qr_action=link&i=1`);
+    await get(`${path}?qr_action=link&i=1`);
+    await get(`${path}?qr_action=link&i=1`, other);
+    // A HEAD is not a visit, and an action the page does not offer records nothing.
+    await hit(rd.port, FALLBACK, `${path}?qr_action=link&i=0`, { method: 'HEAD', headers: { 'User-Agent': DESKTOP } });
+    await get(`${path}?qr_action=link&i=9`);
+    await rd.actions.flush();
+    const rest = await svc.get(`/v1/analytics/qr-codes/${code.ulid}`, a.token);
+    expect(rest.status, rest.text).to.equal(200);
+    expect(rest.body.data.totals.scans).to.equal(1);
+    expect(rest.body.data.actions).to.deep.equal([{ action: 'link', count: 4, unique_visitors: 2 }]);
+    const id = (await svc.app.db('qr_codes').where({ ulid: code.ulid }).first('id')).id;
+    const rows = await chRows<{ action: string; target: number }>(
+      svc.app,
+      `SELECT action, target FROM ${svc.app.ch.database}.scan_actions WHERE code_id = {id:UInt64} ORDER BY scanned_at, action_id`,
+      { id },
+    );
+    expect(rows.map((r) => Number(r.target))).to.deep.equal([0, 1, 1, 1]);
+    const mcp = await toolOk(svc, a.token, 'analytics_code_read', { code_ulid: code.ulid });
+    expect(mcp.data.actions).to.deep.equal(rest.body.data.actions);
+    // Another organization sees none of it.
+    expect((await svc.get(`/v1/analytics/qr-codes/${code.ulid}`, b.token)).status).to.equal(404);
+  });
+
+  it('a static code has no analytics: 422 saying why, not zeros', async () => {
+    const geo = await svc.post('/v1/qr-codes', a.token, {
+      slug: `g${++n}`,
+      type: 'geo',
+      destination: { latitude: 48.8584, longitude: 2.2945 },
+      domain_ulid: fallback,
+    });
+    const res = await svc.get(`/v1/analytics/qr-codes/${geo.body.data.ulid}`, a.token);
+    expect(res.status).to.equal(422);
+    expect(res.body.errors.code_ulid[0]).to.match(/static/);
+    const org = await svc.get(`/v1/analytics?code_ulid=${geo.body.data.ulid}`, a.token);
+    expect(org.status).to.equal(422);
+  });
+
+  it('creates and changes every type through MCP tools, with the REST rules and messages', async () => {
+    for (const [type, destination] of Object.entries(LANDING_CASES)) {
+      const made = await toolOk(svc, a.token, 'codes_create', {
+        slug: `m${++n}`,
+        type,
+        destination,
+        domain_ulid: fallback,
+      });
+      expect(made.data.type).to.equal(type);
+      expect((await get(pathOf(made.data.public_url))).status).to.be.oneOf([200]);
+    }
+    const wifi = await toolOk(svc, a.token, 'codes_create', {
+      slug: `m${++n}`,
+      type: 'wifi',
+      destination: { ssid: 'Cafe', password: 'secret12' },
+      domain_ulid: fallback,
+    });
+    expect(wifi.data.trackable).to.equal(false);
+    const refused = await toolError(svc, a.token, 'codes_update', {
+      code_ulid: wifi.data.ulid,
+      type: 'vcard',
+      destination: { name: 'X' },
+    });
+    expect(refused.errors.type[0]).to.match(/dynamic type and a static one/);
+    const bad = await toolError(svc, a.token, 'codes_create', {
+      slug: `m${++n}`,
+      type: 'event',
+      destination: { title: 'x' },
+      domain_ulid: fallback,
+    });
+    expect(bad.errors).to.have.property('destination.start');
   });
 
   it('another organization cannot read or change a landing-page code', async () => {
