@@ -69,11 +69,11 @@ function stylesheet(t: Theme): string {
   const onPrimary = textOn(t.primary);
   return `*{box-sizing:border-box}body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:${t.text};background:${t.background}}
 main{max-width:30rem;margin:0 auto;padding:2rem 1rem 3rem}
-.card{background:#fff;color:#1a1a1a;border-radius:.75rem;padding:1.5rem;box-shadow:0 1px 3px #0003}
+.card{background:#fff;color:#1a1a1a;border-radius:.75rem;padding:1.5rem;box-shadow:0 1px 3px #0003;overflow-wrap:anywhere}
 header{text-align:center;margin-bottom:1rem}header img{max-width:8rem;max-height:4rem}
 .avatar{width:6rem;height:6rem;border-radius:50%;object-fit:cover;display:block;margin:0 auto 1rem}
 h1{font-size:1.5rem;margin:0 0 .5rem;text-align:center}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
-p{margin:.25rem 0 .75rem}.lead{text-align:center}
+p{margin:.25rem 0 .75rem;white-space:pre-line}.lead{text-align:center}
 a{color:${t.primary}}ul{list-style:none;padding:0;margin:0}
 .btn{display:block;text-align:center;text-decoration:none;font-weight:600;margin:.75rem 0;padding:.8rem 1rem;border-radius:.5rem;background:${t.primary};color:${onPrimary};border:2px solid ${t.primary}}
 .btn.alt{background:#fff;color:${t.primary}}

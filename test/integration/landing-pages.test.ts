@@ -5,6 +5,7 @@ import { startRedirectListener, type RedirectListener } from '../../server/redir
 import { chRows, hit } from './redirect-fixtures.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { toolError, toolOk } from './mcp-helpers.js';
+import { LANDING_CASES, PNG_1PX } from '../helpers/landing-cases.js';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
@@ -13,51 +14,7 @@ const ANDROID =
 const DESKTOP =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const FALLBACK = 'localhost:3001';
-const PNG_1PX =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-
 const HOSTILE = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
-
-export const LANDING_CASES: Record<string, Record<string, unknown>> = {
-  vcard: {
-    name: 'Zoë Müller, "PhD"',
-    given_name: 'Zoë',
-    family_name: 'Müller',
-    organization: 'ACME; Inc',
-    title: 'Head of Things',
-    phones: [{ number: '+49 30 1234567', type: 'cell' }],
-    emails: [{ address: 'zoe@example.com', type: 'work' }],
-    website: 'https://example.com/zoë',
-    address: { street: 'Straße 1', city: 'Köln', postal_code: '50667', country: 'Germany' },
-    note: `A note, with; punctuation\nand a second line ${'é'.repeat(80)}`,
-    photo: PNG_1PX,
-  },
-  links: {
-    title: 'Find us',
-    description: 'Everything in one place',
-    avatar: PNG_1PX,
-    links: [
-      { label: 'Website', url: 'https://example.com/', icon: 'website' },
-      { label: 'GitHub', url: 'https://github.com/example', icon: 'github' },
-    ],
-  },
-  app: {
-    name: 'Example App',
-    description: 'Our app',
-    app_store_url: 'https://apps.apple.com/app/id123456789',
-    play_store_url: 'https://play.google.com/store/apps/details?id=com.example',
-    fallback_url: 'https://example.com/app',
-  },
-  event: {
-    title: 'Launch; party, "big"',
-    start: '2027-03-28T01:30',
-    end: '2027-03-28T03:30',
-    timezone: 'Europe/Berlin',
-    location: 'Köln',
-    description: 'Doors open\nat 1:30',
-    url: 'https://example.com/launch',
-  },
-};
 
 describe('landing pages: vcard, links, app and event codes answered by the redirect', function () {
   this.timeout(90_000);
