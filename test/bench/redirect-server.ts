@@ -1,6 +1,6 @@
 // The service side of `make bench-redirect`: boots the stores from the environment (DATABASE_URL,
 // embedded chDB under DATA_DIR), creates an organization with two codes on the fallback origin
-// (one for warm-up, one measured), serves the public redirect with scan recording on, and prints
+// (one for warm-up, one measured) and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
 //
@@ -48,6 +48,28 @@ for (const slug of ['warm', 'go']) {
     .returning('id');
   ids[slug] = Number(row.id);
 }
+// The landing-page row: a vcard code, its page answered from the same cache as the redirect.
+const [card] = await app
+  .db('qr_codes')
+  .insert({
+    ulid: ulid(),
+    org_id: org.id,
+    domain_id: domain.id,
+    slug: 'bench/card',
+    type: 'vcard',
+    destination: JSON.stringify({
+      name: 'Zoë Müller',
+      organization: 'Bench Coffee',
+      title: 'Head of Roasting',
+      phones: [{ number: '+49 30 1234567', type: 'cell' }],
+      emails: [{ address: 'zoe@example.com', type: 'work' }],
+      website: 'https://example.com/zoe',
+      address: { street: 'Straße 1', city: 'Köln', postal_code: '50667', country: 'Germany' },
+      note: 'Ask me about single origins.',
+    }),
+  })
+  .returning('id');
+ids.card = Number(card.id);
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/handler.js');
@@ -184,6 +206,14 @@ onShutdown(log, async () => {
   // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
   const served = (await app.db('qr_codes').where({ id: ids.go }).first('redirects_count')).redirects_count;
   process.stdout.write(`SCANS ${row.c} ${row.u} ${served} spilled=${rd.scans.stats.spilledRows}\n`);
+  const cardRs = await app.ch.client.query({
+    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
+    query_params: { id: ids.card },
+    format: 'JSONEachRow',
+  });
+  const [cardRow] = await cardRs.json<{ c: string; u: string }>();
+  const cardServed = (await app.db('qr_codes').where({ id: ids.card }).first('redirects_count')).redirects_count;
+  process.stdout.write(`PAGES ${cardRow.c} ${cardRow.u} ${cardServed}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(
