@@ -1,6 +1,12 @@
 // Import rules of the architecture (docs/architecture.md), checked by `make lint` with
 // dependency-cruiser. Type-only imports count: a type is a dependency too.
 const ADAPTERS = '^server/(http|mcp|redirect|web|cli)/';
+// Resource folders: one per kind of thing the service keeps, each with its rules and data.
+const RESOURCES =
+  '^server/(accounts|analytics|audit|brands|bulk-imports|domains|members|organizations|plans|qr-code-exports|' +
+  'qr-codes|qr-styles|scan-alerts|scan-batches|status|tokens|wallet|webhooks)/';
+// Shared modules every resource builds on; they know no resource.
+const SHARED = '^server/((auth|metering|schemas|stores)/|(context|config|errors)[.]ts$)';
 // Composition roots wire adapters to the core; nothing imports them back.
 const ROOTS = '^server/(main|mounts)[.]ts$';
 
@@ -22,6 +28,26 @@ module.exports = {
         'resource folders, the stores, the workers and the context know nothing of who calls them.',
       from: { path: '^(server|workers|clickhouse)/', pathNot: [ADAPTERS, ROOTS] },
       to: { path: [ADAPTERS, ROOTS] },
+    },
+    {
+      name: 'adapters-do-not-import-each-other',
+      severity: 'error',
+      comment:
+        'An adapter (REST, MCP, redirect, web, CLI) imports no other adapter. What several of them need ' +
+        '(client address and trust lists, body reading, request state and logging, rendering a result) ' +
+        'is in server/http-common/, which every adapter may use.',
+      from: { path: ADAPTERS },
+      to: { path: ADAPTERS, pathNot: '^server/$1/' },
+    },
+    {
+      name: 'shared-modules-import-no-resource',
+      severity: 'error',
+      comment:
+        'The shared modules (the context, config, errors, schemas, auth, metering, stores) import no resource ' +
+        'folder, so no folder-level cycle runs through them. The context is a type; server/bootstrap.ts builds ' +
+        'it with the resources it needs.',
+      from: { path: SHARED },
+      to: { path: RESOURCES },
     },
     {
       name: 'operations-runner-is-generic',

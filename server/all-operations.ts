@@ -7,7 +7,9 @@ import { brandOperations } from './brands/routes.js';
 import { domainOperations } from './domains/routes.js';
 import { bulkImportOperations } from './bulk-imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
+import { codesBulkCreateNow, codesBulkUpdateStatus } from './qr-codes/bulk-operations.js';
 import { codesImage } from './qr-codes/image-route.js';
+import { codesImageTool } from './qr-codes/image-tool.js';
 import { exportOperations } from './qr-code-exports/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
 import { statusOperations } from './status/routes.js';
@@ -37,3 +39,10 @@ export const operations: readonly Operation[] = [
  * mounted on REST, offered as tools or documented in OpenAPI.
  */
 export const dashboardOnlyOperations: readonly Operation[] = [...memberOperations, walletSettingsUpdate];
+
+/**
+ * Operations of the MCP tools only: the bulk writes (all or nothing) and the image as PNG and SVG
+ * at once. The MCP adapter offers them beside every operation above; they are not mounted on REST
+ * or documented in OpenAPI.
+ */
+export const mcpOnlyOperations: readonly Operation[] = [codesBulkCreateNow, codesBulkUpdateStatus, codesImageTool];

@@ -1,14 +1,31 @@
 // Opens the stores, migrates them and builds the application context. Used by the server, the
 // standalone worker, the CLI and the tests, so start-up is written once.
-import type { Config } from './config.js';
-import { createAppContext, loadSecretKey, type AppContext, type Clock } from './context.js';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { PrincipalCache } from './auth/principal-cache.js';
+import { rateLimitHelpUrl, type Config } from './config.js';
+import type { AppContext, Clock } from './context.js';
 import { reconcileFallbackDomains } from './domains/fallback.js';
+import { ApiError } from './errors.js';
+import { GeoDatabase } from './geo/database.js';
 import type { Logger } from './logger.js';
+import { Admitter } from './metering/admission.js';
+import { createMetrics } from './metrics.js';
+import { IdempotencyKeys } from './operations/idempotency.js';
+import { PasswordWork } from './qr-codes/password.js';
+import { Readiness } from './readiness.js';
+import { Validators } from './schemas/validation.js';
 import { openClickHouse, type ClickHouseHandle } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from './stores/migrate.js';
+import { NotifyListener } from './stores/notify.js';
 import { createKnex, startPostgres } from './stores/postgres.js';
-import { ApiError } from './errors.js';
-import type { GeoDatabase } from './geo/database.js';
+
+const systemClock: Clock = { now: () => new Date() };
+
+/** Password checks that may wait for a free slot before the form answers 429 (documented). */
+export const PASSWORD_CHECKS_WAITING = 100;
 
 export interface BootOptions {
   /** Open ClickHouse (default true). The CLI skips it for commands that do not need it. */
@@ -43,6 +60,89 @@ export function unavailableClickHouse(reason: string, database: string): ClickHo
     embedded: false,
     close: async () => undefined,
   };
+}
+
+interface ContextParts {
+  config: Config;
+  log: Logger;
+  db: Knex;
+  databaseUrl: string;
+  ch: ClickHouseHandle;
+  clock?: Clock;
+  secretKey?: Buffer;
+  collectDefaultMetrics?: boolean;
+  /** Shared IP databases (tests run many contexts in one process and load them once). */
+  geo?: GeoDatabase;
+}
+
+async function loadSecretKey(config: Config): Promise<Buffer> {
+  if (config.secretKey) return crypto.createHash('sha256').update(config.secretKey).digest();
+  const file = path.join(config.dataDir, 'secret.key');
+  try {
+    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
+  } catch {
+    const key = crypto.randomBytes(32);
+    await fs.mkdir(config.dataDir, { recursive: true });
+    await fs.writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' }).catch(async () => undefined);
+    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
+  }
+}
+
+function createAppContext(parts: ContextParts): AppContext {
+  const closers: (() => Promise<void>)[] = [];
+  let port = parts.config.apiPort;
+  const notify = new NotifyListener(parts.databaseUrl, parts.log);
+  const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
+  const clock = parts.clock ?? systemClock;
+  const apiPort = () => port;
+  const app: AppContext = {
+    config: parts.config,
+    log: parts.log,
+    db: parts.db,
+    databaseUrl: parts.databaseUrl,
+    ch: parts.ch,
+    clock,
+    metrics,
+    validators: new Validators(),
+    admitter: new Admitter({
+      db: parts.db,
+      config: parts.config,
+      clock,
+      batchSizes: metrics.admissionBatch,
+      helpUrl: () => rateLimitHelpUrl(parts.config, apiPort()),
+    }),
+    idempotency: new IdempotencyKeys({ db: parts.db, clock, waitMs: parts.config.idempotencyWaitMs }),
+    notify,
+    principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
+    geo: parts.geo ?? new GeoDatabase(),
+    secretKey: parts.secretKey ?? crypto.randomBytes(32),
+    passwords: new PasswordWork({
+      hashConcurrency: parts.config.passwordHashConcurrency,
+      verifyConcurrency: parts.config.passwordVerifyConcurrency,
+      verifyQueue: PASSWORD_CHECKS_WAITING,
+      onVerify: () => metrics.passwordChecks.inc(),
+      onHash: () => metrics.passwordHashes.inc(),
+    }),
+    readiness: new Readiness(),
+    apiPort,
+    setApiPort: (p) => {
+      port = p;
+    },
+    onClose: (fn) => {
+      closers.push(fn);
+    },
+    close: async () => {
+      while (closers.length) {
+        const fn = closers.pop()!;
+        try {
+          await fn();
+        } catch (err) {
+          parts.log.error({ err }, 'error during shutdown');
+        }
+      }
+    },
+  };
+  return app;
 }
 
 export async function boot(config: Config, log: Logger, opts: BootOptions = {}): Promise<AppContext> {

@@ -1,30 +1,65 @@
-// The application context: built once at start and passed explicitly to every entry point
-// (REST, MCP, redirect, CLI, workers). Nothing here is a module-level singleton.
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
-import path from 'node:path';
+// The application context: a type. It is built once at start by server/bootstrap.ts and passed
+// explicitly to every entry point (REST, MCP, redirect, CLI, workers); nothing here is a
+// module-level singleton. It names the shared modules only: what a resource or the runner puts on
+// it (idempotency keys, password hashing) is described here by the little the context promises,
+// and the implementation (server/operations/idempotency.ts, server/qr-codes/password.ts) is
+// chosen by bootstrap.
 import type { Knex } from 'knex';
-import { PrincipalCache } from './auth/principal-cache.js';
-import { rateLimitHelpUrl, type Config } from './config.js';
-import { GeoDatabase } from './geo/database.js';
+import type { PrincipalCache } from './auth/principal-cache.js';
+import type { Config } from './config.js';
+import type { GeoDatabase } from './geo/database.js';
 import type { Logger } from './logger.js';
-import { Admitter } from './metering/admission.js';
-import { createMetrics, type Metrics } from './metrics.js';
-import { IdempotencyKeys } from './operations/idempotency.js';
-import { PasswordWork } from './qr-codes/password.js';
-import { Readiness } from './readiness.js';
-import { Validators } from './schemas/validation.js';
+import type { Admitter } from './metering/admission.js';
+import type { Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
+import type { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
-import { NotifyListener } from './stores/notify.js';
+import type { NotifyListener } from './stores/notify.js';
 
 export interface Clock {
   now(): Date;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+/** The answer a call gives: what an operation returns (server/operations/operation.ts). */
+export interface IdempotentResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
 
-/** Password checks that may wait for a free slot before the form answers 429 (documented). */
-export const PASSWORD_CHECKS_WAITING = 100;
+/** A call sent with an idempotency key. */
+export interface IdempotentCall {
+  orgId: number;
+  key: string;
+  /** The operation's id; part of the fingerprint, so one key cannot serve two operations. */
+  operation: string;
+  /** The request as sent (params, query, body); its canonical hash is the fingerprint. */
+  input: unknown;
+  /**
+   * Admits and runs the call. It calls `handlerStarted` just before the handler runs: from then on
+   * an error is the call's answer and is kept.
+   */
+  execute(handlerStarted: () => void): Promise<IdempotentResponse>;
+  /** Admits a replay (rate window, not metered) before the stored answer is given. */
+  admitReplay(): Promise<void>;
+}
+
+/** The idempotency keys of POST and PATCH calls (IdempotencyKeys, server/operations/idempotency.ts). */
+export interface IdempotencyStore {
+  /** Runs the call once per key, or gives the kept answer again. */
+  run(call: IdempotentCall): Promise<IdempotentResponse>;
+  /** Deletes keys past their 24 hours; returns how many. */
+  prune(now?: Date): Promise<number>;
+}
+
+/** The process's bounded password hashing and checking (PasswordWork, server/qr-codes/password.ts). */
+export interface PasswordHashing {
+  hash(password: string): Promise<string>;
+  verify(password: string, stored: string): Promise<boolean>;
+  /** Whether a check would be refused right now. */
+  readonly verifyBusy: boolean;
+}
 
 export interface AppContext {
   config: Config;
@@ -39,7 +74,7 @@ export interface AppContext {
   /** Admission (rate limit + metering) with per-organization group commit. */
   admitter: Admitter;
   /** Idempotency keys of POST and PATCH calls (server/operations/idempotency.ts). */
-  idempotency: IdempotencyKeys;
+  idempotency: IdempotencyStore;
   /** The process's LISTEN connection for cache invalidation. */
   notify: NotifyListener;
   /** Bearer-token authentication with an invalidated in-memory cache. */
@@ -49,7 +84,7 @@ export interface AppContext {
   /** Key for signed cookies and salted visitor hashes. */
   secretKey: Buffer;
   /** Password hashing and checking (scrypt), bounded per process. */
-  passwords: PasswordWork;
+  passwords: PasswordHashing;
   /** Which listeners this process runs and whether they accept (/readyz). */
   readiness: Readiness;
   /** The API listener's bound port (for links); the configured port until it listens. */
@@ -58,87 +93,4 @@ export interface AppContext {
   /** Run at shutdown, last registered first (listeners, buffers, workers). */
   onClose(fn: () => Promise<void>): void;
   close(): Promise<void>;
-}
-
-export interface ContextParts {
-  config: Config;
-  log: Logger;
-  db: Knex;
-  databaseUrl: string;
-  ch: ClickHouseHandle;
-  clock?: Clock;
-  secretKey?: Buffer;
-  collectDefaultMetrics?: boolean;
-  /** Shared IP databases (tests run many contexts in one process and load them once). */
-  geo?: GeoDatabase;
-}
-
-export async function loadSecretKey(config: Config): Promise<Buffer> {
-  if (config.secretKey) return crypto.createHash('sha256').update(config.secretKey).digest();
-  const file = path.join(config.dataDir, 'secret.key');
-  try {
-    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
-  } catch {
-    const key = crypto.randomBytes(32);
-    await fs.mkdir(config.dataDir, { recursive: true });
-    await fs.writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' }).catch(async () => undefined);
-    return Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
-  }
-}
-
-export function createAppContext(parts: ContextParts): AppContext {
-  const closers: (() => Promise<void>)[] = [];
-  let port = parts.config.apiPort;
-  const notify = new NotifyListener(parts.databaseUrl, parts.log);
-  const metrics = createMetrics(parts.collectDefaultMetrics ?? false);
-  const clock = parts.clock ?? systemClock;
-  const apiPort = () => port;
-  const app: AppContext = {
-    config: parts.config,
-    log: parts.log,
-    db: parts.db,
-    databaseUrl: parts.databaseUrl,
-    ch: parts.ch,
-    clock,
-    metrics,
-    validators: new Validators(),
-    admitter: new Admitter({
-      db: parts.db,
-      config: parts.config,
-      clock,
-      batchSizes: metrics.admissionBatch,
-      helpUrl: () => rateLimitHelpUrl(parts.config, apiPort()),
-    }),
-    idempotency: new IdempotencyKeys({ db: parts.db, clock, waitMs: parts.config.idempotencyWaitMs }),
-    notify,
-    principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
-    geo: parts.geo ?? new GeoDatabase(),
-    secretKey: parts.secretKey ?? crypto.randomBytes(32),
-    passwords: new PasswordWork({
-      hashConcurrency: parts.config.passwordHashConcurrency,
-      verifyConcurrency: parts.config.passwordVerifyConcurrency,
-      verifyQueue: PASSWORD_CHECKS_WAITING,
-      onVerify: () => metrics.passwordChecks.inc(),
-      onHash: () => metrics.passwordHashes.inc(),
-    }),
-    readiness: new Readiness(),
-    apiPort,
-    setApiPort: (p) => {
-      port = p;
-    },
-    onClose: (fn) => {
-      closers.push(fn);
-    },
-    close: async () => {
-      while (closers.length) {
-        const fn = closers.pop()!;
-        try {
-          await fn();
-        } catch (err) {
-          parts.log.error({ err }, 'error during shutdown');
-        }
-      }
-    },
-  };
-  return app;
 }

@@ -1,5 +1,5 @@
 // Routes mounted on the API listener beside the /v1 operations: the MCP endpoint and the dashboard.
-import type { RouteMounter } from './http/api-app.js';
+import type { RouteMounter } from './http-common/respond.js';
 import { mountMcp } from './mcp/route.js';
 import { mountDashboard } from './web/mount.js';
 

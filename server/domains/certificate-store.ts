@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Sealer } from '../at-rest.js';
+import { SERVING_STATUSES } from './domain-row.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -154,7 +155,7 @@ export async function findServingCertificate(
     .whereRaw('lower(d.host) = ?', [host.toLowerCase()])
     .whereNull('d.deleted_at')
     .where('d.type', 'custom')
-    .whereIn('d.status', ['active', 'unverified'])
+    .whereIn('d.status', SERVING_STATUSES)
     .where('c.not_after', '>', now)
     .first<{ domain_id: number; certificate_pem: string; private_key_sealed: Buffer; not_after: Date } | undefined>(
       'c.domain_id',

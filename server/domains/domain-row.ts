@@ -31,6 +31,15 @@ export interface DomainRow {
   updated_at: Date;
 }
 
+/**
+ * The statuses of a domain row that holds its host and serves its codes: active, unverified (its
+ * codes answer until its certificate expires) and retired (a shared fallback host no longer
+ * configured; custom domains are never retired). Pending claims of a host hold nothing; failed and
+ * expired rows serve nothing. The unique index on live hosts covers exactly these
+ * (sql/0009_domain_claims.sql).
+ */
+export const SERVING_STATUSES: readonly DomainStatus[] = ['active', 'unverified', 'retired'];
+
 /** Whether new codes may be put on a domain: live claims and verified custom domains, active fallbacks. */
 export function takesNewCodes(domain: { type: string; status: string }): boolean {
   return domain.type === 'custom'

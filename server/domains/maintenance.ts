@@ -9,7 +9,7 @@
 import type { AppContext } from '../context.js';
 import { queueCertificate, RENEWAL_WINDOW_MS } from './certificate-jobs.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
-import type { DomainRow } from './domain-row.js';
+import { SERVING_STATUSES, type DomainRow } from './domain-row.js';
 import { claimVerified, domainUnverified, expireClaims } from './lifecycle.js';
 import { TXT_PREFIX } from './service.js';
 
@@ -84,7 +84,7 @@ export async function runDomainMaintenance(app: AppContext): Promise<Maintenance
   const verified = await app
     .db('domains')
     .where({ type: 'custom' })
-    .whereIn('status', ['active', 'unverified'])
+    .whereIn('status', SERVING_STATUSES)
     .whereNull('deleted_at')
     .orderBy('id')
     .select<DomainRow[]>('*');

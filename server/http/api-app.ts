@@ -12,12 +12,10 @@ import { operations as allOperations } from '../all-operations.js';
 import { compileOperationSchemas } from '../operations/execute.js';
 import { buildOpenApi } from '../operations/openapi.js';
 import { API_VERSION, type Operation } from '../operations/operation.js';
-import { accessLog, errorHandler, requestId, type RequestState } from './middleware.js';
+import { accessLog, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
+import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { docsPage, rateLimitPage } from './pages.js';
-
-/** Extra routes mounted by other entry points (the MCP endpoint) without this file knowing them. */
-export type RouteMounter = (router: Router, app: AppContext) => void;
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];

@@ -6,25 +6,10 @@ import type Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { rateHeaders } from '../metering/admission.js';
 import { executeOperation } from '../operations/execute.js';
-import { readsBody, VIA_REST, type Operation, type OperationResult } from '../operations/operation.js';
-import { readJsonBody } from './body.js';
-import type { RequestState } from './middleware.js';
-
-/** Koa-router path from an OpenAPI template: /v1/tokens/{token_id} -> /v1/tokens/:token_id */
-export function routerPath(path: string): string {
-  return path.replace(/\{([a-z_]+)\}/g, ':$1');
-}
-
-export function respond(ctx: Koa.Context, result: OperationResult): void {
-  ctx.status = result.status;
-  if (result.headers) ctx.set(result.headers);
-  if (result.body === undefined || result.status === 204) {
-    ctx.body = null;
-    return;
-  }
-  if (result.contentType) ctx.type = result.contentType;
-  ctx.body = result.body;
-}
+import { readsBody, VIA_REST, type Operation } from '../operations/operation.js';
+import { readJsonBody } from '../http-common/body.js';
+import type { RequestState } from '../http-common/middleware.js';
+import { respond, routerPath } from '../http-common/respond.js';
 
 export function mountOperations(router: Router, app: AppContext, ops: readonly Operation[]): void {
   for (const op of ops) {

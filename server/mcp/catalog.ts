@@ -7,8 +7,8 @@ import { BOTS_LEFT_OUT } from '../analytics/schema.js';
 import { httpUrl } from '../schemas/common.js';
 import { INPUT_TYPES } from '../qr-codes/types.js';
 import type { JsonSchema } from '../schemas/validation.js';
-import type { BulkCreateBody, BulkStatusBody } from './bulk-codes.js';
-import type { CodeImagePayload } from './code-image.js';
+import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
+import type { CodeImagePayload } from '../qr-codes/image-tool.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;

@@ -8,13 +8,12 @@ import type Koa from 'koa';
 import type { Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { operations } from '../all-operations.js';
-import { readJsonBody } from '../http/body.js';
-import type { RequestState } from '../http/middleware.js';
+import { mcpOnlyOperations, operations } from '../all-operations.js';
+import { readJsonBody } from '../http-common/body.js';
+import type { RequestState } from '../http-common/middleware.js';
 import { rateHeaders } from '../metering/admission.js';
 import { assertApiAccess } from '../operations/execute.js';
 import { API_VERSION } from '../operations/operation.js';
-import { mcpOnlyOperations } from './bulk-codes.js';
 import {
   DEFAULT_HEADER_PROTOCOL_VERSION,
   dispatch,

@@ -1,5 +1,5 @@
-// The MCP tools: each maps to one operation (server/all-operations.ts, or an MCP-only operation of
-// bulk-codes.ts) and runs through executeOperation as a tool call (VIA_MCP), so abilities, rate
+// The MCP tools: each maps to one operation (server/all-operations.ts: operations, or
+// mcpOnlyOperations) and runs through executeOperation as a tool call (VIA_MCP), so abilities, rate
 // limit, metering and validation are REST's own. The catalog is catalog.ts, inputSchema comes from
 // tool-schema.ts, and guarded tools add the confirm-then-execute step of confirm.ts.
 import type { Principal } from '../auth/principal.js';

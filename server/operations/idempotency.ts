@@ -10,6 +10,7 @@
 // failed unexpectedly (500) releases the key, so a retry runs afresh.
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
+import type { IdempotencyStore, IdempotentCall, IdempotentResponse } from '../context.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { canonicalHash } from '../schemas/canonical-json.js';
 
@@ -18,30 +19,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** The answer a call gives: what an operation returns (server/operations/operation.ts). */
-export interface IdempotentResponse {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  contentType?: string;
-}
-
-export interface IdempotentCall {
-  orgId: number;
-  key: string;
-  /** The operation's id; part of the fingerprint, so one key cannot serve two operations. */
-  operation: string;
-  /** The request as sent (params, query, body); its canonical hash is the fingerprint. */
-  input: unknown;
-  /**
-   * Admits and runs the call. It calls `handlerStarted` just before the handler runs: from then on
-   * an error is the call's answer and is kept.
-   */
-  execute(handlerStarted: () => void): Promise<IdempotentResponse>;
-  /** Admits a replay (rate window, not metered) before the stored answer is given. */
-  admitReplay(): Promise<void>;
-}
 
 interface KeyRow {
   fingerprint: string;
@@ -75,7 +52,7 @@ export interface IdempotencyDeps {
 }
 
 /** The idempotency keys of one process: the store in Postgres and the calls running here. */
-export class IdempotencyKeys {
+export class IdempotencyKeys implements IdempotencyStore {
   /** Calls running in this process, so that local retries wake as soon as they finish. */
   private readonly running = new Map<string, Promise<unknown>>();
 

@@ -5,6 +5,7 @@
 // (server/redirect/password.ts keeps the cookie, server/redirect/password-throttle.ts the throttle).
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
+import type { PasswordHashing } from '../context.js';
 
 const scrypt = promisify(crypto.scrypt) as (
   pw: string,
@@ -82,7 +83,7 @@ export interface PasswordWorkOptions {
 }
 
 /** The process's scrypt work: hashing new passwords and checking answers, each bounded. */
-export class PasswordWork {
+export class PasswordWork implements PasswordHashing {
   private readonly hashing: Limiter;
   private readonly checking: Limiter;
 

@@ -13,41 +13,14 @@
 import type { Knex } from 'knex';
 import { LRUCacheWithDelete } from 'mnemonist';
 import type { NotifyListener } from '../stores/notify.js';
-import { parseCode, type CodeSettings, type ParsedCode } from '../qr-codes/routing.js';
-import { httpUrlOrNull } from '../schemas/http-url.js';
+import { findServingDomain, type ServingDomain } from '../domains/serving.js';
+import { findCodeForScan, type ScanCode } from '../qr-codes/scan-lookup.js';
 import { codeKey, hostKey, KnownKeys, LookupBudget } from './known-keys.js';
-import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 
-export interface DomainEntry {
-  id: number;
-  /** null: a shared fallback origin. */
-  orgId: number | null;
-  orgSlug: string | null;
-  type: 'custom' | 'fallback';
-  /** Until when (ms) its codes answer: Infinity, or an unverified domain's certificate expiry. */
-  answersUntil: number;
-  /** Until when (ms) plain HTTP gets a 308 to HTTPS: its certificate's expiry, or 0 (never). */
-  httpsUntil: number;
-  rootRedirect: string | null;
-  notFoundRedirect: string | null;
-}
-
-export interface CodeEntry {
-  id: number;
-  orgId: number;
-  brandId: number;
-  domainId: number;
-  domainType: string;
-  settings: CodeSettings;
-  parsed: ParsedCode;
-  passwordHash: string | null;
-  redirectCap: number | null;
-  prelander: { seconds: number; message: string | null } | null;
-  /** The stored type (url, a landing-page type, or a static type, which the redirect never serves). */
-  type: string;
-  /** The landing page of a vcard, links, app or event code; null for the others. */
-  landing: LandingEntry | null;
-}
+/** A host's domain as cached: what server/domains/serving.ts finds. */
+export type DomainEntry = ServingDomain;
+/** A slug's code as cached: what server/qr-codes/scan-lookup.ts finds. */
+export type CodeEntry = ScanCode;
 
 interface Slot<T> {
   value: T | null;
@@ -55,8 +28,6 @@ interface Slot<T> {
 }
 
 const CHANNEL = 'redirect_cache';
-
-const expiry = (d: Date | null): number => (d ? new Date(d).getTime() : 0);
 
 export interface CacheOptions {
   /** Safety net: entries are re-read after this long even without a notification. */
@@ -201,25 +172,7 @@ export class RedirectCache {
   private async readDomain(host: string): Promise<DomainEntry | null> {
     this.stats.misses++;
     const gen = this.generation;
-    const row = await this.db('domains as d')
-      .leftJoin('organizations as o', 'o.id', 'd.org_id')
-      .whereRaw('lower(d.host) = ?', [host])
-      .whereNull('d.deleted_at')
-      // The row that holds the host (unique among these statuses); pending claims of it hold nothing.
-      .whereIn('d.status', ['active', 'unverified', 'retired'])
-      .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings', 'd.ssl_expires_at');
-    const entry: DomainEntry | null = row
-      ? {
-          id: Number(row.id),
-          orgId: row.org_id === null ? null : Number(row.org_id),
-          orgSlug: row.org_slug ?? null,
-          type: row.type,
-          answersUntil: row.status === 'unverified' ? expiry(row.ssl_expires_at) : Infinity,
-          httpsUntil: row.type === 'custom' && row.settings?.https_redirect !== false ? expiry(row.ssl_expires_at) : 0,
-          rootRedirect: httpUrlOrNull(row.settings?.root_redirect),
-          notFoundRedirect: httpUrlOrNull(row.settings?.not_found_redirect),
-        }
-      : null;
+    const entry = await findServingDomain(this.db, host);
     this.store(this.domains, host, entry, gen);
     return entry;
   }
@@ -243,65 +196,7 @@ export class RedirectCache {
   private async readCode(key: string): Promise<CodeEntry | null> {
     this.stats.misses++;
     const gen = this.generation;
-    const row = await this.db('qr_codes as c')
-      .join('domains as d', 'd.id', 'c.domain_id')
-      .leftJoin('brands as b', 'b.id', 'c.brand_id')
-      .whereRaw('lower(c.slug) = ?', [key])
-      .whereNull('c.deleted_at')
-      .first(
-        'c.id',
-        'c.org_id',
-        'c.brand_id',
-        'c.domain_id',
-        'd.type as domain_type',
-        'c.status',
-        'c.destination',
-        'c.routing',
-        'c.schedule',
-        'c.password_hash',
-        'c.redirect_cap',
-        'c.date_begin',
-        'c.expire_at',
-        'c.utm_params',
-        'c.prelander_enabled',
-        'c.prelander_seconds',
-        'c.prelander_message',
-        'c.ulid',
-        'c.type',
-        'c.landing_config',
-        'b.brand_kit',
-      );
-    let entry: CodeEntry | null = null;
-    if (row) {
-      const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
-      const settings: CodeSettings = {
-        id: Number(row.id),
-        status: row.status,
-        // A landing page's destination is its page's content, never a URL to send to.
-        destination: landing ? null : row.destination,
-        routing: row.routing,
-        schedule: row.schedule,
-        dateBegin: row.date_begin ? new Date(row.date_begin) : null,
-        expireAt: row.expire_at ? new Date(row.expire_at) : null,
-        utmParams: row.utm_params,
-      };
-      entry = {
-        id: Number(row.id),
-        orgId: Number(row.org_id),
-        brandId: row.brand_id === null ? 0 : Number(row.brand_id),
-        domainId: Number(row.domain_id),
-        domainType: row.domain_type,
-        settings,
-        parsed: parseCode(settings),
-        passwordHash: row.password_hash ?? null,
-        redirectCap: row.redirect_cap === null ? null : Number(row.redirect_cap),
-        prelander: row.prelander_enabled
-          ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null }
-          : null,
-        type: row.type,
-        landing,
-      };
-    }
+    const entry = await findCodeForScan(this.db, key);
     this.store(this.codes, key, entry, gen);
     return entry;
   }

@@ -8,6 +8,7 @@
 // redirects_count in Postgres is exact within one flush window.
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
+import { addRedirects, reserveRedirects } from '../qr-codes/scan-lookup.js';
 
 interface Allowance {
   left: number;
@@ -90,22 +91,14 @@ export class RedirectCounters {
 
   private async reserve(codeId: number): Promise<'granted' | 'uncapped' | 'full'> {
     const want = Math.max(1, Math.min(this.maxBlock, Math.ceil((this.lastUse.get(codeId) ?? 0) / 4) || 1));
-    const { rows } = await this.db.raw(
-      `with cur as (select id, redirects_count as c, redirect_cap as cap from qr_codes where id = ? for update)
-       update qr_codes q set redirects_count = cur.c + least(?, cur.cap - cur.c)
-       from cur where q.id = cur.id and cur.cap is not null and cur.c < cur.cap
-       returning least(?, cur.cap - cur.c)::int as granted`,
-      [codeId, want, want],
-    );
-    const granted = rows.length ? Number(rows[0].granted) : 0;
+    const { granted, uncapped } = await reserveRedirects(this.db, codeId, want);
     if (granted > 0) {
       const a = this.allowances.get(codeId) ?? { left: 0, used: 0 };
       a.left += granted;
       this.allowances.set(codeId, a);
       return 'granted';
     }
-    const row = await this.db('qr_codes').where({ id: codeId }).first('redirect_cap');
-    if (row && row.redirect_cap === null) return 'uncapped';
+    if (uncapped) return 'uncapped';
     this.full.add(codeId);
     return 'full';
   }
@@ -143,11 +136,7 @@ export class RedirectCounters {
     const entries = [...deltas].filter(([, n]) => n !== 0);
     if (!entries.length) return;
     try {
-      await this.db.raw(
-        `update qr_codes q set redirects_count = greatest(0, q.redirects_count + v.n)
-         from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v where q.id = v.id`,
-        [entries.map(([id]) => id), entries.map(([, n]) => n)],
-      );
+      await addRedirects(this.db, entries);
     } catch (err) {
       this.log.warn({ err }, 'redirect counters not written; retrying at the next flush');
       for (const [id, n] of entries) this.counts.set(id, (this.counts.get(id) ?? 0) + n);

@@ -13,15 +13,8 @@ import { decide, type Visitor } from '../qr-codes/routing.js';
 import { slugKey } from '../qr-codes/slug.js';
 import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
-import {
-  clientIp,
-  normaliseIp,
-  referrerHost,
-  trustList,
-  type AgentInfo,
-  type Enricher,
-  type NetworkInfo,
-} from './enrich.js';
+import { clientIp, normaliseIp, trustList } from '../http-common/client-ip.js';
+import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
 import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage } from './pages.js';
 import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';

@@ -11,6 +11,8 @@
 // reach half its capacity.
 import type { Knex } from 'knex';
 import { BloomFilter } from 'mnemonist';
+import { countLiveDomains, liveHostPage } from '../domains/serving.js';
+import { countLiveCodes, liveSlugPage } from '../qr-codes/scan-lookup.js';
 
 /** A code's key in the filter: its stored slug in lower case. */
 export const codeKey = (slug: string): string => `c:${slug}`;
@@ -82,26 +84,19 @@ export class KnownKeys {
   }
 
   private async load(build: { id: number }): Promise<{ filter: BloomFilter; capacity: number }> {
-    const [{ codes }] = await this.db('qr_codes').whereNull('deleted_at').count<{ codes: string }[]>('* as codes');
-    const [{ hosts }] = await this.db('domains').whereNull('deleted_at').count<{ hosts: string }[]>('* as hosts');
-    const capacity = Math.max(MIN_CAPACITY, 2 * (Number(codes) + Number(hosts)));
+    const capacity = Math.max(MIN_CAPACITY, 2 * ((await countLiveCodes(this.db)) + (await countLiveDomains(this.db))));
     const filter = new BloomFilter({ capacity, errorRate: ERROR_RATE });
-    for (const [table, column, keyOf] of [
-      ['qr_codes', 'slug', codeKey],
-      ['domains', 'host', hostKey],
+    for (const [page, keyOf] of [
+      [liveSlugPage, codeKey],
+      [liveHostPage, hostKey],
     ] as const) {
       // Keyset pages, so a large table is read in bounded memory.
       for (let after = 0; ;) {
-        const rows = await this.db(table)
-          .whereNull('deleted_at')
-          .where('id', '>', after)
-          .orderBy('id')
-          .limit(PAGE)
-          .select<{ id: string; k: string }[]>('id', this.db.raw(`lower(${column}) as k`));
+        const rows = await page(this.db, after, PAGE);
         if (this.building?.id !== build.id) return { filter, capacity }; // superseded: stop reading
-        for (const r of rows) filter.add(keyOf(r.k));
+        for (const r of rows) filter.add(keyOf(r.key));
         if (rows.length < PAGE) break;
-        after = Number(rows[rows.length - 1].id);
+        after = rows[rows.length - 1].id;
       }
     }
     return { filter, capacity };

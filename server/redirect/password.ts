@@ -4,7 +4,7 @@
 // (./password-throttle.ts), counted before the check.
 import crypto from 'node:crypto';
 import type http from 'node:http';
-import type { PasswordWork } from '../qr-codes/password.js';
+import type { PasswordHashing } from '../context.js';
 import type { PasswordThrottle } from './password-throttle.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -85,7 +85,7 @@ export type PasswordAnswer =
 export async function answerPasswordForm(
   req: http.IncomingMessage,
   code: { id: number; passwordHash: string },
-  opts: { throttle: PasswordThrottle; passwords: PasswordWork; ip: string; now: Date; key: Buffer; secure: boolean },
+  opts: { throttle: PasswordThrottle; passwords: PasswordHashing; ip: string; now: Date; key: Buffer; secure: boolean },
 ): Promise<PasswordAnswer> {
   const form = await readForm(req);
   const given = form?.get('password') ?? '';

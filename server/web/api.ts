@@ -27,20 +27,19 @@ import {
 import { newSecret } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { readJsonBody } from '../http/body.js';
-import type { RequestState } from '../http/middleware.js';
-import { respond, routerPath } from '../http/rest.js';
+import { readJsonBody } from '../http-common/body.js';
+import { clientIp, trustList } from '../http-common/client-ip.js';
+import type { RequestState } from '../http-common/middleware.js';
+import { respond, routerPath, WEB_API } from '../http-common/respond.js';
 import { executeOperation } from '../operations/execute.js';
 import type { Operation } from '../operations/operation.js';
 import { requireOrganization, searchOrganizations } from '../organizations/service.js';
-import { clientIp, trustList } from '../redirect/enrich.js';
 import { objectSchema } from '../schemas/common.js';
 import { parseAmount, formatMinor } from '../wallet/money.js';
 import { topUp } from '../wallet/service.js';
 import { clearCookie, readCookie, setCookie } from './cookies.js';
 import { webVia } from './via.js';
 
-export const WEB_API = '/app/api';
 const WRITES = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 const SESSION_LABEL = 'Dashboard session';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { ApiError } from '../errors.js';
-import type { RequestState } from '../http/middleware.js';
+import type { RequestState } from '../http-common/middleware.js';
 
 export const DASHBOARD_DIST = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),

@@ -5,7 +5,8 @@
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig, type Config } from '../../server/config.js';
 import type { AppContext, Clock } from '../../server/context.js';
-import { createApiApp, listen, type RouteMounter } from '../../server/http/api-app.js';
+import { createApiApp, listen } from '../../server/http/api-app.js';
+import type { RouteMounter } from '../../server/http-common/respond.js';
 import { createLogger } from '../../server/logger.js';
 import { apiMounts } from '../../server/mounts.js';
 import { addMember, createOrganization } from '../../server/organizations/service.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createApiRouter } from '../../server/http/api-app.js';
-import { routerPath } from '../../server/http/rest.js';
+import { routerPath } from '../../server/http-common/respond.js';
 import { apiMounts } from '../../server/mounts.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { testRoot } from '../helpers/stores.js';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { RAW_EXPORT_MAX_LIMIT } from '../../server/analytics/schema.js';
 import { CONFIRM_TTL_MS, PREVIEW_ERRORS_SHOWN } from '../../server/bulk-imports/service.js';
 import { BULK_IMPORT_ROWS_CEILING } from '../../server/config.js';
-import { BULK_MAX_ROWS } from '../../server/mcp/bulk-codes.js';
+import { BULK_MAX_ROWS } from '../../server/qr-codes/bulk-operations.js';
 import { CONFIRMATION_TTL_SECONDS } from '../../server/mcp/confirmations.js';
 import { IDEMPOTENCY_TTL_MS } from '../../server/operations/idempotency.js';
 import { DEFAULT_LOOKUPS_PER_SECOND } from '../../server/redirect/cache.js';

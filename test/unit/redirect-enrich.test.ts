@@ -1,13 +1,11 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import { clientIp, ipv6ToBigInt, trustList } from '../../server/http-common/client-ip.js';
 import {
-  clientIp,
   createEnricher,
-  ipv6ToBigInt,
   parseAgent,
   primaryLanguage,
   referrerHost,
-  trustList,
   type Enricher,
 } from '../../server/redirect/enrich.js';
 import { testGeo } from '../helpers/geo.js';

@@ -3,9 +3,8 @@
 // maxItems, in the one schema source, so ajv, the OpenAPI document and the MCP inputSchema agree;
 // a value over a limit is a 422 naming the limit.
 import { expect } from 'chai';
-import { dashboardOnlyOperations, operations } from '../../server/all-operations.js';
+import { dashboardOnlyOperations, mcpOnlyOperations, operations } from '../../server/all-operations.js';
 import { ApiError } from '../../server/errors.js';
-import { mcpOnlyOperations } from '../../server/mcp/bulk-codes.js';
 import { buildTools } from '../../server/mcp/tools.js';
 import { createCodeBody } from '../../server/qr-codes/schema.js';
 import { fieldLimits } from '../../server/schemas/limits.js';

@@ -1,12 +1,11 @@
 // MCP-only operations behind codes_bulk_create and codes_bulk_update_status. They are not REST
-// endpoints (so not in server/all-operations.ts), but they run through executeOperation like every
-// tool: codes.create / codes.update ability, one admitted and metered call each. The rules are the
+// endpoints (server/all-operations.ts lists them apart, in mcpOnlyOperations), but they run through
+// executeOperation like every tool: codes.create / codes.update ability, one admitted and metered call each. The rules are the
 // QR-code service's (server/qr-codes/service.ts): rows are validated like POST /v1/qr-codes and
 // written in one transaction, all or nothing.
-import { defineOperation, type Operation } from '../operations/operation.js';
-import { codesImageTool } from './code-image.js';
-import { createCodes, updateCodesStatus } from '../qr-codes/service.js';
-import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from '../qr-codes/schema.js';
+import { defineOperation } from '../operations/operation.js';
+import { createCodes, updateCodesStatus } from './service.js';
+import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from './schema.js';
 import { httpUrl, listEnvelope, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
@@ -96,5 +95,3 @@ export const codesBulkUpdateStatus = defineOperation<Record<string, never>, Reco
     body: { data: await updateCodesStatus(app, principal.org, body.code_ulids, body.status) },
   }),
 });
-
-export const mcpOnlyOperations: readonly Operation[] = [codesBulkCreateNow, codesBulkUpdateStatus, codesImageTool];

@@ -3,9 +3,9 @@
 // REST endpoint (REST answers one format per request); it runs through executeOperation like every
 // tool: codes.view, one admitted and metered call, as the REST image is.
 import { defineOperation } from '../operations/operation.js';
-import { renderCodeImage } from '../qr-codes/image.js';
+import { renderCodeImage } from './image.js';
 import { DEFAULT_SIZE, SIZE_MAX, SIZE_MIN } from '../rendering/index.js';
-import { getCodeRow } from '../qr-codes/service.js';
+import { getCodeRow } from './service.js';
 import { objectSchema, ulid } from '../schemas/common.js';
 
 export interface CodeImageParams {

@@ -1,0 +1,138 @@
+// What the redirect asks of QR codes, across organizations (a scan names no organization, only the
+// stored slug `<org-slug>/<slug>`): the code a scan resolves to, the keys of every code for the
+// redirect's known-keys filter, and the redirect counters (uncapped counts added, capped codes'
+// redirects reserved in blocks that never take redirects_count past redirect_cap). The redirect
+// (server/redirect/) caches and answers; the SQL on qr_codes is here.
+import type { Knex } from 'knex';
+import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
+import { landingEntryOf, type LandingEntry } from '../landing/page.js';
+
+type Db = Knex | Knex.Transaction;
+
+/** A code as a scan needs it. */
+export interface ScanCode {
+  id: number;
+  orgId: number;
+  brandId: number;
+  domainId: number;
+  domainType: string;
+  settings: CodeSettings;
+  parsed: ParsedCode;
+  passwordHash: string | null;
+  redirectCap: number | null;
+  prelander: { seconds: number; message: string | null } | null;
+  /** The stored type (url, a landing-page type, or a static type, which the redirect never serves). */
+  type: string;
+  /** The landing page of a vcard, links, app or event code (its brand's kit included); null for the others. */
+  landing: LandingEntry | null;
+}
+
+/** The code (not deleted) whose stored slug is `key` in lower case, or null. */
+export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | null> {
+  const row = await db('qr_codes as c')
+    .join('domains as d', 'd.id', 'c.domain_id')
+    .leftJoin('brands as b', 'b.id', 'c.brand_id')
+    .whereRaw('lower(c.slug) = ?', [key])
+    .whereNull('c.deleted_at')
+    .first(
+      'c.id',
+      'c.org_id',
+      'c.brand_id',
+      'c.domain_id',
+      'd.type as domain_type',
+      'c.status',
+      'c.destination',
+      'c.routing',
+      'c.schedule',
+      'c.password_hash',
+      'c.redirect_cap',
+      'c.date_begin',
+      'c.expire_at',
+      'c.utm_params',
+      'c.prelander_enabled',
+      'c.prelander_seconds',
+      'c.prelander_message',
+      'c.ulid',
+      'c.type',
+      'c.landing_config',
+      'b.brand_kit',
+    );
+  if (!row) return null;
+  const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
+  const settings: CodeSettings = {
+    id: Number(row.id),
+    status: row.status,
+    // A landing page's destination is its page's content, never a URL to send to.
+    destination: landing ? null : row.destination,
+    routing: row.routing,
+    schedule: row.schedule,
+    dateBegin: row.date_begin ? new Date(row.date_begin) : null,
+    expireAt: row.expire_at ? new Date(row.expire_at) : null,
+    utmParams: row.utm_params,
+  };
+  return {
+    id: Number(row.id),
+    orgId: Number(row.org_id),
+    brandId: row.brand_id === null ? 0 : Number(row.brand_id),
+    domainId: Number(row.domain_id),
+    domainType: row.domain_type,
+    settings,
+    parsed: parseCode(settings),
+    passwordHash: row.password_hash ?? null,
+    redirectCap: row.redirect_cap === null ? null : Number(row.redirect_cap),
+    prelander: row.prelander_enabled
+      ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null }
+      : null,
+    type: row.type,
+    landing,
+  };
+}
+
+/** How many codes are not deleted. */
+export async function countLiveCodes(db: Db): Promise<number> {
+  const [{ codes }] = await db('qr_codes').whereNull('deleted_at').count<{ codes: string }[]>('* as codes');
+  return Number(codes);
+}
+
+/** Up to `limit` codes (not deleted) after id `after`: id and stored slug in lower case, by id. */
+export async function liveSlugPage(db: Db, after: number, limit: number): Promise<{ id: number; key: string }[]> {
+  const rows = await db('qr_codes')
+    .whereNull('deleted_at')
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(limit)
+    .select<{ id: string; k: string }[]>('id', db.raw('lower(slug) as k'));
+  return rows.map((r) => ({ id: Number(r.id), key: r.k }));
+}
+
+/**
+ * Reserves up to `want` redirects of a capped code in one atomic UPDATE that never takes
+ * redirects_count past redirect_cap. granted 0: the code is full, or (uncapped) has no cap any
+ * more.
+ */
+export async function reserveRedirects(
+  db: Db,
+  codeId: number,
+  want: number,
+): Promise<{ granted: number; uncapped: boolean }> {
+  const { rows } = await db.raw(
+    `with cur as (select id, redirects_count as c, redirect_cap as cap from qr_codes where id = ? for update)
+     update qr_codes q set redirects_count = cur.c + least(?, cur.cap - cur.c)
+     from cur where q.id = cur.id and cur.cap is not null and cur.c < cur.cap
+     returning least(?, cur.cap - cur.c)::int as granted`,
+    [codeId, want, want],
+  );
+  const granted = rows.length ? Number(rows[0].granted) : 0;
+  if (granted > 0) return { granted, uncapped: false };
+  const row = await db('qr_codes').where({ id: codeId }).first('redirect_cap');
+  return { granted: 0, uncapped: row !== undefined && row.redirect_cap === null };
+}
+
+/** Adds n (negative: unused reservations given back) to each code's redirects_count, never below 0. */
+export async function addRedirects(db: Db, deltas: [codeId: number, n: number][]): Promise<void> {
+  await db.raw(
+    `update qr_codes q set redirects_count = greatest(0, q.redirects_count + v.n)
+     from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v where q.id = v.id`,
+    [deltas.map(([id]) => id), deltas.map(([, n]) => n)],
+  );
+}
