@@ -34,7 +34,9 @@ export const BulkImportRow: JsonSchema = {
       maxLength: ROW_STRING,
       description: 'An http(s) URL or {url} for type url; the destination object of the row’s type otherwise.',
     },
-    type: rowString('url (default; redirect is its alias), vcard, links, app, event, wifi, text, email, sms, phone or geo.'),
+    type: rowString(
+      'url (default; redirect is its alias), vcard, links, app, event, wifi, text, email, sms, phone or geo.',
+    ),
     landing_config: { type: ['object', 'null'], description: 'The landing page of a vcard, links, app or event row.' },
     name: rowNullableString(),
     domain_ulid: rowString('Defaults to defaults.domain_ulid.'),

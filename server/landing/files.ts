@@ -68,7 +68,8 @@ export function vcardFile(d: VcardData): string {
       ),
     );
   }
-  if (d.organization) props.push(new OrgProperty([], new SpecialValueType('orgproperty', [new TextType(d.organization)])));
+  if (d.organization)
+    props.push(new OrgProperty([], new SpecialValueType('orgproperty', [new TextType(d.organization)])));
   if (d.title) props.push(new TitleProperty([], new TextType(d.title)));
   for (const p of d.phones ?? []) {
     const params = p.type ? [new TypeParameter('telproperty', new ParameterValueType(p.type))] : [];

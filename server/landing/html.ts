@@ -52,7 +52,10 @@ export const DEFAULT_THEME: Theme = { primary: '#0b57d0', background: '#f6f6f4',
  * The page's colours: landing_config.theme, else the brand kit's colours, else the defaults. A text
  * colour that would not read on the background (contrast under 4.5) is replaced by black or white.
  */
-export function themeOf(theme: Record<string, unknown> | undefined, kitColours: Record<string, unknown> | undefined): Theme {
+export function themeOf(
+  theme: Record<string, unknown> | undefined,
+  kitColours: Record<string, unknown> | undefined,
+): Theme {
   const pick = (own: unknown, kit: unknown, fallback: string) => safeColour(own) ?? safeColour(kit) ?? fallback;
   const t = theme ?? {};
   const k = kitColours ?? {};

@@ -81,18 +81,25 @@ function vcardBody(d: VcardData, c: LandingConfigData, w: PageWords): string {
   lines.push(button(action('vcard'), w.save_contact));
   const facts: string[] = [];
   for (const p of d.phones ?? []) {
-    facts.push(`<dt>${escapeHtml(w.call)}</dt><dd><a href="tel:${escapeHtml(telNumber(str(p.number)))}">${escapeHtml(str(p.number))}</a></dd>`);
+    facts.push(
+      `<dt>${escapeHtml(w.call)}</dt><dd><a href="tel:${escapeHtml(telNumber(str(p.number)))}">${escapeHtml(str(p.number))}</a></dd>`,
+    );
   }
   for (const e of d.emails ?? []) {
-    facts.push(`<dt>${escapeHtml(w.email)}</dt><dd><a href="mailto:${encodeURIComponent(str(e.address)).replace(/%40/g, '@')}">${escapeHtml(str(e.address))}</a></dd>`);
+    facts.push(
+      `<dt>${escapeHtml(w.email)}</dt><dd><a href="mailto:${encodeURIComponent(str(e.address)).replace(/%40/g, '@')}">${escapeHtml(str(e.address))}</a></dd>`,
+    );
   }
   if (httpUrlOrNull(d.website)) {
-    facts.push(`<dt>${escapeHtml(w.website)}</dt><dd><a href="${action('website')}">${escapeHtml(str(d.website))}</a></dd>`);
+    facts.push(
+      `<dt>${escapeHtml(w.website)}</dt><dd><a href="${action('website')}">${escapeHtml(str(d.website))}</a></dd>`,
+    );
   }
   if (isObj(d.address)) {
     const a = d.address;
     const parts = [a.street, [a.postal_code, a.city].filter(Boolean).join(' '), a.region, a.country].filter(Boolean);
-    if (parts.length) facts.push(`<dt>${escapeHtml(w.address)}</dt><dd>${parts.map((p) => escapeHtml(str(p))).join('<br>')}</dd>`);
+    if (parts.length)
+      facts.push(`<dt>${escapeHtml(w.address)}</dt><dd>${parts.map((p) => escapeHtml(str(p))).join('<br>')}</dd>`);
   }
   if (facts.length) lines.push(`<h2>${escapeHtml(w.contact)}</h2>\n<dl>${facts.join('\n')}</dl>`);
   if (d.note) lines.push(`<p>${escapeHtml(d.note)}</p>`);
@@ -175,8 +182,7 @@ export function landingPage(entry: LandingEntry, lang: PageLanguage): BuiltPage 
 }
 
 export type ActionAnswer =
-  | { kind: 'redirect'; url: string }
-  | { kind: 'file'; body: Buffer; contentType: string; filename: string };
+  { kind: 'redirect'; url: string } | { kind: 'file'; body: Buffer; contentType: string; filename: string };
 
 /** What an action answers: the file or where it sends; null when the page offers no such action. */
 export function landingAction(entry: LandingEntry, name: string, index: number, now: Date): ActionAnswer | null {

@@ -4,7 +4,6 @@
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
 import { BOTS_LEFT_OUT } from '../analytics/schema.js';
-import { httpUrl } from '../schemas/common.js';
 import { INPUT_TYPES } from '../qr-codes/types.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
@@ -58,12 +57,6 @@ export interface Tool {
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
-
-const destinationUrl: JsonSchema = {
-  ...httpUrl,
-  description: `The URL the code redirects to. ${String(httpUrl.description)}`,
-};
-
 
 export const BULK_CONFIRM_ABOVE = 10;
 /** Previews list at most this many codes (count says how many there are). */
@@ -211,7 +204,8 @@ export const TOOL_DEFS: readonly ToolDef[] = [
         type: 'string',
         enum: [...INPUT_TYPES],
         default: 'redirect',
-        description: '`redirect` (the default) and `url` are the same type; the others carry a destination object of their own.',
+        description:
+          '`redirect` (the default) and `url` are the same type; the others carry a destination object of their own.',
       },
     },
   },

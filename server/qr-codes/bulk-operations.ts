@@ -6,7 +6,7 @@
 import { defineOperation } from '../operations/operation.js';
 import { createCodes, updateCodesStatus } from './service.js';
 import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from './schema.js';
-import { httpUrl, listEnvelope, ulid } from '../schemas/common.js';
+import { listEnvelope, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
 export const BULK_MAX_ROWS = 1000;

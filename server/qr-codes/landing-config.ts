@@ -37,7 +37,12 @@ export const LandingConfig: JsonSchema = {
         'Must be a data: URI of a PNG, JPEG, GIF or WebP image in base64, at most 256 KiB.',
       ),
     },
-    title: { type: 'string', minLength: 1, maxLength: 200, description: 'The page’s title (default: the destination’s).' },
+    title: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'The page’s title (default: the destination’s).',
+    },
     description: { type: 'string', minLength: 1, maxLength: 1000 },
     button_labels: {
       type: 'object',

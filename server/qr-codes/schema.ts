@@ -203,7 +203,10 @@ function typedDestinations(typeRequired: boolean): JsonSchema[] {
     ...(typeRequired
       ? [
           {
-            if: { not: { required: ['type'] }, properties: { destination: { type: 'string' } } },
+            if: {
+              not: { required: ['type'] },
+              properties: { destination: { type: 'string', maxLength: MAX_URL_LENGTH } },
+            },
             then: { properties: { destination: urlDestination } },
           },
         ]
@@ -349,7 +352,8 @@ export const QrCode: JsonSchema = {
     public_url: { type: 'string', format: 'uri' },
     destination: {
       type: ['string', 'object'],
-      description: 'url: in the shape given (a URL string or {url}), the URL normalised; other types: the object of the type’s schema.',
+      description:
+        'url: in the shape given (a URL string or {url}), the URL normalised; other types: the object of the type’s schema.',
     },
     routing: { type: ['object', 'null'] },
     schedule: { type: ['object', 'null'] },

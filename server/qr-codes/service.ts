@@ -491,9 +491,13 @@ export async function updateCode(
     const change = typeChangeProblem(stored, type);
     if (change) throw ApiError.field('type', change);
     if (type !== stored && patch.destination === undefined)
-      throw ApiError.field('destination', `Changing the type to ${type} needs that type's destination in the same request.`);
+      throw ApiError.field(
+        'destination',
+        `Changing the type to ${type} needs that type's destination in the same request.`,
+      );
     // A body without type was not checked against the stored type's destination schema yet.
-    if (patch.type === undefined && patch.destination !== undefined) destinationSchemaErrors(app, errors, type, patch.destination);
+    if (patch.type === undefined && patch.destination !== undefined)
+      destinationSchemaErrors(app, errors, type, patch.destination);
     if (Object.keys(errors).length) throw ApiError.validation(errors);
     const urls = withNormalisedUrls(errors, patch, type);
     if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)

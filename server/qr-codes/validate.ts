@@ -208,10 +208,10 @@ export function checkTypedDestination(errors: FieldErrors, type: CodeType, d: un
         addError(errors, 'destination.timezone', 'Must be a valid IANA time zone, e.g. Europe/Berlin.');
       const start = localMinutes(d.start);
       const end = localMinutes(d.end);
-      if (start === null) addError(errors, 'destination.start', 'Must be a date and time that exists, YYYY-MM-DDTHH:MM.');
+      if (start === null)
+        addError(errors, 'destination.start', 'Must be a date and time that exists, YYYY-MM-DDTHH:MM.');
       if (end === null) addError(errors, 'destination.end', 'Must be a date and time that exists, YYYY-MM-DDTHH:MM.');
-      if (start !== null && end !== null && end <= start)
-        addError(errors, 'destination.end', 'Must be after start.');
+      if (start !== null && end !== null && end <= start) addError(errors, 'destination.end', 'Must be after start.');
       break;
     }
     case 'wifi':

@@ -131,7 +131,12 @@ try {
     service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
     while (!(await fs.stat(process.env.BENCH_PROFILE).catch(() => null))) await new Promise((r) => setTimeout(r, 100));
   }
-  const landing = await run('vCard landing page + scan', `http://127.0.0.1:${service.port}/bench/card`, duration, servicePid);
+  const landing = await run(
+    'vCard landing page + scan',
+    `http://127.0.0.1:${service.port}/bench/card`,
+    duration,
+    servicePid,
+  );
   rss.push(`after landing page ${await rssMiB(servicePid)}`);
   const unknown = await run(
     'random unknown slugs (404)',

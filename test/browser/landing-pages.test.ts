@@ -50,7 +50,8 @@ describe('landing pages in Chromium', function () {
         type,
         destination,
         domain_ulid: domainUlid,
-        landing_config: type === 'links' ? { theme: { primary_color: '#00695c', background_color: '#e0f2f1' } } : undefined,
+        landing_config:
+          type === 'links' ? { theme: { primary_color: '#00695c', background_color: '#e0f2f1' } } : undefined,
       });
       expect(created.status, created.text).to.equal(201);
       const page = await context.newPage();

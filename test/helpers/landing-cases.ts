@@ -4,7 +4,6 @@
 export const PNG_1PX =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
-
 export const LANDING_CASES: Record<string, Record<string, unknown>> = {
   vcard: {
     name: 'Zoë Müller, "PhD"',
@@ -45,4 +44,3 @@ export const LANDING_CASES: Record<string, Record<string, unknown>> = {
     url: 'https://example.com/launch',
   },
 };
-

@@ -78,17 +78,53 @@ describe('code types: static payloads, typed destinations and type changes', fun
       [{ type: 'vcard', destination: { organization: 'ACME' } }, 'destination.name'],
       [{ type: 'vcard', destination: { name: 'A', website: 'javascript:alert(1)' } }, 'destination.website'],
       [{ type: 'vcard', destination: { name: 'A', photo: 'https://evil.example/x.png' } }, 'destination.photo'],
-      [{ type: 'links', destination: { title: 'T', links: [{ label: 'x', url: 'javascript:alert(1)' }] } }, 'destination.links.0.url'],
-      [{ type: 'links', destination: { title: 'T', links: Array.from({ length: 51 }, () => ({ label: 'l', url: 'https://e.example/' })) } }, 'destination.links'],
+      [
+        { type: 'links', destination: { title: 'T', links: [{ label: 'x', url: 'javascript:alert(1)' }] } },
+        'destination.links.0.url',
+      ],
+      [
+        {
+          type: 'links',
+          destination: {
+            title: 'T',
+            links: Array.from({ length: 51 }, () => ({ label: 'l', url: 'https://e.example/' })),
+          },
+        },
+        'destination.links',
+      ],
       [{ type: 'app', destination: { name: 'App' } }, 'destination'],
-      [{ type: 'event', destination: { title: 'E', start: '2027-02-30T10:00', end: '2027-03-01T10:00', timezone: 'Europe/Berlin' } }, 'destination.start'],
-      [{ type: 'event', destination: { title: 'E', start: '2027-03-01T10:00', end: '2027-03-01T09:00', timezone: 'Europe/Berlin' } }, 'destination.end'],
-      [{ type: 'event', destination: { title: 'E', start: '2027-03-01T10:00', end: '2027-03-01T11:00', timezone: 'Mars/Olympus' } }, 'destination.timezone'],
+      [
+        {
+          type: 'event',
+          destination: { title: 'E', start: '2027-02-30T10:00', end: '2027-03-01T10:00', timezone: 'Europe/Berlin' },
+        },
+        'destination.start',
+      ],
+      [
+        {
+          type: 'event',
+          destination: { title: 'E', start: '2027-03-01T10:00', end: '2027-03-01T09:00', timezone: 'Europe/Berlin' },
+        },
+        'destination.end',
+      ],
+      [
+        {
+          type: 'event',
+          destination: { title: 'E', start: '2027-03-01T10:00', end: '2027-03-01T11:00', timezone: 'Mars/Olympus' },
+        },
+        'destination.timezone',
+      ],
       [{ type: 'text', destination: 'https://example.com/' }, 'destination'],
       [{ type: 'url', destination: { ssid: 'x' } }, 'destination.ssid'],
       [{ type: 'nfc', destination: 'https://example.com/' }, 'type'],
-      [{ type: 'vcard', destination: { name: 'A' }, landing_config: { theme: { primary_color: 'red;}body{x' } } }, 'landing_config.theme.primary_color'],
-      [{ type: 'vcard', destination: { name: 'A' }, landing_config: { title: 'x'.repeat(2_000_000) } }, 'landing_config.title'],
+      [
+        { type: 'vcard', destination: { name: 'A' }, landing_config: { theme: { primary_color: 'red;}body{x' } } },
+        'landing_config.theme.primary_color',
+      ],
+      [
+        { type: 'vcard', destination: { name: 'A' }, landing_config: { title: 'x'.repeat(2_000_000) } },
+        'landing_config.title',
+      ],
     ];
     for (const [body, field] of cases) {
       const res = await create(a, body);
@@ -104,9 +140,16 @@ describe('code types: static payloads, typed destinations and type changes', fun
   });
 
   it('draws a payload too long for the style’s error-correction level as 422 payload_too_long naming the limit', async () => {
-    const style = await svc.post('/v1/qr-styles', a.token, { name: 'H', config: { qrOptions: { errorCorrectionLevel: 'H' } } });
+    const style = await svc.post('/v1/qr-styles', a.token, {
+      name: 'H',
+      config: { qrOptions: { errorCorrectionLevel: 'H' } },
+    });
     expect(style.status, style.text).to.equal(201);
-    const code = await create(a, { type: 'text', destination: { text: 'a'.repeat(2000) }, style_ulid: style.body.data.ulid });
+    const code = await create(a, {
+      type: 'text',
+      destination: { text: 'a'.repeat(2000) },
+      style_ulid: style.body.data.ulid,
+    });
     expect(code.status, code.text).to.equal(201);
     const img = await svc.get(`/v1/qr-codes/${code.body.data.ulid}/image`, a.token);
     expect(img.status).to.equal(422);
@@ -124,7 +167,10 @@ describe('code types: static payloads, typed destinations and type changes', fun
 
   it('changes a type between dynamic types, never between dynamic and static', async () => {
     const url = (await create(a, { destination: 'https://example.com/' })).body.data;
-    const toVcard = await svc.patch(`/v1/qr-codes/${url.ulid}`, a.token, { type: 'vcard', destination: { name: 'Ada' } });
+    const toVcard = await svc.patch(`/v1/qr-codes/${url.ulid}`, a.token, {
+      type: 'vcard',
+      destination: { name: 'Ada' },
+    });
     expect(toVcard.status, toVcard.text).to.equal(200);
     expect(toVcard.body.data.type).to.equal('vcard');
     expect(toVcard.body.data.public_url).to.equal(url.public_url);
@@ -144,7 +190,10 @@ describe('code types: static payloads, typed destinations and type changes', fun
     expect(good.status, good.text).to.equal(200);
     expect(good.body.data.destination).to.deep.equal({ name: 'Grace' });
     const wifi = (await create(a, { type: 'wifi', destination: { ssid: 'x', encryption: 'nopass' } })).body.data;
-    const back = await svc.patch(`/v1/qr-codes/${wifi.ulid}`, a.token, { type: 'url', destination: 'https://example.com/' });
+    const back = await svc.patch(`/v1/qr-codes/${wifi.ulid}`, a.token, {
+      type: 'url',
+      destination: 'https://example.com/',
+    });
     expect(back.status).to.equal(422);
     expect(back.body.errors.type[0]).to.match(/Create a new code/);
   });

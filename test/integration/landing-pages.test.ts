@@ -164,9 +164,14 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
     expect((await get(path, { 'Accept-Language': 'fr-CA' })).body).to.include('Ajouter aux contacts');
     expect((await get(path, { 'Accept-Language': 'es' })).body).to.include('Añadir a contactos');
     expect((await get(path, { 'Accept-Language': 'ja' })).body).to.include('Add to contacts');
-    const fixed = await create(a, 'vcard', { name: 'Ada' }, {
-      landing_config: { language: 'fr', button_labels: { save_contact: 'Enregistrer Ada' } },
-    });
+    const fixed = await create(
+      a,
+      'vcard',
+      { name: 'Ada' },
+      {
+        landing_config: { language: 'fr', button_labels: { save_contact: 'Enregistrer Ada' } },
+      },
+    );
     const res = await get(pathOf(fixed.public_url), { 'Accept-Language': 'de' });
     expect(res.body).to.include('<html lang="fr">').and.include('Enregistrer Ada');
   });
@@ -188,16 +193,23 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
   });
 
   it('renders hostile text inert: escaped everywhere, never markup', async () => {
-    const code = await create(a, 'links', {
-      title: HOSTILE,
-      description: HOSTILE,
-      links: [{ label: HOSTILE, url: 'https://example.com/?q=%3Cscript%3E' }],
-    }, { landing_config: { title: HOSTILE, description: HOSTILE, button_labels: { save_contact: HOSTILE } } });
+    const code = await create(
+      a,
+      'links',
+      {
+        title: HOSTILE,
+        description: HOSTILE,
+        links: [{ label: HOSTILE, url: 'https://example.com/?q=%3Cscript%3E' }],
+      },
+      { landing_config: { title: HOSTILE, description: HOSTILE, button_labels: { save_contact: HOSTILE } } },
+    );
     const res = await get(pathOf(code.public_url));
     expect(res.status).to.equal(200);
     expect(res.body).not.to.include('<script>');
     expect(res.body).not.to.include('<img src=x');
-    expect(res.body).to.include('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;');
+    expect(res.body).to.include(
+      '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;',
+    );
     const vcard = await create(a, 'vcard', { name: HOSTILE, note: HOSTILE, address: { street: HOSTILE } });
     const page = await get(pathOf(vcard.public_url));
     expect(page.body).not.to.match(/<script|<img src=x/);
