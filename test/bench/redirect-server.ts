@@ -22,6 +22,7 @@ import { createLogger } from '../../server/logger.js';
 import { createOrganization } from '../../server/organizations/service.js';
 import { onShutdown } from '../../server/process.js';
 import { startRedirectListener } from '../../server/redirect/listener.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
@@ -57,16 +58,7 @@ const [card] = await app
     domain_id: domain.id,
     slug: 'bench/card',
     type: 'vcard',
-    destination: JSON.stringify({
-      name: 'Zoë Müller',
-      organization: 'Bench Coffee',
-      title: 'Head of Roasting',
-      phones: [{ number: '+49 30 1234567', type: 'cell' }],
-      emails: [{ address: 'zoe@example.com', type: 'work' }],
-      website: 'https://example.com/zoe',
-      address: { street: 'Straße 1', city: 'Köln', postal_code: '50667', country: 'Germany' },
-      note: 'Ask me about single origins.',
-    }),
+    destination: JSON.stringify(LANDING_CASES.vcard),
   })
   .returning('id');
 ids.card = Number(card.id);
@@ -197,23 +189,20 @@ onShutdown(log, async () => {
     );
   }
   await rd.close();
-  const rs = await app.ch.client.query({
-    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
-    query_params: { id: ids.go },
-    format: 'JSONEachRow',
-  });
-  const [row] = await rs.json<{ c: string; u: string }>();
-  // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
-  const served = (await app.db('qr_codes').where({ id: ids.go }).first('redirects_count')).redirects_count;
-  process.stdout.write(`SCANS ${row.c} ${row.u} ${served} spilled=${rd.scans.stats.spilledRows}\n`);
-  const cardRs = await app.ch.client.query({
-    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
-    query_params: { id: ids.card },
-    format: 'JSONEachRow',
-  });
-  const [cardRow] = await cardRs.json<{ c: string; u: string }>();
-  const cardServed = (await app.db('qr_codes').where({ id: ids.card }).first('redirects_count')).redirects_count;
-  process.stdout.write(`PAGES ${cardRow.c} ${cardRow.u} ${cardServed}\n`);
+  /** A code's scans in ClickHouse (count, distinct scan_id) and its redirects_count: `<c> <u> <served>`. */
+  const scansOf = async (id: number): Promise<string> => {
+    const rs = await app.ch.client.query({
+      query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
+      query_params: { id },
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ c: string; u: string }>();
+    // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
+    const served = (await app.db('qr_codes').where({ id }).first('redirects_count')).redirects_count;
+    return `${row.c} ${row.u} ${served}`;
+  };
+  process.stdout.write(`SCANS ${await scansOf(ids.go)} spilled=${rd.scans.stats.spilledRows}\n`);
+  process.stdout.write(`PAGES ${await scansOf(ids.card)}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(

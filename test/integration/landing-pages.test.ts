@@ -2,18 +2,11 @@ import { expect } from 'chai';
 import ICAL from 'ical.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { chRows, hit } from './redirect-fixtures.js';
+import { ANDROID, chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { toolError, toolOk } from './mcp-helpers.js';
 import { LANDING_CASES, PNG_1PX } from '../helpers/landing-cases.js';
 
-const IPHONE =
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const ANDROID =
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
-const DESKTOP =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const FALLBACK = 'localhost:3001';
 const HOSTILE = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
 
 describe('landing pages: vcard, links, app and event codes answered by the redirect', function () {
