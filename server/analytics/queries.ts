@@ -385,3 +385,28 @@ export async function codeScansPerMinute(
     bot_scans: Number(r.bot_scans),
   }));
 }
+
+export interface ActionCount {
+  action: string;
+  count: number;
+  unique_visitors: number;
+}
+
+/** Actions on one code's landing page (scan_actions, clickhouse/0008): count and distinct visitors per action. */
+export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { codeId: number }): Promise<ActionCount[]> {
+  const out = await rows<{ action: string; count: string; uniques: string }>(
+    ch,
+    `SELECT action, count() AS count, uniqCombined(12)(visitor_hash) AS uniques
+       FROM ${ch.database}.scan_actions
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)}
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}
+      GROUP BY action
+      ORDER BY count DESC, action`,
+    { org: f.orgId, code: f.codeId, from: f.from, to: f.to },
+  );
+  return out.map((r) => ({
+    action: r.action,
+    count: Number(r.count),
+    unique_visitors: Math.min(Number(r.count), Number(r.uniques)),
+  }));
+}

@@ -4,7 +4,8 @@
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
 import { BOTS_LEFT_OUT } from '../analytics/schema.js';
-import { httpUrl, ulid } from '../schemas/common.js';
+import { ulid } from '../schemas/common.js';
+import { INPUT_TYPES } from '../qr-codes/types.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
 import { codeImageDescription, type CodeImagePayload } from '../qr-codes/image-tool.js';
@@ -62,11 +63,6 @@ export interface Tool {
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
-
-const destinationUrl: JsonSchema = {
-  ...httpUrl,
-  description: `The URL the code redirects to. ${String(httpUrl.description)}`,
-};
 
 export const BULK_CONFIRM_ABOVE = 10;
 /** Previews list at most this many codes (count says how many there are). */
@@ -206,16 +202,16 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'codes_create',
     title: 'Create a QR code',
     description:
-      'Creates a dynamic QR code that redirects to destination (an http or https URL). routing, schedule, redirect_cap and password depend on the plan.',
+      'Creates a QR code. type (default redirect, the same as url) says what it carries: url redirects to destination (an http or https URL); vcard, links, app and event answer a hosted landing page built from the destination object and landing_config; wifi, text, email, sms, phone and geo are static (the QR holds the payload, not trackable). routing, schedule, redirect_cap and password depend on the plan.',
     operationId: 'codes.create',
     annotations: CREATE,
     inputOverrides: {
-      destination: destinationUrl,
       type: {
         type: 'string',
-        enum: ['redirect', 'url'],
+        enum: [...INPUT_TYPES],
         default: 'redirect',
-        description: '`redirect` (the default) and `url` are the same type.',
+        description:
+          '`redirect` (the default) and `url` are the same type; the others carry a destination object of their own.',
       },
     },
   },
@@ -225,7 +221,6 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     description: 'Changes the given fields of a QR code (destination, status, name, routing, redirect_cap, ...).',
     operationId: 'codes.update',
     annotations: UPDATE,
-    inputOverrides: { destination: destinationUrl },
   },
   {
     name: 'codes_delete',

@@ -158,7 +158,13 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
       description: 'The confirmation_id returned by the preview call.',
     };
   }
-  return { type: 'object', properties, required: [...required], additionalProperties: false };
+  const out: JsonSchema = { type: 'object', properties, required: [...required], additionalProperties: false };
+  // Conditions between inputs (a code's destination schema per type) stay conditions of the tool's input.
+  const conditions = partsOf(op).flatMap(({ schema }) =>
+    Array.isArray(schema.allOf) ? (schema.allOf as JsonSchema[]).filter((c) => c.if !== undefined) : [],
+  );
+  if (conditions.length) out.allOf = toToolSchema(conditions, 'input') as JsonSchema[];
+  return out;
 }
 
 /** What a guarded tool answers first: the preview of confirm-then-execute (confirm.ts). */

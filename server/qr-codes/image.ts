@@ -1,5 +1,6 @@
-// The one place that turns a stored code into its QR image: the encoded text is always the code's
-// public_url (the dynamic redirect, never the destination); the style is the style_ulid override
+// The one place that turns a stored code into its QR image: the encoded text is the code's
+// public_url (the dynamic redirect, never the destination), or for a static type its payload
+// (./payload.ts); the style is the style_ulid override
 // (looked up in the organization) or the code's own, its brand-kit references resolved from the
 // style's brand. Everything a render depends on goes into the strong ETag.
 import type { Knex } from 'knex';
@@ -13,6 +14,8 @@ import { findStyle, resolveStyleConfig } from '../qr-styles/service.js';
 import type { CodeRow } from './repository.js';
 import { publicUrl } from './service.js';
 import { publicSlug } from './slug.js';
+import { encodedText } from './payload.js';
+import { canonicalType } from './types.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -59,7 +62,11 @@ export async function resolveCodeImage(
   }
   config = await resolveStyleConfig(db, org, config, styleBrandId);
   const request: RenderRequest = {
-    text: publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+    text: encodedText(
+      canonicalType(code.type),
+      code.destination,
+      publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+    ),
     config,
     format: options.format,
     size: options.size,

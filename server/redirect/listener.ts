@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
-import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import { ORPHAN_SCAN_COLUMNS, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -17,7 +17,7 @@ import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { FileJournal } from './scan-ipc.js';
-import { encodeScanRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
@@ -54,6 +54,8 @@ export interface RedirectListener {
   close(): Promise<void>;
   scans: ScanBuffer<ScanRow>;
   orphans: ScanBuffer<OrphanRow>;
+  /** Actions on landing pages (downloads, links, store badges). */
+  actions: ScanBuffer<ActionRow>;
   counters: RedirectCounters;
   cache: RedirectCache;
   challenges: ChallengeCache;
@@ -127,11 +129,18 @@ export async function startRedirectListener(
     undefined,
     journaled ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
   );
+  const actions = buffer<ActionRow>(
+    'scan_actions',
+    SCAN_ACTION_COLUMNS,
+    undefined,
+    opts.journal ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
+  );
   scans.start();
   orphans.start();
+  actions.start();
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
-  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, challenges, {
+  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
     ...opts,
     answerGate: scanJournal,
   });
@@ -170,7 +179,7 @@ export async function startRedirectListener(
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
       await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
-      await Promise.all([scans.close(), orphans.close(), counters.close()]);
+      await Promise.all([scans.close(), orphans.close(), actions.close(), counters.close()]);
       await cache.close();
     })());
   app.onClose(close);
@@ -179,6 +188,7 @@ export async function startRedirectListener(
     close,
     scans,
     orphans,
+    actions,
     counters,
     cache,
     challenges,

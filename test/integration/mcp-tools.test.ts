@@ -69,14 +69,19 @@ describe('MCP tools', () => {
       expect(res.body.result).to.not.have.property('nextCursor');
     });
 
-    it('generates inputs from the REST schemas, destination as a string URL for codes_create and codes_update', async () => {
+    it('generates inputs from the REST schemas, destination as a string URL or a typed object for codes_create and codes_update', async () => {
       const res = await rpc(svc, token, 'tools/list', {});
       const byName = Object.fromEntries(res.body.result.tools.map((t: { name: string }) => [t.name, t]));
       const create = byName.codes_create.inputSchema;
       expect(create.required).to.have.members(['slug', 'destination', 'domain_ulid']);
-      expect(create.properties.destination.type).to.equal('string');
+      // A string URL (type url), or the destination object of another type.
+      const [asUrl, asObject] = create.properties.destination.anyOf;
+      expect(asUrl.type).to.equal('string');
+      expect(asObject.type).to.equal('object');
       // The REST rule, not format uri: an IDN or a non-ASCII path is accepted and stored normalised.
-      expect(create.properties.destination).to.include({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
+      expect(asUrl).to.include({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
+      // Each type's destination schema, keyed on type.
+      expect(JSON.stringify(create.allOf)).to.include('"ssid"');
       expect(create.properties.type.default).to.equal('redirect');
       expect(create.properties).to.include.keys(
         'name',
@@ -90,7 +95,7 @@ describe('MCP tools', () => {
       );
       const update = byName.codes_update.inputSchema;
       expect(update.required).to.deep.equal(['code_ulid']);
-      expect(update.properties.destination.type).to.equal('string');
+      expect(update.properties.destination.anyOf[0].type).to.equal('string');
       expect(byName.status_read.inputSchema).to.deep.equal({
         type: 'object',
         properties: {},
@@ -122,7 +127,7 @@ describe('MCP tools', () => {
       const bulkCreate = byName.codes_bulk_create.inputSchema;
       expect(bulkCreate.properties.rows.maxItems).to.equal(1000);
       expect(bulkCreate.properties.rows.items.required).to.have.members(['slug', 'destination', 'domain_ulid']);
-      expect(bulkCreate.properties.rows.items.properties.destination.type).to.equal('string');
+      expect(bulkCreate.properties.rows.items.properties.destination.anyOf[0].type).to.equal('string');
       expect(byName.codes_delete.inputSchema.properties).to.include.keys('code_ulid', 'confirm', 'confirmation_id');
     });
 

@@ -4,15 +4,18 @@ import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
-import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain, type CodeInput } from './redirect-fixtures.js';
-
-const IPHONE =
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const ANDROID =
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
-const DESKTOP =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const FALLBACK = 'localhost:3001';
+import {
+  ANDROID,
+  chRows,
+  DESKTOP,
+  FALLBACK,
+  fallbackDomainId,
+  hit,
+  insertCode,
+  insertCustomDomain,
+  IPHONE,
+  type CodeInput,
+} from './redirect-fixtures.js';
 
 describe('public redirect', function () {
   this.timeout(60_000);
