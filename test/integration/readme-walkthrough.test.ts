@@ -3,13 +3,15 @@
 // is the API address of the first block (the test's service listens on a free port, not 3000).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { decodeQr } from '../helpers/qr-decode.js';
 import { embeddedServiceEnv } from '../helpers/service-process.js';
 
 const README_API = 'API=http://127.0.0.1:3000';
-/** What the image step writes into the current directory. */
-const IMAGE_FILES = ['menu.svg', 'menu.png'];
+/** What a user's directory needs for `npx qrctl`: the package (its bin) and its dependencies. */
+const PACKAGE_ENTRIES = ['package.json', 'node_modules', 'bin'];
 
 export function walkthroughBlocks(readme: string): string[] {
   return [...readme.matchAll(/^```sh walkthrough\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
@@ -49,9 +51,13 @@ describe('the README walkthrough, run verbatim', function () {
   this.timeout(300_000);
   let server: ChildProcessWithoutNullStreams | undefined;
   let bash: ChildProcessWithoutNullStreams | undefined;
+  // The blocks run in a directory of the test's own that stands for the user's checkout (links to
+  // the package, its bin and its dependencies), so the files they write never land in the repository.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-walkthrough-'));
+  for (const entry of PACKAGE_ENTRIES) fs.symlinkSync(path.resolve(entry), path.join(dir, entry));
 
   after(async () => {
-    for (const file of IMAGE_FILES) fs.rmSync(file, { force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
     bash?.kill();
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server!.on('exit', resolve));
@@ -81,13 +87,15 @@ describe('the README walkthrough, run verbatim', function () {
       await new Promise((r) => setTimeout(r, 500));
     }
 
-    bash = spawn('bash', ['--noprofile', '--norc'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    bash = spawn('bash', ['--noprofile', '--norc'], { env, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     const sh = new Shell(bash);
     const [setup, org, domains, create, scan, analytics, image, mcp] = blocks;
 
     expect(await sh.run(setup.replace(README_API, `API=${api}`))).to.equal('');
 
-    const status = JSON.parse(await sh.run(org));
+    const [signIn, ...statusLines] = (await sh.run(org)).trim().split('\n');
+    expect(signIn).to.match(/^Dashboard sign-in link: http:\/\/127\.0\.0\.1:\d+\/app\/\S+$/);
+    const status = JSON.parse(statusLines.join('\n'));
     expect(status).to.include({ status: 'ok', version: 'v1' });
     expect(status.organization.slug).to.equal('acme');
 
@@ -116,10 +124,10 @@ describe('the README walkthrough, run verbatim', function () {
     expect(payload.dimension_breakdown).to.deep.equal([{ key: 'mobile', label: 'Mobile', scans: 1, uniques: 1 }]);
     expect(rest.slice(1).join(' ')).to.match(/\{ scans: 2, uniques: 2, unique_rate: 1 \}/);
 
-    // The image files land in the current directory (the repository's here); they are removed after.
+    // The image files land in the current directory (the test's own here).
     expect((await sh.run(image)).trim().split('\n')).to.deep.equal(['200 image/svg+xml', '200 image/png']);
-    expect(await decodeQr(fs.readFileSync('menu.png'))).to.equal(code.public_url);
-    expect(await decodeQr(fs.readFileSync('menu.svg'), 512)).to.equal(code.public_url);
+    expect(await decodeQr(fs.readFileSync(path.join(dir, 'menu.png')))).to.equal(code.public_url);
+    expect(await decodeQr(fs.readFileSync(path.join(dir, 'menu.svg')), 512)).to.equal(code.public_url);
 
     const [tools, created, ...read] = (await sh.run(mcp)).trim().split('\n');
     expect(tools.split(' ')).to.have.length(25).and.to.include.members(['codes_create', 'analytics_code_read']);
