@@ -33,9 +33,12 @@ dashboard/dist/index.html: node_modules/.installed $(DASHBOARD_SRC)
 dashboard: dashboard/dist/index.html
 
 ## start: install if needed, build the dashboard, migrate, and run the service on the embedded defaults
+## (already running: one line, exit 0; the service itself exits 3 then)
 start: install dashboard
-	@echo "==> Starting the service (the first start creates the embedded Postgres and ClickHouse under ./var and migrates them)"
-	@QR_PRINT_BANNER=1 $(TSX) server/main.ts
+	@# The shell waits for the service through a stop signal (a trap runs only once the service has
+	@# exited), so a signal to the whole process group leaves the drain to the service; exit code 3
+	@# (already running) is not an error of make's.
+	@trap : TERM INT; QR_PRINT_BANNER=1 $(TSX) server/main.ts || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; }
 
 ## test: install if needed and run the whole suite (unit + integration + browser, real embedded stores)
 test: install dashboard

@@ -9,7 +9,7 @@ import { createLogger } from './logger.js';
 import { createApiApp, listen } from './http/api-app.js';
 import { onShutdown } from './process.js';
 import type { ListenerName } from './readiness.js';
-import { checkPortsFree, startProblemLine } from './start-problems.js';
+import { AlreadyRunning, ALREADY_RUNNING_EXIT, checkPortsFree, startProblemLine } from './start-problems.js';
 import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
 import { startRedirectListener } from './redirect/listener.js';
@@ -20,6 +20,11 @@ async function start(): Promise<void> {
   const log = createLogger(config.logLevel);
   // Before the stores: a second `make start` says so and touches nothing.
   await checkPortsFree(config);
+  if (process.env.QR_PRINT_BANNER) {
+    process.stderr.write(
+      '==> Starting the service (the first start creates the embedded Postgres and ClickHouse under ./var and migrates them)\n',
+    );
+  }
   const app = await boot(config, log, { collectDefaultMetrics: true, reconcileFallbacks: true });
   try {
     await serve(app);
@@ -86,5 +91,5 @@ await (isRedirectProcess() ? runRedirectProcess() : start()).catch((err: unknown
   const line = startProblemLine(err);
   if (line === null) throw err;
   process.stderr.write(`${line}\n`);
-  process.exit(1);
+  process.exit(err instanceof AlreadyRunning ? ALREADY_RUNNING_EXIT : 1);
 });

@@ -10,6 +10,12 @@ import { MigrationError } from './stores/migrate.js';
 /** A reason the service cannot start that the person starting it can act on. */
 export class StartProblem extends Error {}
 
+/** This service already runs on the configured ports: nothing to start (exit code ALREADY_RUNNING_EXIT). */
+export class AlreadyRunning extends StartProblem {}
+
+/** The exit code of a start that found the service already running (`make start` treats it as done). */
+export const ALREADY_RUNNING_EXIT = 3;
+
 /** Whether something accepts connections on host:port (a bind attempt would fail). */
 function portTaken(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -43,7 +49,7 @@ export async function checkPortsFree(config: Config): Promise<void> {
   for (const w of wanted) {
     if (w.port === 0 || !(await portTaken(w.port, w.host))) continue;
     if (config.enableApi && (await isOurService(apiBaseUrl(config)))) {
-      throw new StartProblem(
+      throw new AlreadyRunning(
         `the QR service is already running at ${apiBaseUrl(config)} (another \`make start\`?); ` +
           'stop it first (Ctrl-C in its terminal), or set API_PORT, REDIRECT_PORT and DATA_DIR to run a second one.',
       );

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { ALREADY_RUNNING_EXIT } from '../../server/start-problems.js';
 import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
 import { testRoot } from '../helpers/stores.js';
 
@@ -79,7 +80,7 @@ describe('starting and stopping the service on embedded stores', function () {
 
       // A second start on the same ports and data directory: one line, nothing touched.
       const second = await runToExit(env);
-      expect(second.code).to.equal(1);
+      expect(second.code).to.equal(ALREADY_RUNNING_EXIT);
       expect(linesOf(second.output)).to.deep.equal([
         `qr-service cannot start: the QR service is already running at http://127.0.0.1:${apiPort} (another \`make start\`?); ` +
           'stop it first (Ctrl-C in its terminal), or set API_PORT, REDIRECT_PORT and DATA_DIR to run a second one.',
@@ -136,7 +137,8 @@ describe('starting and stopping the service on embedded stores', function () {
     expect(at(/Installing dependencies with npm/)).to.be.greaterThan(-1);
     expect(lines[at(/Installing dependencies/) + 1]).to.match(/^npm install .*--loglevel=http/);
     expect(at(/Building the web dashboard/)).to.be.greaterThan(at(/Installing dependencies/));
-    expect(at(/Starting the service/)).to.be.greaterThan(at(/Building the web dashboard/));
+    // "==> Starting the service" is the service's own first line, printed once the ports are free.
+    expect(at(/QR_PRINT_BANNER=1 .*server\/main\.ts/)).to.be.greaterThan(at(/Building the web dashboard/));
   });
 
   it('make start stopped by its process group under load (as a terminal or supervisor does) drains every answered scan', async () => {
@@ -161,6 +163,15 @@ describe('starting and stopping the service on embedded stores', function () {
 
     const made = start('make', ['--no-print-directory', 'start']);
     await made.up;
+    expect(made.output()).to.include('==> Starting the service');
+    // A second `make start` meanwhile: the one line the README promises, and make calls it done.
+    const second = start('make', ['--no-print-directory', 'start']);
+    second.up.catch(() => undefined); // it is not meant to come up
+    expect(await second.exited).to.equal(0);
+    expect(linesOf(second.output())).to.deep.equal([
+      `qr-service cannot start: the QR service is already running at http://127.0.0.1:${apiPort} (another \`make start\`?); ` +
+        'stop it first (Ctrl-C in its terminal), or set API_PORT, REDIRECT_PORT and DATA_DIR to run a second one.',
+    ]);
     let answered = 0;
     let codeUlid: string;
     let token: string;
