@@ -4,7 +4,7 @@ const ADAPTERS = '^server/(http|mcp|redirect|web|cli)/';
 // Resource folders: one per kind of thing the service keeps, each with its rules and data.
 const RESOURCES =
   '^server/(accounts|analytics|audit|brands|bulk-imports|domains|members|organizations|plans|qr-code-exports|' +
-  'qr-codes|qr-styles|scan-alerts|scan-batches|status|tokens|wallet|webhooks)/';
+  'oauth|qr-codes|qr-styles|scan-alerts|scan-batches|status|tokens|wallet|webhooks)/';
 // Shared modules every resource builds on; they know no resource.
 const SHARED = '^server/((auth|metering|schemas|stores)/|(context|config|errors)[.]ts$)';
 // Composition roots wire adapters to the core; nothing imports them back.

@@ -6,6 +6,7 @@ import { analyticsOperations } from './analytics/routes.js';
 import { brandOperations } from './brands/routes.js';
 import { domainOperations } from './domains/routes.js';
 import { bulkImportOperations } from './bulk-imports/routes.js';
+import { importOperations } from './imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
 import { codesBulkCreateNow, codesBulkUpdateStatus } from './qr-codes/bulk-operations.js';
 import { codesImage } from './qr-codes/image-route.js';
@@ -28,6 +29,7 @@ export const operations: readonly Operation[] = [
   ...codeOperations,
   codesImage,
   ...bulkImportOperations,
+  ...importOperations,
   ...exportOperations,
   ...styleOperations,
   ...webhookOperations,

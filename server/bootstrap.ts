@@ -17,6 +17,7 @@ import { createMetrics } from './metrics.js';
 import { IdempotencyKeys } from './operations/idempotency.js';
 import { PasswordWork } from './qr-codes/password.js';
 import { Readiness } from './readiness.js';
+import { RenderPool } from './rendering/pool.js';
 import { Validators } from './schemas/validation.js';
 import { openClickHouse, type ClickHouseHandle } from './stores/clickhouse.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from './stores/migrate.js';
@@ -124,6 +125,13 @@ function createAppContext(parts: ContextParts): AppContext {
       onVerify: () => metrics.passwordChecks.inc(),
       onHash: () => metrics.passwordHashes.inc(),
     }),
+    renders: new RenderPool({
+      threads: parts.config.renderThreads,
+      queue: parts.config.renderQueue,
+      timeoutMs: parts.config.renderTimeoutMs,
+      cacheBytes: parts.config.renderCacheMb * 1024 * 1024,
+      onThreadLost: (reason) => parts.log.warn({ reason }, 'render thread replaced'),
+    }),
     readiness: new Readiness(),
     apiPort,
     setApiPort: (p) => {
@@ -143,6 +151,7 @@ function createAppContext(parts: ContextParts): AppContext {
       }
     },
   };
+  app.onClose(() => app.renders.close());
   return app;
 }
 

@@ -31,6 +31,8 @@ export interface Config {
   fallbackOrigins: string[];
   logLevel: string;
   bodyLimitBytes: number;
+  importAllowPrivateSources: boolean;
+  importMaxRetryAfterSeconds: number;
   platformRateLimitPerMin: number;
   rawExportRateLimitPerMin: number;
   rateLimitHelpUrl: string;
@@ -58,6 +60,13 @@ export interface Config {
   webLinkTtlHours: number;
   webhookAllowedTargets: string[];
   webhookTimeoutMs: number;
+  renderThreads: number;
+  renderQueue: number;
+  renderTimeoutMs: number;
+  renderCacheMb: number;
+  logoDrawBudgetMs: number;
+  oauthRegistrationsPerHour: number;
+  oauthClientMetadataCaFile: string;
 }
 
 interface KeyDef {
@@ -171,6 +180,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: String(5 * 1024 * 1024),
     help: 'Largest accepted request body; larger bodies get 413 payload_too_large.',
   },
+  importAllowPrivateSources: {
+    env: 'IMPORT_ALLOW_PRIVATE_SOURCES',
+    default: 'false',
+    help: 'Let imports fetch from a source on a loopback or private address (a self-hosted Shlink, Kutt or YOURLS on the same network).',
+  },
+  importMaxRetryAfterSeconds: {
+    env: 'IMPORT_MAX_RETRY_AFTER_SECONDS',
+    default: '120',
+    help: 'Longest Retry-After of a 429 an import waits for; a longer one stops the import, which can be resumed.',
+  },
   platformRateLimitPerMin: {
     env: 'PLATFORM_RATE_LIMIT_PER_MIN',
     default: '60',
@@ -230,6 +249,31 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'QR_EXPORT_TTL_HOURS',
     default: '72',
     help: 'Hours a finished print run’s ZIP is kept (in Postgres) before it is removed and the export expires.',
+  },
+  renderThreads: {
+    env: 'RENDER_THREADS',
+    default: '2',
+    help: 'Worker threads per process that draw QR images (API, print runs, style previews and checks, MCP), off the event loop that answers redirects.',
+  },
+  renderQueue: {
+    env: 'RENDER_QUEUE',
+    default: '32',
+    help: 'Renders that may wait for a free render thread; beyond that an image request is answered 503 with Retry-After (print runs wait their turn instead).',
+  },
+  renderTimeoutMs: {
+    env: 'RENDER_TIMEOUT_MS',
+    default: '5000',
+    help: 'Time budget of one render: a render still running after it is abandoned (its thread replaced) and answered 503.',
+  },
+  renderCacheMb: {
+    env: 'RENDER_CACHE_MB',
+    default: '64',
+    help: 'MiB of rendered images kept per process, keyed by organization and ETag, so an identical request is not drawn again. 0: no cache.',
+  },
+  logoDrawBudgetMs: {
+    env: 'LOGO_DRAW_BUDGET_MS',
+    default: '100',
+    help: 'Most milliseconds a style’s logo may take to draw at 512 px, measured when the style (or its brand kit) is saved; a costlier logo is refused with 422.',
   },
   passwordHashConcurrency: {
     env: 'PASSWORD_HASH_CONCURRENCY',
@@ -301,6 +345,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '10000',
     help: 'Time a webhook delivery may take (connect, send, answer) before it counts as failed.',
   },
+  oauthRegistrationsPerHour: {
+    env: 'OAUTH_REGISTRATIONS_PER_HOUR',
+    default: '20',
+    help: 'Dynamic Client Registrations (POST /oauth/register) one client address may make per hour, across every process; more are 429.',
+  },
+  oauthClientMetadataCaFile: {
+    env: 'OAUTH_CLIENT_METADATA_CA_FILE',
+    default: '',
+    help: 'PEM file of extra certificate authorities trusted, beside the system ones, when fetching OAuth Client ID Metadata Documents (an internal CA). Empty: the system ones only.',
+  },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
@@ -369,6 +423,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
     logLevel: raw('logLevel'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
+    importAllowPrivateSources: bool('IMPORT_ALLOW_PRIVATE_SOURCES', raw('importAllowPrivateSources')),
+    importMaxRetryAfterSeconds: int('IMPORT_MAX_RETRY_AFTER_SECONDS', raw('importMaxRetryAfterSeconds'), 0),
     platformRateLimitPerMin: int('PLATFORM_RATE_LIMIT_PER_MIN', raw('platformRateLimitPerMin'), 1),
     rawExportRateLimitPerMin: int('RAW_EXPORT_RATE_LIMIT_PER_MIN', raw('rawExportRateLimitPerMin'), 1),
     rateLimitHelpUrl: raw('rateLimitHelpUrl'),
@@ -381,6 +437,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1, BULK_IMPORT_ROWS_CEILING),
     exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1, EXPORT_CODES_CEILING),
     exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
+    renderThreads: int('RENDER_THREADS', raw('renderThreads'), 1, 64),
+    renderQueue: int('RENDER_QUEUE', raw('renderQueue')),
+    renderTimeoutMs: int('RENDER_TIMEOUT_MS', raw('renderTimeoutMs'), 100),
+    renderCacheMb: int('RENDER_CACHE_MB', raw('renderCacheMb')),
+    logoDrawBudgetMs: int('LOGO_DRAW_BUDGET_MS', raw('logoDrawBudgetMs'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
     passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),
     scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
@@ -396,6 +457,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webLinkTtlHours: int('WEB_LINK_TTL_HOURS', raw('webLinkTtlHours'), 1),
     webhookAllowedTargets: list(raw('webhookAllowedTargets')),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', raw('webhookTimeoutMs'), 1),
+    oauthRegistrationsPerHour: int('OAUTH_REGISTRATIONS_PER_HOUR', raw('oauthRegistrationsPerHour'), 1),
+    oauthClientMetadataCaFile: raw('oauthClientMetadataCaFile'),
     ...overrides,
   };
   cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {

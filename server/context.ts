@@ -12,6 +12,7 @@ import type { Logger } from './logger.js';
 import type { Admitter } from './metering/admission.js';
 import type { Metrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
+import type { RenderPool } from './rendering/pool.js';
 import type { Validators } from './schemas/validation.js';
 import type { ClickHouseHandle } from './stores/clickhouse.js';
 import type { NotifyListener } from './stores/notify.js';
@@ -85,6 +86,8 @@ export interface AppContext {
   secretKey: Buffer;
   /** Password hashing and checking (scrypt), bounded per process. */
   passwords: PasswordHashing;
+  /** Render threads with a bounded queue and an image cache (server/rendering/pool.ts). */
+  renders: RenderPool;
   /** Which listeners this process runs and whether they accept (/readyz). */
   readiness: Readiness;
   /** The API listener's bound port (for links); the configured port until it listens. */

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   validation_failed: 422,
   style_not_scannable: 422,
+  payload_too_long: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
@@ -123,6 +124,18 @@ export class ApiError extends Error {
       'style_not_scannable',
       `The style would not scan reliably: ${scannability.reasons.join(', ')}.`,
       { reasons: scannability.reasons, scannability },
+    );
+  }
+  /**
+   * A text that does not fit the largest QR symbol (version 40) at the error-correction level:
+   * `limit` is that level's capacity in bytes of UTF-8 text, `length` what the text needs.
+   */
+  static payloadTooLong(level: string, limit: number, length: number): ApiError {
+    return new ApiError(
+      'payload_too_long',
+      `The text to encode does not fit a QR code at error-correction level ${level}: at most ${limit} bytes of ` +
+        `text (more when it is only digits or upper-case letters); this one has ${length}. Shorten it or use a lower level.`,
+      { level, limit, length },
     );
   }
   static field(field: string, message: string): ApiError {

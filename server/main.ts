@@ -42,6 +42,8 @@ async function serve(app: AppContext): Promise<void> {
   if (config.enableRedirect && config.redirectTlsPort !== null) listeners.push('redirect_tls');
   app.readiness.expect(...listeners);
 
+  // Render threads load while the listeners start, so the first image does not wait for them.
+  if (config.enableApi || config.enableWorker) app.renders.warm();
   let runner: Runner | undefined;
   if (config.enableWorker) {
     runner = await startWorker(app);

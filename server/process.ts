@@ -1,12 +1,17 @@
 // Process lifecycle shared by the entry points: shutdown on SIGTERM/SIGINT, once.
+//
+// A repeated signal does not cut the drain short. A supervisor or a terminal signals the whole
+// process group: under `make start` both make and node get it, and make passes it on to node, so
+// node sees two signals a moment apart although nobody asked twice. Abandoning the drain then would
+// lose the scans in the buffer. The drain ends on its own; SIGKILL stops the process at once.
 import type { Logger } from './logger.js';
 
 export function onShutdown(log: Logger, shutdown: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) {
-      log.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      log.warn({ signal }, 'already shutting down: the drain goes on (SIGKILL stops at once)');
+      return;
     }
     stopping = true;
     log.info({ signal }, 'shutting down');

@@ -1,9 +1,11 @@
 // What keeps `make start` from starting, said in one line instead of a stack trace: a port that is
 // taken (by this service already running, or by another program), a data directory another process
-// holds, a configuration error.
+// holds, a configuration error, a database the migrations refuse (ahead of the code, or migrated
+// from a file that has changed since).
 import net from 'node:net';
 import { apiBaseUrl, ConfigError, type Config } from './config.js';
 import { ChdbBusyError } from './stores/clickhouse.js';
+import { MigrationError } from './stores/migrate.js';
 
 /** A reason the service cannot start that the person starting it can act on. */
 export class StartProblem extends Error {}
@@ -54,7 +56,12 @@ export async function checkPortsFree(config: Config): Promise<void> {
 
 /** The one line to print for an error that stops the start, or null when it is a bug (print it all). */
 export function startProblemLine(err: unknown): string | null {
-  if (err instanceof StartProblem || err instanceof ChdbBusyError || err instanceof ConfigError) {
+  if (
+    err instanceof StartProblem ||
+    err instanceof ChdbBusyError ||
+    err instanceof ConfigError ||
+    err instanceof MigrationError
+  ) {
     return `qr-service cannot start: ${err.message}`;
   }
   const code = (err as NodeJS.ErrnoException | null)?.code;

@@ -136,6 +136,8 @@ export interface ApiToken {
   last_used_at: string | null;
   expires_at: string | null;
   created_at: string | null;
+  /** Set for an application connected with OAuth (an AI assistant); what it says of itself, unverified. */
+  connected_app: { client_id: string; client_name: string | null; redirect_host: string | null } | null;
 }
 
 export interface WalletInfo {

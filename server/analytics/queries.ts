@@ -334,12 +334,23 @@ export async function codeScansOnDays(
   // Dates come back as YYYY-MM-DD (an alias named day would shadow the column in WHERE).
   const out = await rows<{ code_id: string; on_day: string; scans: string }>(
     ch,
-    `SELECT code_id, day AS on_day, sum(scans) AS scans
-       FROM ${ch.database}.scan_daily
-      WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total' AND is_bot = 0
-        AND day >= {from:Date} AND day <= {to:Date} AND has({days:Array(Date)}, day)
-        AND has({codes:Array(UInt64)}, code_id)
-      GROUP BY code_id, day`,
+    // Imported scans (clickhouse/0010) are history, not traffic: taken back out of the rollup.
+    `SELECT code_id, on_day, toUInt64(greatest(sum(n), 0)) AS scans FROM (
+       SELECT code_id, day AS on_day, toInt64(sum(scans)) AS n
+         FROM ${ch.database}.scan_daily
+        WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total' AND is_bot = 0
+          AND day >= {from:Date} AND day <= {to:Date} AND has({days:Array(Date)}, day)
+          AND has({codes:Array(UInt64)}, code_id)
+        GROUP BY code_id, on_day
+       UNION ALL
+       SELECT code_id, day AS on_day, -toInt64(sum(scans)) AS n
+         FROM ${ch.database}.scan_daily_imported
+        WHERE org_id = {org:UInt64} AND is_bot = 0
+          AND day >= {from:Date} AND day <= {to:Date} AND has({days:Array(Date)}, day)
+          AND has({codes:Array(UInt64)}, code_id)
+        GROUP BY code_id, on_day)
+      GROUP BY code_id, on_day
+      HAVING scans > 0`,
     { org: orgId, from: sorted[0], to: sorted[sorted.length - 1], days: sorted, codes: codeIds },
   );
   return out.map((r) => ({ code_id: Number(r.code_id), day: r.on_day, scans: Number(r.scans) }));
@@ -360,7 +371,7 @@ export async function codeScansPerMinute(
     `SELECT code_id, toUnixTimestamp(toStartOfMinute(scanned_at)) AS minute,
             countIf(is_bot = 0) AS scans, countIf(is_bot = 1) AS bot_scans
        FROM ${ch.database}.scan_events
-      WHERE org_id = {org:UInt64}
+      WHERE org_id = {org:UInt64} AND source = 'redirect'
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
         AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
       GROUP BY code_id, minute
@@ -372,5 +383,30 @@ export async function codeScansPerMinute(
     minute: new Date(Number(r.minute) * 1000),
     scans: Number(r.scans),
     bot_scans: Number(r.bot_scans),
+  }));
+}
+
+export interface ActionCount {
+  action: string;
+  count: number;
+  unique_visitors: number;
+}
+
+/** Actions on one code's landing page (scan_actions, clickhouse/0008): count and distinct visitors per action. */
+export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { codeId: number }): Promise<ActionCount[]> {
+  const out = await rows<{ action: string; count: string; uniques: string }>(
+    ch,
+    `SELECT action, count() AS count, uniqCombined(12)(visitor_hash) AS uniques
+       FROM ${ch.database}.scan_actions
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)}
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}
+      GROUP BY action
+      ORDER BY count DESC, action`,
+    { org: f.orgId, code: f.codeId, from: f.from, to: f.to },
+  );
+  return out.map((r) => ({
+    action: r.action,
+    count: Number(r.count),
+    unique_visitors: Math.min(Number(r.count), Number(r.uniques)),
   }));
 }

@@ -39,6 +39,20 @@ export const ORPHAN_SCAN_SCHEMA = {
   is_bot: 'UInt8',
 } as const;
 
+/** What a visitor did on a landing page (scan_actions, clickhouse/0008). */
+export const SCAN_ACTION_SCHEMA = {
+  action_id: 'String',
+  scanned_at: "DateTime64(3, 'UTC')",
+  org_id: 'UInt64',
+  brand_id: 'UInt64',
+  domain_id: 'UInt64',
+  code_id: 'UInt64',
+  action: 'LowCardinality(String)',
+  target: 'UInt16',
+  visitor_hash: 'UInt64',
+  is_bot: 'UInt8',
+} as const;
+
 type Schema = Record<string, string>;
 
 /**
@@ -66,9 +80,13 @@ export type ScanEvent<Time = string> = RowOf<typeof SCAN_EVENT_SCHEMA, Time>;
 /** One row of orphan_scans; `reason` is one of two words. */
 export type OrphanScan = Omit<RowOf<typeof ORPHAN_SCAN_SCHEMA>, 'reason'> & { reason: 'unknown' | 'inactive' };
 
+/** One row of scan_actions: `action` is a landing-page action, `target` the link's index (0 otherwise). */
+export type ScanAction = RowOf<typeof SCAN_ACTION_SCHEMA>;
+
 /** Column names in insert order. */
 export const SCAN_EVENT_COLUMNS = Object.keys(SCAN_EVENT_SCHEMA) as readonly (keyof ScanEvent)[];
 export const ORPHAN_SCAN_COLUMNS = Object.keys(ORPHAN_SCAN_SCHEMA) as readonly (keyof OrphanScan)[];
+export const SCAN_ACTION_COLUMNS = Object.keys(SCAN_ACTION_SCHEMA) as readonly (keyof ScanAction)[];
 
 /** The text DateTime64(3) reads: '2024-01-02 03:04:05.678' (UTC). */
 export function clickHouseTime(ms: number): string {

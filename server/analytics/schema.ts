@@ -223,6 +223,21 @@ export const CodeAnalyticsPayload: JsonSchema = {
       properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: storedSlug },
     },
     ...rollupProperties,
+    actions: {
+      type: 'array',
+      description:
+        'Landing-page codes (vcard, links, app, event) only: what visitors did on the page after the scan ' +
+        '(vcard and ics downloads, link, app_store, play_store, website), with counts and distinct visitors.',
+      items: {
+        type: 'object',
+        required: ['action', 'count', 'unique_visitors'],
+        properties: {
+          action: { type: 'string', enum: ['vcard', 'ics', 'link', 'app_store', 'play_store', 'website'] },
+          count: { type: 'integer' },
+          unique_visitors: { type: 'integer' },
+        },
+      },
+    },
   },
 };
 

@@ -7,8 +7,11 @@ import { brandNames, getBrand } from '../brands/service.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { codeNames, getCodeRow } from '../qr-codes/service.js';
+import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
+  codeActions,
+  type ActionCount,
   rawScanPage,
   rollupReport,
   type Counted,
@@ -94,6 +97,7 @@ export interface CodeRef {
   /** The slug as stored and shown on the code: `<org-slug>/<slug>`. */
   slug: string;
   brandId: number | null;
+  type: string;
 }
 
 /** A live code of the organization (QR-code service), or 404. */
@@ -105,7 +109,18 @@ async function findCode(app: AppContext, org: OrgRecord, codeUlid: string): Prom
     name: row.name,
     slug: row.slug,
     brandId: row.brand_id === null ? null : Number(row.brand_id),
+    type: row.type,
   };
+}
+
+/** A static code's QR holds its payload: nothing is seen, so it has no analytics (not zero ones). */
+function requireTrackable(code: CodeRef): void {
+  if (isStaticType(code.type)) {
+    throw ApiError.field(
+      'code_ulid',
+      `This ${code.type} code is static: its QR holds the payload itself, so scans are not seen and it has no analytics.`,
+    );
+  }
 }
 
 /** ULIDs and labels of an organization's brands or codes by id (deleted codes included: their scans remain). */
@@ -208,6 +223,7 @@ export async function organizationAnalytics(
   }
   if (q.code_ulid) {
     const code = await findCode(app, org, q.code_ulid);
+    requireTrackable(code);
     // Both given: the code must be one of the brand's, else it is not found in that scope.
     if (filter.brandId !== undefined && code.brandId !== filter.brandId) throw ApiError.notFound('QR code');
     filter.codeId = code.id;
@@ -253,6 +269,8 @@ export interface CodeAnalyticsPayload {
   dimension: string;
   dimension_label: string;
   dimension_breakdown: BreakdownEntry[];
+  /** Actions on the code's landing page (vcard, links, app, event codes): count and distinct visitors. */
+  actions?: ActionCount[];
 }
 
 // GET /v1/analytics/qr-codes/{code_ulid}
@@ -263,6 +281,7 @@ export async function codeAnalytics(
   q: CodeAnalyticsQuery,
 ): Promise<CodeAnalyticsPayload> {
   const code = await findCode(app, org, codeUlid);
+  requireTrackable(code);
   const range = dayRange(app.clock.now(), q.range);
   const filter: RollupFilter = {
     orgId: org.id,
@@ -277,6 +296,7 @@ export async function codeAnalytics(
     ...(
       await rollupSummary(app, org, filter, range, { dimension: q.dimension, children: false, dailyBreakdown: false })
     ).summary,
+    ...(isLandingType(code.type) ? { actions: await codeActions(app.ch, { ...filter, codeId: code.id }) } : {}),
   };
 }
 
@@ -327,6 +347,7 @@ export async function rawExport(
 ): Promise<RawExportPayload> {
   const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
   const code = await findCode(app, org, codeUlid);
+  requireTrackable(code);
   const range = dayRange(app.clock.now(), q.range);
   // One row more than asked tells whether there is a next page.
   const scans = await rawScanPage(app.ch, {

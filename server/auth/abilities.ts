@@ -18,6 +18,7 @@ export const ABILITIES = [
   'members.manage',
   'wallet.manage',
   'webhooks.manage',
+  'imports.manage',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];

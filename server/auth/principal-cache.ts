@@ -57,8 +57,21 @@ export class PrincipalCache {
     for (const [id, e] of this.entries) if (e.principal.org.id === orgId) this.entries.delete(id);
   }
 
-  /** Same contract as authenticate(): a principal, or 401. */
-  async authenticate(header: string | undefined, now: Date): Promise<Principal> {
+  /**
+   * Same contract as authenticate(): a principal, or 401. `audience` is the resource asking: a
+   * token bound to a resource (an OAuth access token for /mcp) is accepted there only, and an API
+   * token (no audience) everywhere.
+   */
+  async authenticate(header: string | undefined, now: Date, audience: string | null = null): Promise<Principal> {
+    const principal = await this.lookup(header, now);
+    const bound = principal.token.audience ?? null;
+    if (bound !== null && bound !== audience) {
+      throw ApiError.unauthenticated(`This token is for ${bound} only.`);
+    }
+    return principal;
+  }
+
+  private async lookup(header: string | undefined, now: Date): Promise<Principal> {
     const parsed = parseBearer(header);
     const entry = parsed && this.listener.live ? this.entries.get(parsed.id) : undefined;
     if (parsed && entry && Date.now() - entry.at < this.opts.ttlMs) {

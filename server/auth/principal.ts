@@ -39,7 +39,15 @@ export interface OrgRecord {
  */
 export interface Principal {
   org: OrgRecord;
-  token: { id: number | null; name: string; abilities: string[]; userId: number; role: Role };
+  token: {
+    id: number | null;
+    name: string;
+    abilities: string[];
+    userId: number;
+    role: Role;
+    /** The one resource an OAuth access token is for (RFC 8707); absent for API tokens and sessions. */
+    audience?: string | null;
+  };
   /** The token's abilities narrowed by the holder's role. */
   abilities: ReadonlySet<Ability>;
 }
@@ -75,6 +83,7 @@ interface PrincipalRow {
   token_id: number;
   token_name: string;
   abilities: string[];
+  audience: string | null;
   secret_hash: Buffer;
   expires_at: Date | null;
   revoked_at: Date | null;
@@ -109,7 +118,7 @@ export async function authenticate(
   const parsed = parseBearer(header);
   if (!parsed) throw ApiError.unauthenticated(header ? 'The bearer token is malformed.' : 'Unauthenticated.');
   const { rows } = await db.raw<{ rows: PrincipalRow[] }>(
-    `select t.id as token_id, t.name as token_name, t.abilities, t.secret_hash, t.expires_at, t.revoked_at,
+    `select t.id as token_id, t.name as token_name, t.abilities, t.audience, t.secret_hash, t.expires_at, t.revoked_at,
             t.user_id, m.role, o.id as org_id, o.ulid as org_ulid, o.name as org_name, o.slug as org_slug,
             o.locale, o.currency, o.created_at as org_created_at, o.updated_at as org_updated_at,
             p.id as plan_id, p.code as plan_code, p.name as plan_name, p.api_access, p.api_rate_limit_per_min,
@@ -152,7 +161,14 @@ export async function authenticate(
               features: row.features ?? [],
             },
     },
-    token: { id: row.token_id, name: row.token_name, abilities: row.abilities, userId: row.user_id, role: row.role },
+    token: {
+      id: row.token_id,
+      name: row.token_name,
+      abilities: row.abilities,
+      userId: row.user_id,
+      role: row.role,
+      audience: row.audience,
+    },
     abilities: effectiveAbilities(row.abilities, row.role),
   };
   return { principal, expiresAt: row.expires_at };

@@ -90,12 +90,12 @@ export const brandsUpdate = defineOperation<BrandParams, Record<string, never>, 
   params: brandParams,
   body: updateBrandBody,
   response: { status: 200, description: 'The brand after the change.', schema: dataEnvelope(Brand) },
-  errors: [404],
+  errors: [404, 503],
   handler: async ({ app, principal }, { params, body }) => {
     // A new kit is judged against the brand's styles that refer to it before it is saved (422 when
     // it would break one); their new measurements are stored with it.
     const verdicts =
-      body.brand_kit === undefined ? [] : await judgeBrandKit(app.db, principal.org, params.brand_ulid, body.brand_kit);
+      body.brand_kit === undefined ? [] : await judgeBrandKit(app, principal.org, params.brand_ulid, body.brand_kit);
     const brand = await updateBrand(app, principal.org, params.brand_ulid, body);
     await storeVerdicts(app.db, principal.org, verdicts, brand.updated_at);
     return { status: 200, body: { data: renderBrand(brand) } };

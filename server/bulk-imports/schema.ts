@@ -32,9 +32,12 @@ export const BulkImportRow: JsonSchema = {
     destination: {
       type: ['string', 'object'],
       maxLength: ROW_STRING,
-      properties: { url: rowString() },
-      description: 'An http(s) URL or {url}.',
+      description: 'An http(s) URL or {url} for type url; the destination object of the row’s type otherwise.',
     },
+    type: rowString(
+      'url (default; redirect is its alias), vcard, links, app, event, wifi, text, email, sms, phone or geo.',
+    ),
+    landing_config: { type: ['object', 'null'], description: 'The landing page of a vcard, links, app or event row.' },
     name: rowNullableString(),
     domain_ulid: rowString('Defaults to defaults.domain_ulid.'),
     brand_ulid: rowNullableString('Defaults to defaults.brand_ulid.'),

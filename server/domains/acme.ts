@@ -5,16 +5,24 @@
 // acme-client keeps one axios instance for the whole process; it is configured here, once: a request
 // timeout, no retries inside a request (a rate-limit answer can ask to wait hours, and the
 // domain-certificate job retries with its own backoff instead), extra trusted CAs for a private ACME
-// server (ACME_CA_FILE), and a rate-limit answer turned into AcmeRateLimitedError.
+// server (ACME_CA_FILE), a rate-limit answer turned into AcmeRateLimitedError, an account the server
+// no longer knows into AcmeAccountGoneError, and a request that got no answer at all (connection
+// refused, a name that does not resolve, a TLS failure, a timeout) into an error naming the URL and
+// the cause. acme-client's own error handler reads the answer of a failed request and, when there is
+// none, fails with "Cannot read properties of undefined (reading 'config')": the adapter below turns
+// such a failure into an error without a request config, which that handler passes on untouched.
+// axios is acme-client's own HTTP client (MIT), a direct dependency here only for getAdapter.
 import https from 'node:https';
 import tls from 'node:tls';
 import acme from 'acme-client';
+import axios, { type AxiosAdapter, type InternalAxiosRequestConfig } from 'axios';
 import type { Knex } from 'knex';
 import type { Sealer } from '../at-rest.js';
 import type { Logger } from '../logger.js';
 import {
   certificateDates,
   findAcmeAccount,
+  forgetAcmeAccount,
   putChallenge,
   removeChallenge,
   saveAcmeAccount,
@@ -33,6 +41,30 @@ export class AcmeRateLimitedError extends Error {
 
 /** Issuance failed for a reason worth showing to the domain's owner (ssl_error). */
 export class AcmeIssuanceError extends Error {}
+
+/** The ACME server does not know the stored account (a reset server, a new directory): register again. */
+export class AcmeAccountGoneError extends Error {}
+
+/** A request to the ACME server got no answer at all. */
+class AcmeUnreachableError extends Error {}
+
+const CONNECTION_PROBLEMS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'timed out',
+  ECONNABORTED: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+function unreachable(err: unknown, config: InternalAxiosRequestConfig): AcmeUnreachableError {
+  const e = err as { code?: string; message?: string };
+  const what = (e.code && CONNECTION_PROBLEMS[e.code]) ?? e.message ?? String(err);
+  const code = e.code && CONNECTION_PROBLEMS[e.code] ? ` (${e.code})` : '';
+  return new AcmeUnreachableError(`${what}${code} on ${(config.method ?? 'get').toUpperCase()} ${config.url}`);
+}
 
 export interface AcmeOptions {
   directoryUrl: string;
@@ -60,8 +92,16 @@ function configureHttp(caPem: string | null): void {
   if (configuredCa === undefined) {
     acme.axios.defaults.timeout = REQUEST_TIMEOUT_MS;
     (acme.axios.defaults as { acmeSettings?: { retryMaxAttempts: number } }).acmeSettings!.retryMaxAttempts = 0;
+    const send: AxiosAdapter = axios.getAdapter(acme.axios.defaults.adapter);
+    acme.axios.defaults.adapter = (config) =>
+      send(config).catch((err: unknown) => {
+        throw (err as { response?: unknown }).response ? err : unreachable(err, config);
+      });
     acme.axios.interceptors.response.use((resp) => {
       const data = resp.data as { type?: string; detail?: string } | undefined;
+      if (data?.type === 'urn:ietf:params:acme:error:accountDoesNotExist') {
+        throw new AcmeAccountGoneError(`The ACME server no longer knows the account: ${data.detail ?? ''}`);
+      }
       if (resp.status === 429 || data?.type === 'urn:ietf:params:acme:error:rateLimited') {
         throw new AcmeRateLimitedError(
           `The ACME server is rate limiting: ${data?.detail ?? `HTTP ${resp.status}`}`,
@@ -81,7 +121,10 @@ function configureHttp(caPem: string | null): void {
 
 /** Turns acme-client's errors (the ACME problem detail as the message) into a readable reason. */
 function reason(step: string, err: unknown): Error {
-  if (err instanceof AcmeRateLimitedError || err instanceof AcmeIssuanceError) return err;
+  if (err instanceof AcmeRateLimitedError || err instanceof AcmeIssuanceError || err instanceof AcmeAccountGoneError)
+    return err;
+  if (err instanceof AcmeUnreachableError)
+    return new AcmeIssuanceError(`${step}: the ACME server did not answer: ${err.message}`);
   const e = err as { message?: string; code?: string };
   const detail = (e.message || e.code || String(err)).slice(0, 500);
   return new AcmeIssuanceError(`${step}: ${detail}`);
@@ -102,17 +145,18 @@ export class AcmeIssuer {
   }
 
   /** A client on this directory's account, registering the account the first time. */
-  private async client(): Promise<acme.Client> {
+  private async client(): Promise<{ client: acme.Client; accountUrl: string }> {
     const { directoryUrl } = this.opts;
     const stored = await findAcmeAccount(this.db, this.sealer, directoryUrl);
     const backoff = { backoffAttempts: this.poll.attempts, backoffMin: this.poll.min, backoffMax: this.poll.max };
     if (stored) {
-      return new acme.Client({
+      const client = new acme.Client({
         directoryUrl,
         accountKey: stored.accountKeyPem,
         accountUrl: stored.accountUrl,
         ...backoff,
       });
+      return { client, accountUrl: stored.accountUrl };
     }
     const accountKeyPem = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString('utf8');
     const client = new acme.Client({ directoryUrl, accountKey: accountKeyPem, ...backoff });
@@ -124,14 +168,38 @@ export class AcmeIssuer {
     } catch (err) {
       throw reason('Registering the ACME account failed', err);
     }
-    await saveAcmeAccount(this.db, this.sealer, directoryUrl, { accountUrl: client.getAccountUrl(), accountKeyPem });
+    const accountUrl = client.getAccountUrl();
+    await saveAcmeAccount(this.db, this.sealer, directoryUrl, { accountUrl, accountKeyPem });
     this.log.info({ acme_directory: directoryUrl }, 'acme account registered');
-    return client;
+    return { client, accountUrl };
   }
 
-  /** Orders, proves (HTTP-01) and downloads a certificate for one host. */
+  /**
+   * Orders, proves (HTTP-01) and downloads a certificate for one host. When the ACME server no
+   * longer knows the stored account, the account is forgotten, registered again, and the order
+   * made once more.
+   */
   async issue(host: string): Promise<IssuedCertificate> {
-    const client = await this.client();
+    const first = await this.client();
+    try {
+      return await this.issueWith(first.client, host);
+    } catch (err) {
+      if (!(err instanceof AcmeAccountGoneError)) throw err;
+      this.log.warn(
+        { acme_directory: this.opts.directoryUrl, account_url: first.accountUrl, err: err.message },
+        'acme account unknown to the server: registering again',
+      );
+      await forgetAcmeAccount(this.db, this.opts.directoryUrl, first.accountUrl);
+    }
+    const again = await this.client();
+    try {
+      return await this.issueWith(again.client, host);
+    } catch (err) {
+      throw err instanceof AcmeAccountGoneError ? new AcmeIssuanceError(err.message) : err;
+    }
+  }
+
+  private async issueWith(client: acme.Client, host: string): Promise<IssuedCertificate> {
     const privateKey = await acme.crypto.createPrivateEcdsaKey('P-256');
     const [, csr] = await acme.crypto.createCsr({ commonName: host, altNames: [host] }, privateKey);
     let order: acme.Order;

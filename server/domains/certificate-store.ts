@@ -49,6 +49,11 @@ export async function saveAcmeAccount(
     .merge();
 }
 
+/** Drops a stored account the ACME server no longer knows (only that one: another may have replaced it). */
+export async function forgetAcmeAccount(db: Db, directoryUrl: string, accountUrl: string): Promise<void> {
+  await db('acme_accounts').where({ directory_url: directoryUrl, account_url: accountUrl }).delete();
+}
+
 export async function putChallenge(
   db: Db,
   challenge: { token: string; host: string; keyAuthorization: string; expiresAt: Date },

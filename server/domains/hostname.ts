@@ -1,6 +1,7 @@
-// Hostnames of custom domains. A host is stored lowercase and in punycode (IDNs through the WHATWG
-// domainToASCII), so equality and the unique index work on one spelling.
-import { domainToASCII } from 'node:url';
+// Hostnames of custom domains. A host is stored lowercase and in punycode (IDNs through UTS #46 with
+// the label checks of RFC 5891, ../schemas/idna.ts), so equality and the unique index work on one
+// spelling, and the same input gets the same answer on every Node release.
+import { idnaToAscii } from '../schemas/idna.js';
 
 export type HostResult = { ok: true; host: string } | { ok: false; message: string };
 
@@ -19,7 +20,7 @@ export function normalizeHost(input: string): HostResult {
     };
   }
   if (input.endsWith('.')) return { ok: false, message: 'The host must not end with a dot.' };
-  const ascii = domainToASCII(input);
+  const ascii = idnaToAscii(input);
   if (!ascii) return { ok: false, message: 'The host is not a valid hostname.' };
   if (ascii.length > 253) return { ok: false, message: 'The host must be at most 253 characters.' };
   const labels = ascii.split('.');

@@ -24,6 +24,24 @@ export function requestId(): Koa.Middleware {
   };
 }
 
+/**
+ * A script inside an SVG runs when the SVG is opened as a document on our origin: an image of
+ * ours (a logo is the client's SVG, sanitised) is given no right to run or fetch anything.
+ */
+export const SVG_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox";
+
+/**
+ * Headers of every answer of the API listener (/v1, /mcp, the dashboard): no content sniffing, and
+ * the SVG policy on every SVG whoever produced it.
+ */
+export function contentHeaders(): Koa.Middleware {
+  return async (ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    await next();
+    if (ctx.response.is('image/svg+xml')) ctx.set('Content-Security-Policy', SVG_CSP);
+  };
+}
+
 export function accessLog(app: AppContext, listener: 'api' | 'redirect'): Koa.Middleware {
   return async (ctx, next) => {
     const start = process.hrtime.bigint();

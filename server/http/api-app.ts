@@ -13,7 +13,7 @@ import { operations as allOperations } from '../all-operations.js';
 import { compileOperationSchemas } from '../operations/execute.js';
 import { buildOpenApi } from '../operations/openapi.js';
 import { API_VERSION, type Operation } from '../operations/operation.js';
-import { accessLog, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
+import { accessLog, contentHeaders, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
 import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { docsPage, rateLimitPage } from './pages.js';
@@ -136,6 +136,7 @@ export function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
   const router = createApiRouter(app, opts);
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
+  koa.use(contentHeaders());
   koa.use(accessLog(app, 'api'));
   koa.use(errorHandler(app));
   koa.use(router.routes());

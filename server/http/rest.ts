@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { AppContext } from '../context.js';
 import { rateHeaders } from '../metering/admission.js';
 import { executeOperation } from '../operations/execute.js';
+import { idempotencyKeyHeader } from '../operations/idempotency.js';
 import { readsBody, VIA_REST, type Operation } from '../operations/operation.js';
 import { readJsonBody } from '../http-common/body.js';
 import type { RequestState } from '../http-common/middleware.js';
@@ -35,7 +36,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
           ifNoneMatch: ctx.get('If-None-Match'),
           via: VIA_REST,
           onRate: (info) => ctx.set(rateHeaders(info)),
-          idempotencyKey: ctx.get('Idempotency-Key') || undefined,
+          idempotencyKey: idempotencyKeyHeader(ctx.headers),
         },
       );
       respond(ctx, result);

@@ -4,10 +4,11 @@
 import type { Call, Operation, OperationInput } from '../operations/operation.js';
 import { previewCodesStatus, previewCreateCodes, previewDeleteCode } from '../qr-codes/service.js';
 import { BOTS_LEFT_OUT } from '../analytics/schema.js';
-import { httpUrl } from '../schemas/common.js';
+import { ulid } from '../schemas/common.js';
+import { INPUT_TYPES } from '../qr-codes/types.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
-import type { CodeImagePayload } from '../qr-codes/image-tool.js';
+import { codeImageDescription, type CodeImagePayload } from '../qr-codes/image-tool.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -39,8 +40,13 @@ export interface ToolDef {
   guard?: Guard;
   /** The text payload when the operation answers without a body (204). */
   emptyPayload?(args: Record<string, unknown>): unknown;
-  /** The result's content when it is not the payload as JSON text (codes_image: an image and the SVG). */
-  content?(payload: unknown): ToolContent[];
+  /** The result's schema when the operation's response schema is not it (no body, or an image). */
+  outputSchema?: JsonSchema;
+  /**
+   * The result when it is not the payload as JSON text and structuredContent (codes_image: the
+   * image as image content and its description as structuredContent).
+   */
+  result?(payload: unknown): { content: ToolContent[]; structuredContent: Record<string, unknown> };
 }
 
 /** MCP content items a tool result carries. */
@@ -50,18 +56,13 @@ export interface Tool {
   def: ToolDef;
   op: Operation;
   inputSchema: JsonSchema;
-  /** The result's schema when it has one fixed shape (tool-schema.ts buildOutputSchema). */
-  outputSchema?: JsonSchema;
+  /** The result's schema (tool-schema.ts buildOutputSchema). */
+  outputSchema: JsonSchema;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
-
-const destinationUrl: JsonSchema = {
-  ...httpUrl,
-  description: `The URL the code redirects to. ${String(httpUrl.description)}`,
-};
 
 export const BULK_CONFIRM_ABOVE = 10;
 /** Previews list at most this many codes (count says how many there are). */
@@ -201,16 +202,16 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'codes_create',
     title: 'Create a QR code',
     description:
-      'Creates a dynamic QR code that redirects to destination (an http or https URL). routing, schedule, redirect_cap and password depend on the plan.',
+      'Creates a QR code. type (default redirect, the same as url) says what it carries: url redirects to destination (an http or https URL); vcard, links, app and event answer a hosted landing page built from the destination object and landing_config; wifi, text, email, sms, phone and geo are static (the QR holds the payload, not trackable). routing, schedule, redirect_cap and password depend on the plan.',
     operationId: 'codes.create',
     annotations: CREATE,
     inputOverrides: {
-      destination: destinationUrl,
       type: {
         type: 'string',
-        enum: ['redirect', 'url'],
+        enum: [...INPUT_TYPES],
         default: 'redirect',
-        description: '`redirect` (the default) and `url` are the same type.',
+        description:
+          '`redirect` (the default) and `url` are the same type; the others carry a destination object of their own.',
       },
     },
   },
@@ -220,7 +221,6 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     description: 'Changes the given fields of a QR code (destination, status, name, routing, redirect_cap, ...).',
     operationId: 'codes.update',
     annotations: UPDATE,
-    inputOverrides: { destination: destinationUrl },
   },
   {
     name: 'codes_delete',
@@ -236,6 +236,12 @@ export const TOOL_DEFS: readonly ToolDef[] = [
       }),
     },
     emptyPayload: (args) => ({ deleted: true, code_ulid: args.code_ulid }),
+    outputSchema: {
+      type: 'object',
+      required: ['deleted', 'code_ulid'],
+      additionalProperties: false,
+      properties: { deleted: { type: 'boolean', const: true }, code_ulid: ulid },
+    },
   },
   {
     name: 'codes_bulk_create',
@@ -286,15 +292,19 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'codes_image',
     title: 'QR image of a code',
     description:
-      'The QR code image of a code (it encodes the code’s public_url) as PNG image content (size pixels, 64 to 4096, default 1024) plus the SVG as text; style_ulid renders it with another style. Billed like GET /v1/qr-codes/{code_ulid}/image.',
+      'The QR code image of a code (it encodes the code’s public_url) as image content in the requested format (png, the default, or svg) and size (pixels, 64 to 4096, default 1024), described by structuredContent; style_ulid renders it with another style. Billed like GET /v1/qr-codes/{code_ulid}/image.',
     operationId: 'mcp.codes.image',
     annotations: READ,
-    content: (payload) => {
-      const image = payload as CodeImagePayload;
-      return [
-        { type: 'image', data: image.png, mimeType: 'image/png' },
-        { type: 'text', text: image.svg },
-      ];
+    outputSchema: codeImageDescription,
+    result: (payload) => {
+      const { data, ...description } = payload as CodeImagePayload;
+      return {
+        content: [
+          { type: 'image', data, mimeType: description.mime_type },
+          { type: 'text', text: JSON.stringify(description) },
+        ],
+        structuredContent: description,
+      };
     },
   },
   {

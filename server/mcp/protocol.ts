@@ -4,10 +4,12 @@
 // supplies the methods.
 
 /**
- * The protocol versions this server speaks, newest first. They are the versions the official
- * TypeScript SDK (@modelcontextprotocol/sdk) supports; a test keeps the two lists equal.
+ * The protocol versions this server speaks, newest first: the stateless revision 2026-07-28 plus
+ * every version the installed official TypeScript SDK (@modelcontextprotocol/sdk) supports; a
+ * test keeps the lists in step.
  */
 export const SUPPORTED_PROTOCOL_VERSIONS = [
+  '2026-07-28',
   '2025-11-25',
   '2025-06-18',
   '2025-03-26',
@@ -15,8 +17,20 @@ export const SUPPORTED_PROTOCOL_VERSIONS = [
   '2024-10-07',
 ] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+/** The newest version that has the initialize handshake: what initialize offers an unknown version. */
+export const LATEST_HANDSHAKE_VERSION = '2025-11-25';
 /** What a request without an MCP-Protocol-Version header is taken to speak (Streamable HTTP spec). */
 export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
+/**
+ * From this revision on MCP is stateless (SEP-2575): no initialize handshake; every request
+ * carries its protocol version, client info and capabilities in params._meta, and the
+ * MCP-Protocol-Version header must equal that version. server/discover replaces initialize for
+ * discovery, and ping is gone.
+ */
+export const STATELESS_SINCE = '2026-07-28';
+export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 /** JSON-RPC batching was removed from MCP in this revision; earlier revisions may send batches. */
 export const BATCHLESS_SINCE = '2025-06-18';
 /** Largest batch accepted from a pre-2025-06-18 client. */
@@ -27,6 +41,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
+/** 2026-07-28: the request's protocol version is not one this server speaks (HTTP 400). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32004;
 
 export type JsonRpcId = string | number;
 
@@ -50,9 +66,54 @@ export function isSupportedVersion(v: string): boolean {
   return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(v);
 }
 
-/** Lifecycle rule: answer with the client's version when supported, else with our latest. */
+/**
+ * Lifecycle rule of initialize: answer with the client's version when supported, else with our
+ * latest that still has initialize (a client that knows no version of ours speaks the handshake).
+ */
 export function negotiateVersion(requested: string): string {
-  return isSupportedVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  return isSupportedVersion(requested) ? requested : LATEST_HANDSHAKE_VERSION;
+}
+
+export function isStateless(version: string): boolean {
+  return version >= STATELESS_SINCE;
+}
+
+/**
+ * The stateless revision's per-request checks (SEP-2575) on one parsed HTTP body, given its
+ * MCP-Protocol-Version header: a request whose params._meta names a protocol version must name a
+ * supported one (-32004 with supportedVersions), the same as the header, and carry the client's
+ * info and capabilities; a request sent with a stateless header must carry that _meta. Answers
+ * the refusal (HTTP 400), or null when the request may proceed.
+ */
+export function statelessRefusal(body: unknown, headerVersion: string): Dispatched | null {
+  const msg = classify(body);
+  if (msg.kind !== 'request') return null;
+  const meta = msg.params?._meta;
+  const metaVersion = isPlainObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
+  if (metaVersion === undefined && !isStateless(headerVersion)) return null;
+  const refuse = (code: number, message: string, data?: unknown) => ({
+    status: 400,
+    body: errorResponse(msg.id, code, message, data),
+  });
+  if (typeof metaVersion !== 'string') {
+    return refuse(INVALID_PARAMS, `params._meta must carry ${META_PROTOCOL_VERSION} (MCP ${STATELESS_SINCE}).`);
+  }
+  if (!isSupportedVersion(metaVersion) || !isStateless(metaVersion)) {
+    return refuse(UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
+      supportedVersions: SUPPORTED_PROTOCOL_VERSIONS.filter(isStateless),
+      requested: metaVersion,
+    });
+  }
+  if (headerVersion !== metaVersion) {
+    return refuse(
+      INVALID_REQUEST,
+      `The MCP-Protocol-Version header (${headerVersion || 'absent'}) must equal params._meta's ${META_PROTOCOL_VERSION} (${metaVersion}).`,
+    );
+  }
+  const m = meta as Record<string, unknown>;
+  const missing = [META_CLIENT_INFO, META_CLIENT_CAPABILITIES].filter((k) => !isPlainObject(m[k]));
+  if (missing.length) return refuse(INVALID_PARAMS, `params._meta must carry ${missing.join(' and ')}.`);
+  return null;
 }
 
 /** Whether a client speaking `version` may send JSON-RPC batches (ISO dates compare as strings). */

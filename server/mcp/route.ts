@@ -14,13 +14,17 @@ import type { RequestState } from '../http-common/middleware.js';
 import { rateHeaders } from '../metering/admission.js';
 import { assertApiAccess } from '../operations/execute.js';
 import { API_VERSION } from '../operations/operation.js';
+import { bearerChallenge, MCP_RESOURCE_PATH, resourceUri } from '../oauth/metadata.js';
 import {
   DEFAULT_HEADER_PROTOCOL_VERSION,
   dispatch,
   errorResponse,
   INVALID_PARAMS,
+  isStateless,
   isSupportedVersion,
+  METHOD_NOT_FOUND,
   negotiateVersion,
+  statelessRefusal,
   PARSE_ERROR,
   RpcError,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -29,7 +33,7 @@ import {
 import type { Tool } from './catalog.js';
 import { buildTools, callTool, describeTool } from './tools.js';
 
-export const MCP_PATH = '/mcp';
+export const MCP_PATH = MCP_RESOURCE_PATH;
 export const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };
 
 const INSTRUCTIONS =
@@ -68,6 +72,20 @@ export function acceptsJson(accept: string): boolean {
     });
 }
 
+/**
+ * The caller of /mcp: an API token, or an OAuth access token bound to this resource. A 401 tells
+ * the client where to sign in (RFC 9728 section 5.1: resource_metadata, plus the scopes).
+ */
+async function authenticateMcp(app: AppContext, header: string): Promise<Principal> {
+  try {
+    return await app.principals.authenticate(header, app.clock.now(), resourceUri(app));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'unauthenticated') throw err;
+    const problem = header ? { code: 'invalid_token', description: err.message } : undefined;
+    throw new ApiError(err.code, err.message, err.extra, { 'WWW-Authenticate': bearerChallenge(app, problem) });
+  }
+}
+
 /** A transport-level refusal: JSON-RPC error body without an id, as the Streamable HTTP spec shows. */
 function refuse(ctx: Koa.Context, status: number, message: string): void {
   ctx.status = status;
@@ -81,7 +99,8 @@ export function mountMcp(router: Router, app: AppContext): void {
   const byName = new Map<string, Tool>(tools.map((t) => [t.def.name, t]));
   const toolList = tools.map(describeTool);
 
-  const methods = (principal: Principal, ctx: Koa.Context): Record<string, MethodHandler> => {
+  const capabilities = { tools: { listChanged: false } };
+  const methods = (principal: Principal, ctx: Koa.Context, version: string): Record<string, MethodHandler> => {
     const state = ctx.state as RequestState;
     const log = app.log.child({ request_id: state.requestId });
     return {
@@ -90,12 +109,19 @@ export function mountMcp(router: Router, app: AppContext): void {
           throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
         return {
           protocolVersion: negotiateVersion(params.protocolVersion),
-          capabilities: { tools: { listChanged: false } },
+          capabilities,
           serverInfo: SERVER_INFO,
           instructions: INSTRUCTIONS,
         };
       },
-      ping: async () => ({}),
+      // 2026-07-28: discovery without a handshake; answered to every era, since it changes nothing.
+      'server/discover': async () => ({
+        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities,
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      }),
+      ...(isStateless(version) ? {} : { ping: async () => ({}) }),
       // Every tool fits one page, so a cursor is never handed out and any sent is ignored.
       'tools/list': async () => ({ tools: toolList }),
       'tools/call': async (params, { inBatch }) => {
@@ -121,12 +147,13 @@ export function mountMcp(router: Router, app: AppContext): void {
   router.post(MCP_PATH, async (ctx) => {
     const state = ctx.state as RequestState;
     state.route = MCP_PATH;
-    const origin = ctx.get('Origin');
-    if (origin && !originAllowed(origin, app.config.mcpAllowedOrigins)) {
+    // Present is what counts: an empty Origin (or `null`, a sandboxed page) is refused like any other.
+    const origin = ctx.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, app.config.mcpAllowedOrigins)) {
       return refuse(
         ctx,
         403,
-        `Forbidden: the Origin ${origin} may not call this endpoint; allowed origins are set by MCP_ALLOWED_ORIGINS.`,
+        `Forbidden: the Origin ${JSON.stringify(origin)} may not call this endpoint; allowed origins are set by MCP_ALLOWED_ORIGINS.`,
       );
     }
     const headerVersion = ctx.get('MCP-Protocol-Version');
@@ -141,7 +168,7 @@ export function mountMcp(router: Router, app: AppContext): void {
       return refuse(ctx, 406, 'Not Acceptable: this endpoint answers application/json.');
     }
 
-    const principal = await app.principals.authenticate(ctx.get('Authorization'), app.clock.now());
+    const principal = await authenticateMcp(app, ctx.get('Authorization'));
     state.orgUlid = principal.org.ulid;
     assertApiAccess(principal);
 
@@ -170,7 +197,13 @@ export function mountMcp(router: Router, app: AppContext): void {
       (body as { method?: unknown }).method === 'tools/call';
     if (!singleToolCall && !principal.abilities.has('mcp.access')) throw ApiError.forbidden('mcp.access');
 
-    const answer = await dispatch(body, headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION, methods(principal, ctx));
+    const version = headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION;
+    const answer =
+      statelessRefusal(body, headerVersion) ?? (await dispatch(body, version, methods(principal, ctx, version)));
+    // The stateless revision answers an unknown method with HTTP 404 as well.
+    if (isStateless(version) && !Array.isArray(answer.body) && answer.body && 'error' in answer.body) {
+      if (answer.body.error.code === METHOD_NOT_FOUND) answer.status = 404;
+    }
     if (answer.body === undefined) {
       // Null first, then the status: Koa turns a null body into 204 otherwise.
       ctx.body = null;

@@ -158,18 +158,38 @@ export function buildInputSchema(def: ToolDef, op: Operation): JsonSchema {
       description: 'The confirmation_id returned by the preview call.',
     };
   }
-  return { type: 'object', properties, required: [...required], additionalProperties: false };
+  const out: JsonSchema = { type: 'object', properties, required: [...required], additionalProperties: false };
+  // Conditions between inputs (a code's destination schema per type) stay conditions of the tool's input.
+  const conditions = partsOf(op).flatMap(({ schema }) =>
+    Array.isArray(schema.allOf) ? (schema.allOf as JsonSchema[]).filter((c) => c.if !== undefined) : [],
+  );
+  if (conditions.length) out.allOf = toToolSchema(conditions, 'input') as JsonSchema[];
+  return out;
 }
 
+/** What a guarded tool answers first: the preview of confirm-then-execute (confirm.ts). */
+const previewOutput: JsonSchema = {
+  type: 'object',
+  required: ['requires_confirmation', 'confirmation_id', 'expires_at', 'preview'],
+  additionalProperties: false,
+  properties: {
+    requires_confirmation: { type: 'boolean', const: true },
+    confirmation_id: { type: 'string' },
+    expires_at: { type: 'string', description: 'When the confirmation_id expires (ISO 8601).' },
+    preview: { type: 'object', description: 'What the confirmed call would do.' },
+  },
+};
+
 /**
- * The tool's outputSchema: its operation's success payload, for tools whose result has one fixed
- * shape. Guarded tools answer a preview first, and results that are not a JSON object (no body,
- * an image) have none; MCP wants an object at the root.
+ * The tool's outputSchema: the tool's own (ToolDef.outputSchema) or its operation's success
+ * payload; a guarded tool answers either its preview or that. MCP wants an object at the root, so
+ * a tool without one is a programming error, caught when the catalog is built.
  */
-export function buildOutputSchema(def: ToolDef, op: Operation): JsonSchema | undefined {
-  if (def.guard || !op.response.schema) return undefined;
-  const schema = toToolSchema(op.response.schema, 'output') as JsonSchema;
-  return schema.type === 'object' ? schema : undefined;
+export function buildOutputSchema(def: ToolDef, op: Operation): JsonSchema {
+  const result = toToolSchema(def.outputSchema ?? op.response.schema, 'output') as JsonSchema | undefined;
+  if (result?.type !== 'object')
+    throw new Error(`${def.name}: the result of ${op.id} is not described by an object schema`);
+  return def.guard ? { type: 'object', anyOf: [previewOutput, result] } : result;
 }
 
 /** Splits tool arguments into the operation's params, query and body; unknown names are 422. */

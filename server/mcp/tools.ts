@@ -14,7 +14,7 @@ import { REPLAYED_HEADER } from '../operations/idempotency.js';
 
 export interface CallToolResult {
   content: ToolContent[];
-  /** The same payload as the text, for tools that declare an outputSchema. */
+  /** The result as the tool's outputSchema describes it (absent on errors). */
   structuredContent?: Record<string, unknown>;
   isError: boolean;
   /** idempotent_replayed: the stored answer of an earlier call with the same idempotency_key. */
@@ -47,7 +47,7 @@ export function describeTool(tool: Tool) {
     title: tool.def.title,
     description: `${tool.def.description} ${needs}`,
     inputSchema: tool.inputSchema,
-    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+    outputSchema: tool.outputSchema,
     annotations: { title: tool.def.title, ...tool.def.annotations },
   };
 }
@@ -110,10 +110,9 @@ export async function callTool(
     );
     const payload =
       result.body === undefined || result.status === 204 ? (tool.def.emptyPayload?.(args) ?? {}) : result.body;
-    const answer = tool.def.content
-      ? { content: tool.def.content(payload), isError: false }
-      : textResult(payload, false);
-    if (tool.outputSchema) answer.structuredContent = payload as Record<string, unknown>;
+    const answer: CallToolResult = tool.def.result
+      ? { ...tool.def.result(payload), isError: false }
+      : { ...textResult(payload, false), structuredContent: payload as Record<string, unknown> };
     return replayed(answer, result.headers);
   } catch (err) {
     if (err instanceof ApiError) {

@@ -36,6 +36,15 @@ export function takesIdempotencyKey(method: string): boolean {
   return method === 'POST' || method === 'PATCH';
 }
 
+/**
+ * The Idempotency-Key a request sent: undefined only when the header is absent. An empty header is
+ * a key like any other, and is refused by checkIdempotencyKey rather than taken for no key.
+ */
+export function idempotencyKeyHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers['idempotency-key'];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 export function checkIdempotencyKey(key: string): void {
   if (!KEY.test(key)) {
     throw ApiError.field('idempotency_key', 'An idempotency key is 1 to 255 visible ASCII characters (no spaces).');

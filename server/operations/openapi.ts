@@ -32,6 +32,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Validation failed (validation_failed, with errors per field; unknown body fields and unknown query parameters included), or the Idempotency-Key was used with another request (idempotency_key_reused).',
   429: 'Rate limit exceeded (rate_limited).',
   500: 'A bug (internal): the body carries the request_id to quote; never a stack trace.',
+  503: 'Every render thread is busy and the render queue is full, or a render overran its time budget (service_unavailable); retry after Retry-After seconds when it is given.',
 };
 
 /**
@@ -66,12 +67,24 @@ const RESPONSE_HEADERS: Record<string, Doc> = {
     schema: integer,
   },
   RetryAfter: { description: 'Seconds until the window resets.', required: true, schema: integer },
+  RenderRetryAfter: { description: 'Seconds after which the render queue is likely to have room.', schema: integer },
   RateLimitHelp: {
     description: 'The rate-limit help page: `<url>; rel="help"; type="text/html"`.',
     required: true,
     schema: { type: 'string' },
   },
   WwwAuthenticate: { description: 'Always `Bearer`.', required: true, schema: { type: 'string', const: 'Bearer' } },
+  ContentTypeOptions: {
+    description: 'Always `nosniff`: a browser takes the Content-Type as sent.',
+    required: true,
+    schema: { type: 'string', const: 'nosniff' },
+  },
+  SvgContentSecurityPolicy: {
+    description:
+      "On an SVG answer: `default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox`, so the " +
+      'image opened as a document runs and fetches nothing.',
+    schema: { type: 'string' },
+  },
   IdempotentReplayed: {
     description: '`true` when this is the stored answer to an earlier call with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },
@@ -88,7 +101,10 @@ const headerRef = (name: keyof typeof RESPONSE_HEADERS): Doc => ({ $ref: `#/comp
 function responseHeaders(op: Operation, status: number): Record<string, Doc> {
   const alternative = op.alternatives?.find((a) => a.status === status);
   const ok = status === op.response.status || alternative !== undefined;
-  const out: Record<string, Doc> = { 'X-Request-Id': headerRef('RequestId') };
+  const out: Record<string, Doc> = {
+    'X-Request-Id': headerRef('RequestId'),
+    'X-Content-Type-Options': headerRef('ContentTypeOptions'),
+  };
   if (status !== 401) {
     const suffix = ok || status === 429 || status === 402 ? '' : 'IfAdmitted';
     out['X-RateLimit-Limit'] = headerRef(`RateLimitLimit${suffix}`);
@@ -100,8 +116,11 @@ function responseHeaders(op: Operation, status: number): Record<string, Doc> {
     out['Retry-After'] = headerRef('RetryAfter');
     out.Link = headerRef('RateLimitHelp');
   }
+  if (status === 503) out['Retry-After'] = headerRef('RenderRetryAfter');
   if (takesIdempotencyKey(op.method) && status !== 401) out['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
   if (ok && op.response.csv) out['Content-Disposition'] = headerRef('ContentDisposition');
+  if (ok && op.response.media?.['image/svg+xml'])
+    out['Content-Security-Policy'] = headerRef('SvgContentSecurityPolicy');
   const own = alternative ? alternative.headers : ok ? op.response.headers : undefined;
   for (const [name, h] of Object.entries(own ?? {})) out[name] = { ...h };
   return out;

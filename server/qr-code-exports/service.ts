@@ -1,61 +1,20 @@
 // Print runs: an export renders a selection of codes (a list, a brand's codes or a bulk import's
 // codes) into one ZIP with one image per code (`<slug>.<ext>`) and manifest.csv. Requesting one
-// freezes the selection (qr_code_export_items) and enqueues the job in the same transaction; the
-// job renders the codes in file order through the QR-code image service, streams the ZIP into
-// 1 MiB chunks in Postgres (zip.ts) and records its progress. A retried job starts the ZIP over
-// (the chunks of the failed attempt are deleted first). The ZIP is kept QR_EXPORT_TTL_HOURS.
+// freezes the selection (qr_code_export_items) and enqueues the job (job.ts) in the same
+// transaction. The ZIP is kept QR_EXPORT_TTL_HOURS. Data access is repository.ts.
 import { Readable } from 'node:stream';
-import type { Knex } from 'knex';
-import { ulid as newUlid } from 'ulid';
 import type { OrgRecord } from '../auth/principal.js';
 import { findBrand } from '../brands/service.js';
-import { findImport } from '../bulk-imports/service.js';
+import { findImport } from '../bulk-imports/repository.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
-import { toCsv } from '../operations/csv.js';
-import { getOrganizationById } from '../organizations/service.js';
-import { renderCodeImage } from '../qr-codes/image.js';
-import { findCodes, type CodeRow } from '../qr-codes/repository.js';
-import { publicUrl } from '../qr-codes/service.js';
-import { publicSlug } from '../qr-codes/slug.js';
+import { findCodes } from '../qr-codes/repository.js';
 import { findStyle } from '../qr-styles/service.js';
-import type { CreateExportInput, ExportFormat, ExportStatus, SelectionKind } from './schema.js';
-import { ZipChunkWriter } from './zip.js';
 import { DEFAULT_SIZE } from '../rendering/index.js';
-
-export const EXPORT_TASK = 'qr-code-export';
-export const PRUNE_TASK = 'qr-code-exports-prune';
-/** Codes rendered between two progress updates. */
-export const PAGE_SIZE = 100;
-export const MANIFEST_NAME = 'manifest.csv';
-export const MANIFEST_COLUMNS = ['slug', 'public_url', 'destination', 'file'] as const;
-
-type Db = Knex | Knex.Transaction;
-
-interface ExportRow {
-  id: number;
-  ulid: string;
-  org_id: number;
-  source: string | null;
-  status: ExportStatus;
-  format: ExportFormat;
-  size: number | null;
-  style_id: number | null;
-  style_ulid: string | null;
-  style_name: string | null;
-  selection_kind: SelectionKind;
-  selection_ulid: string | null;
-  total: number;
-  done: number;
-  attempts: number;
-  zip_bytes: string | number | null;
-  error_message: string | null;
-  completed_at: Date | null;
-  expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import { EXPORT_TASK } from './job.js';
+import { exportById, expireExports, findExport, insertExport, readChunk, type ExportRow } from './repository.js';
+import type { CreateExportInput, ExportFormat, ExportStatus, SelectionKind } from './schema.js';
 
 export interface QrCodeExportOut {
   ulid: string;
@@ -76,13 +35,6 @@ export interface QrCodeExportOut {
   completed_at: string | null;
   created_at: string;
   updated_at: string;
-}
-
-export interface ManifestRow {
-  slug: string;
-  public_url: string;
-  destination: string;
-  file: string;
 }
 
 const exportFileName = (ulid: string) => `qr-codes-${ulid}.zip`;
@@ -110,25 +62,6 @@ export function renderExport(r: ExportRow): QrCodeExportOut {
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Data access: every read takes the organization first.
-
-const EXPORT_SELECT = `select e.*, s.ulid as style_ulid, s.name as style_name
-    from qr_code_exports e left join qr_styles s on s.id = e.style_id`;
-
-async function findExport(db: Db, org: OrgRecord, ulid: string): Promise<ExportRow | null> {
-  const { rows } = await db.raw<{ rows: ExportRow[] }>(`${EXPORT_SELECT} where e.org_id = ? and e.ulid = ?`, [
-    org.id,
-    ulid.toUpperCase(),
-  ]);
-  return rows[0] ?? null;
-}
-
-async function exportById(db: Db, id: number): Promise<ExportRow | null> {
-  const { rows } = await db.raw<{ rows: ExportRow[] }>(`${EXPORT_SELECT} where e.id = ?`, [id]);
-  return rows[0] ?? null;
 }
 
 /** Code ids of a selection, in file order: the given order, or creation order (id). */
@@ -238,29 +171,23 @@ export async function createExport(
   const format = input.format ?? 'svg';
   const now = app.clock.now();
   const id = await app.db.transaction(async (trx) => {
-    const [created] = await trx('qr_code_exports')
-      .insert({
-        ulid: newUlid(),
+    const created = await insertExport(
+      trx,
+      {
         org_id: org.id,
         token_id: opts.tokenId,
         source: opts.source ?? 'api',
-        status: 'queued',
         format,
         size: input.size ?? null,
         style_id: styleId,
         selection_kind: selection.kind,
         selection_ulid: selection.ulid,
-        total: 0,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning<{ id: number; ulid: string }[]>(['id', 'ulid']);
-    // One more than the limit is enough to refuse; the selection is never read whole into memory.
-    const { rowCount } = await trx.raw<{ rowCount: number }>(
-      `insert into qr_code_export_items (export_id, position, code_id)
-       select ?, (row_number() over (order by s.ord))::int - 1, s.code_id from (${selection.sql} limit ?) s`,
-      [created.id, ...selection.binds, max + 1],
+        now,
+      },
+      selection,
+      max,
     );
+    const rowCount = created.count;
     if (rowCount > max) {
       const field = selection.kind === 'brand' ? 'brand_ulid' : 'bulk_import_ulid';
       throw ApiError.field(field, `${tooMany(max, input)}; this selection has more.`);
@@ -269,7 +196,6 @@ export async function createExport(
       const field = selection.kind === 'brand' ? 'brand_ulid' : 'bulk_import_ulid';
       throw ApiError.field(field, 'This selection holds no live QR code.');
     }
-    await trx('qr_code_exports').where({ id: created.id }).update({ total: rowCount });
     await enqueueJob(
       trx,
       EXPORT_TASK,
@@ -317,174 +243,10 @@ export async function openDownload(app: AppContext, org: OrgRecord, exportUlid: 
   const id = row.id;
   async function* chunks(): AsyncGenerator<Buffer> {
     for (let seq = 0; ; seq++) {
-      const chunk = await app.db('qr_code_export_chunks').where({ export_id: id, seq }).first<{ data: Buffer }>('data');
+      const chunk = await readChunk(app.db, id, seq);
       if (!chunk) return;
-      yield chunk.data;
+      yield chunk;
     }
   }
   return { fileName: exportFileName(row.ulid), bytes: Number(row.zip_bytes), body: Readable.from(chunks()) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The job.
-
-function destinationUrl(destination: unknown): string {
-  if (typeof destination === 'string') return destination;
-  const url = (destination as { url?: unknown } | null)?.url;
-  return typeof url === 'string' ? url : '';
-}
-
-/** Items after `afterPosition` with their live codes (deleted since the request: left out). */
-async function itemsPage(
-  db: Db,
-  org: OrgRecord,
-  exportId: number,
-  afterPosition: number,
-): Promise<{ last: number; codes: CodeRow[] } | null> {
-  const items = await db('qr_code_export_items as i')
-    .join('qr_codes as c', 'c.id', 'i.code_id')
-    .where('i.export_id', exportId)
-    .andWhere('i.position', '>', afterPosition)
-    .orderBy('i.position')
-    .limit(PAGE_SIZE)
-    .select<{ position: number; ulid: string }[]>('i.position', 'c.ulid');
-  if (!items.length) return null;
-  const byUlid = new Map(
-    (
-      await findCodes(
-        db,
-        org,
-        items.map((i) => i.ulid),
-      )
-    ).map((c) => [c.ulid, c]),
-  );
-  return {
-    last: items[items.length - 1].position,
-    codes: items.map((i) => byUlid.get(i.ulid)).filter((c): c is CodeRow => c !== undefined),
-  };
-}
-
-/**
- * Claims the export for one attempt: processing, counters reset and the chunks of an earlier
- * attempt deleted. Null when there is nothing to do (finished, or gone).
- */
-async function claim(app: AppContext, exportId: number): Promise<ExportRow | null> {
-  return app.db.transaction(async (trx) => {
-    const row = await trx('qr_code_exports').where({ id: exportId }).forUpdate().first<ExportRow | undefined>();
-    if (!row || (row.status !== 'queued' && row.status !== 'processing')) return null;
-    await trx('qr_code_export_chunks').where({ export_id: exportId }).del();
-    const now = app.clock.now();
-    await trx('qr_code_exports')
-      .where({ id: exportId })
-      .update({ status: 'processing', done: 0, attempts: row.attempts + 1, started_at: now, updated_at: now });
-    return exportById(trx, exportId);
-  });
-}
-
-/** Renders the export into its ZIP. A second run of a finished export does nothing. */
-export async function runExport(app: AppContext, exportId: number, chunkBytes?: number): Promise<void> {
-  const row = await claim(app, exportId);
-  if (!row) return;
-  const org = await getOrganizationById(app.db, row.org_id);
-  const attempt = row.attempts;
-  const ours = () => app.db('qr_code_exports').where({ id: exportId, status: 'processing', attempts: attempt });
-  const writer = new ZipChunkWriter(
-    async (seq, data) => {
-      await app.db('qr_code_export_chunks').insert({ export_id: exportId, seq, data });
-    },
-    row.created_at,
-    chunkBytes,
-  );
-  const manifest: ManifestRow[] = [];
-  try {
-    let after = -1;
-    let done = 0;
-    for (
-      let page = await itemsPage(app.db, org, exportId, after);
-      page;
-      page = await itemsPage(app.db, org, exportId, after)
-    ) {
-      for (const code of page.codes) {
-        const image = await renderCodeImage(app.db, org, code, {
-          format: row.format,
-          size: row.size ?? undefined,
-          styleUlid: row.style_ulid ?? undefined,
-        });
-        const slug = publicSlug(code.slug);
-        const file = `${slug}.${image.extension}`;
-        await writer.add(file, image.body, row.format === 'svg');
-        manifest.push({
-          slug,
-          public_url: publicUrl(
-            { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
-            code.slug,
-          ),
-          destination: destinationUrl(code.destination),
-          file,
-        });
-      }
-      done += page.codes.length;
-      after = page.last;
-      await ours().update({ done, updated_at: app.clock.now() });
-    }
-    await writer.add(MANIFEST_NAME, Buffer.from(toCsv(manifest, MANIFEST_COLUMNS)), true);
-    const bytes = await writer.finish();
-    const now = app.clock.now();
-    await ours().update({
-      status: 'completed',
-      done,
-      zip_bytes: bytes,
-      completed_at: now,
-      expires_at: new Date(now.getTime() + app.config.exportTtlHours * 3600_000),
-      updated_at: now,
-    });
-  } catch (err) {
-    writer.abort();
-    throw err;
-  }
-}
-
-/** After the last attempt (or an error no retry can fix): failed with the reason, chunks deleted. */
-export async function failExport(app: AppContext, exportId: number, message: string): Promise<void> {
-  const now = app.clock.now();
-  await app.db.transaction(async (trx) => {
-    const updated = await trx('qr_code_exports')
-      .where({ id: exportId })
-      .whereIn('status', ['queued', 'processing'])
-      .update({ status: 'failed', error_message: message.slice(0, 1000), completed_at: now, updated_at: now });
-    if (updated) await trx('qr_code_export_chunks').where({ export_id: exportId }).del();
-  });
-}
-
-/** Completed exports lose their ZIP and frozen selection and become expired. */
-async function expireExports(app: AppContext, ids: number[]): Promise<void> {
-  if (!ids.length) return;
-  await app.db.transaction(async (trx) => {
-    const expired = await trx('qr_code_exports')
-      .whereIn('id', ids)
-      .andWhere({ status: 'completed' })
-      .update({ status: 'expired', updated_at: app.clock.now() })
-      .returning<{ id: number }[]>('id');
-    const gone = expired.map((e) => e.id);
-    if (!gone.length) return;
-    await trx('qr_code_export_chunks').whereIn('export_id', gone).del();
-    await trx('qr_code_export_items').whereIn('export_id', gone).del();
-  });
-}
-
-/** The hourly prune: every completed export past its expiry. Returns how many expired. */
-export async function pruneExports(app: AppContext, batch = 100): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const due = await app
-      .db('qr_code_exports')
-      .where({ status: 'completed' })
-      .andWhere('expires_at', '<=', app.clock.now())
-      .orderBy('expires_at')
-      .limit(batch)
-      .pluck<number[]>('id');
-    await expireExports(app, due);
-    total += due.length;
-    if (due.length < batch) return total;
-  }
 }

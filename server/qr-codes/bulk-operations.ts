@@ -6,7 +6,7 @@
 import { defineOperation } from '../operations/operation.js';
 import { createCodes, updateCodesStatus } from './service.js';
 import { CODE_STATUSES, createCodeBody, QrCode, type CodeStatus, type CodeWrite } from './schema.js';
-import { httpUrl, listEnvelope, ulid } from '../schemas/common.js';
+import { listEnvelope, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
 export const BULK_MAX_ROWS = 1000;
@@ -16,13 +16,7 @@ export const BULK_MAX_ROWS = 1000;
  * $id: ajv walks x-mcp too and must not see codes.create.body twice.
  */
 const { $id: _createId, ...createRow } = createCodeBody;
-const rowForTools: JsonSchema = {
-  ...createRow,
-  properties: {
-    ...(createCodeBody.properties as Record<string, JsonSchema>),
-    destination: { ...httpUrl, description: `The URL the code redirects to. ${String(httpUrl.description)}` },
-  },
-};
+const rowForTools: JsonSchema = createRow;
 
 export interface BulkCreateBody {
   rows: CodeWrite[];

@@ -1,16 +1,8 @@
 import { defineOperation } from '../operations/operation.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { objectSchema, ulid } from '../schemas/common.js';
-import {
-  CONTENT_TYPES,
-  IMAGE_FORMATS,
-  MARGIN_MAX,
-  renderQr,
-  SIZE_MAX,
-  SIZE_MIN,
-  type ImageFormat,
-} from '../rendering/index.js';
-import { resolveCodeImage } from './image.js';
+import { CONTENT_TYPES, IMAGE_FORMATS, MARGIN_MAX, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../rendering/index.js';
+import { drawCodeImage, resolveCodeImage } from './image.js';
 import { codeParams, type CodeParams } from './schema.js';
 import { getCodeRow } from './service.js';
 
@@ -84,7 +76,8 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
     'The encoded text is always the code’s public_url. The style is the code’s (or `style_ulid`), with brand-kit ' +
     'references resolved; a code without a style gets black on white. SVG is compact (merged paths); PDF is vector, ' +
     'the page sized to the image. A strong ETag answers If-None-Match with 304. A stored style that does not fit ' +
-    'the style schema is 409. See docs/rendering.md.',
+    'the style schema is 409. Images are drawn by a pool of render threads: when its queue is full the answer is 503 with ' +
+    'Retry-After. See docs/rendering.md.',
   tag: 'QR codes',
   ability: 'codes.view',
   billable: true,
@@ -109,7 +102,7 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
   alternatives: [
     { status: 304, description: 'Not modified: the If-None-Match ETag is current.', headers: cacheHeaders },
   ],
-  errors: [404, 409],
+  errors: [404, 409, 503],
   handler: async ({ app, principal, accept, ifNoneMatch }, { params, query }) => {
     const code = await getCodeRow(app.db, principal.org, params.code_ulid);
     const format = negotiateFormat(query.format, accept);
@@ -121,7 +114,7 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
     });
     const headers: Record<string, string> = { ETag: resolved.etag, 'Cache-Control': CACHE_CONTROL, Vary: 'Accept' };
     if (etagMatches(ifNoneMatch, resolved.etag)) return { status: 304, headers };
-    const image = await renderQr(resolved.request);
+    const image = await drawCodeImage(app, principal.org, resolved);
     if (query.download === 1) headers['Content-Disposition'] = `attachment; filename="${resolved.filename}"`;
     return { status: 200, body: image.body, contentType: CONTENT_TYPES[format], headers };
   },

@@ -1,33 +1,58 @@
-// MCP-only operation behind codes_image: the code's QR image as PNG (tool `image` content) and as
-// SVG (text), rendered by the QR-code image service like GET /v1/qr-codes/{code_ulid}/image. Not a
-// REST endpoint (REST answers one format per request); it runs through executeOperation like every
-// tool: codes.view, one admitted and metered call, as the REST image is.
+// MCP-only operation behind codes_image: the code's QR image in the requested format (PNG or SVG)
+// and size, as MCP image content, rendered by the QR-code image service like
+// GET /v1/qr-codes/{code_ulid}/image. Not a REST endpoint (its body carries the image as base64);
+// it runs through executeOperation like every tool: codes.view, one admitted and metered call, as
+// the REST image is.
 import { defineOperation } from '../operations/operation.js';
 import { renderCodeImage } from './image.js';
 import { DEFAULT_SIZE, SIZE_MAX, SIZE_MIN } from '../rendering/index.js';
 import { getCodeRow } from './service.js';
 import { objectSchema, ulid } from '../schemas/common.js';
+import type { JsonSchema } from '../schemas/validation.js';
+
+export const CODE_IMAGE_FORMATS = { png: 'image/png', svg: 'image/svg+xml' } as const;
+export type CodeImageFormat = keyof typeof CODE_IMAGE_FORMATS;
 
 export interface CodeImageParams {
   code_ulid: string;
 }
 export interface CodeImageQuery {
   size: number;
+  format: CodeImageFormat;
   style_ulid?: string;
 }
 
+/** The operation's body: what the image is, and the image itself as base64 (`data`). */
 export interface CodeImagePayload {
-  /** base64 of the PNG. */
-  png: string;
-  svg: string;
+  code_ulid: string;
+  format: CodeImageFormat;
+  mime_type: string;
+  /** Width and height in pixels. */
+  size: number;
+  etag: string;
+  data: string;
 }
+
+/** The tool's structuredContent: the payload without the image bytes, which are the image content. */
+export const codeImageDescription: JsonSchema = {
+  type: 'object',
+  required: ['code_ulid', 'format', 'mime_type', 'size', 'etag'],
+  additionalProperties: false,
+  properties: {
+    code_ulid: ulid,
+    format: { type: 'string', enum: Object.keys(CODE_IMAGE_FORMATS) },
+    mime_type: { type: 'string', enum: Object.values(CODE_IMAGE_FORMATS) },
+    size: { type: 'integer', description: 'Width and height of the image in pixels.' },
+    etag: { type: 'string', description: 'The ETag GET /v1/qr-codes/{code_ulid}/image gives the same image.' },
+  },
+};
 
 // MCP tool codes_image
 export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
   id: 'mcp.codes.image',
   method: 'GET',
   path: '/mcp#codes_image',
-  summary: 'The QR image of a code as PNG and SVG',
+  summary: 'The QR image of a code as PNG or SVG',
   tag: 'MCP',
   ability: 'codes.view',
   billable: true,
@@ -38,18 +63,33 @@ export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
       minimum: SIZE_MIN,
       maximum: SIZE_MAX,
       default: DEFAULT_SIZE,
-      description: `PNG width and height in pixels, ${SIZE_MIN} to ${SIZE_MAX} (default ${DEFAULT_SIZE}); the SVG is drawn at the same width.`,
+      description: `Width and height in pixels, ${SIZE_MIN} to ${SIZE_MAX} (default ${DEFAULT_SIZE}).`,
+    },
+    format: {
+      type: 'string',
+      enum: Object.keys(CODE_IMAGE_FORMATS),
+      default: 'png',
+      description: 'png (default) or svg.',
     },
     style_ulid: { ...ulid, description: 'Render with this style instead of the code’s own.' },
   }),
-  response: { status: 200, description: 'The PNG (base64) and the SVG of the code’s QR image.' },
-  errors: [404],
+  response: { status: 200, description: 'The image (base64) and what it is.' },
+  errors: [404, 503],
   handler: async ({ app, principal }, { params, query }) => {
     const code = await getCodeRow(app.db, principal.org, params.code_ulid);
-    const options = { styleUlid: query.style_ulid };
-    const png = await renderCodeImage(app.db, principal.org, code, { ...options, format: 'png', size: query.size });
-    const svg = await renderCodeImage(app.db, principal.org, code, { ...options, format: 'svg' });
-    const body: CodeImagePayload = { png: png.body.toString('base64'), svg: svg.body.toString('utf8') };
+    const image = await renderCodeImage(app, principal.org, code, {
+      styleUlid: query.style_ulid,
+      format: query.format,
+      size: query.size,
+    });
+    const body: CodeImagePayload = {
+      code_ulid: params.code_ulid,
+      format: query.format,
+      mime_type: CODE_IMAGE_FORMATS[query.format],
+      size: query.size,
+      etag: image.etag,
+      data: image.body.toString('base64'),
+    };
     return { status: 200, body };
   },
 });

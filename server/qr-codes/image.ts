@@ -1,17 +1,21 @@
-// The one place that turns a stored code into its QR image: the encoded text is always the code's
-// public_url (the dynamic redirect, never the destination); the style is the style_ulid override
+// The one place that turns a stored code into its QR image: the encoded text is the code's
+// public_url (the dynamic redirect, never the destination), or for a static type its payload
+// (./payload.ts); the style is the style_ulid override
 // (looked up in the organization) or the code's own, its brand-kit references resolved from the
 // style's brand. Everything a render depends on goes into the strong ETag.
 import type { Knex } from 'knex';
 import type { OrgRecord } from '../auth/principal.js';
+import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { renderEtag, renderQr, type ImageFormat, type RenderedImage, type RenderRequest } from '../rendering/index.js';
+import { renderEtag, type ImageFormat, type RenderedImage, type RenderRequest } from '../rendering/index.js';
 import type { StyleConfig } from '../rendering/style.js';
 import { styleConfigErrors } from '../rendering/validate.js';
 import { findStyle, resolveStyleConfig } from '../qr-styles/service.js';
 import type { CodeRow } from './repository.js';
 import { publicUrl } from './service.js';
 import { publicSlug } from './slug.js';
+import { encodedText } from './payload.js';
+import { canonicalType } from './types.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -58,7 +62,11 @@ export async function resolveCodeImage(
   }
   config = await resolveStyleConfig(db, org, config, styleBrandId);
   const request: RenderRequest = {
-    text: publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+    text: encodedText(
+      canonicalType(code.type),
+      code.destination,
+      publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+    ),
     config,
     format: options.format,
     size: options.size,
@@ -67,13 +75,28 @@ export async function resolveCodeImage(
   return { request, etag: renderEtag(request), filename: `${publicSlug(code.slug)}.${options.format}` };
 }
 
-/** A code's QR image with its ETag. */
+/**
+ * A code's QR image with its ETag, drawn by the render threads (or taken from their cache, where
+ * images are kept by organization and ETag). `background` (print runs): wait for room in the render
+ * queue instead of failing with 503 when it is full.
+ */
 export async function renderCodeImage(
-  db: Db,
+  app: AppContext,
   org: OrgRecord,
   code: CodeRow,
   options: CodeImageOptions,
+  background = false,
 ): Promise<RenderedImage & { etag: string }> {
-  const resolved = await resolveCodeImage(db, org, code, options);
-  return { ...(await renderQr(resolved.request)), etag: resolved.etag };
+  const resolved = await resolveCodeImage(app.db, org, code, options);
+  return { ...(await drawCodeImage(app, org, resolved, background)), etag: resolved.etag };
+}
+
+/** The image of a resolved request, from the render cache of the organization when drawn before. */
+export function drawCodeImage(
+  app: AppContext,
+  org: OrgRecord,
+  resolved: ResolvedCodeImage,
+  background = false,
+): Promise<RenderedImage> {
+  return app.renders.render(resolved.request, { cacheKey: `${org.id}:${resolved.etag}`, background });
 }

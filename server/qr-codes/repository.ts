@@ -231,7 +231,8 @@ export interface NewCodeRow {
   style_id: number | null;
   name: string | null;
   slug: string;
-  type: 'url';
+  type: string;
+  landing_config: string | null;
   status: string;
   destination: string;
   routing: string | null;

@@ -5,6 +5,7 @@
 // (server/redirect/) caches and answers; the SQL on qr_codes is here.
 import type { Knex } from 'knex';
 import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
+import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -20,12 +21,17 @@ export interface ScanCode {
   passwordHash: string | null;
   redirectCap: number | null;
   prelander: { seconds: number; message: string | null } | null;
+  /** The stored type (url, a landing-page type, or a static type, which the redirect never serves). */
+  type: string;
+  /** The landing page of a vcard, links, app or event code (its brand's kit included); null for the others. */
+  landing: LandingEntry | null;
 }
 
 /** The code (not deleted) whose stored slug is `key` in lower case, or null. */
 export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | null> {
   const row = await db('qr_codes as c')
     .join('domains as d', 'd.id', 'c.domain_id')
+    .leftJoin('brands as b', 'b.id', 'c.brand_id')
     .whereRaw('lower(c.slug) = ?', [key])
     .whereNull('c.deleted_at')
     .first(
@@ -46,12 +52,18 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       'c.prelander_enabled',
       'c.prelander_seconds',
       'c.prelander_message',
+      'c.ulid',
+      'c.type',
+      'c.landing_config',
+      'b.brand_kit',
     );
   if (!row) return null;
+  const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
   const settings: CodeSettings = {
     id: Number(row.id),
     status: row.status,
-    destination: row.destination,
+    // A landing page's destination is its page's content, never a URL to send to.
+    destination: landing ? null : row.destination,
     routing: row.routing,
     schedule: row.schedule,
     dateBegin: row.date_begin ? new Date(row.date_begin) : null,
@@ -71,6 +83,8 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
     prelander: row.prelander_enabled
       ? { seconds: row.prelander_seconds ?? 5, message: row.prelander_message ?? null }
       : null,
+    type: row.type,
+    landing,
   };
 }
 

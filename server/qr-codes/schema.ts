@@ -6,12 +6,12 @@ import { dateTime, httpUrl, nullableDateTime, nullableUlid, objectSchema, ulid }
 import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
+import { LandingConfig } from './landing-config.js';
+import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputType } from './types.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
 export type CodeStatus = (typeof CODE_STATUSES)[number];
-/** `url` is canonical; `redirect` is accepted on input as its alias and stored as url. */
-export const CODE_TYPES = ['url', 'redirect'] as const;
 export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
 
@@ -21,7 +21,7 @@ const url = httpUrl;
  * A URL string or an object {url}. One schema with type [string, object]: string keywords apply
  * to strings and object keywords to objects, which keeps the error messages plain (no oneOf).
  */
-export const destination: JsonSchema = {
+export const urlDestination: JsonSchema = {
   type: ['string', 'object'],
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
@@ -29,6 +29,8 @@ export const destination: JsonSchema = {
   required: ['url'],
   properties: { url },
   additionalProperties: false,
+  // Tool inputs take one type per schema.
+  'x-mcp': { anyOf: [url, { type: 'object', required: ['url'], properties: { url }, additionalProperties: false }] },
   description:
     'An http or https URL (at most 2048 characters), as a string or as an object {url}. Echoed in the ' +
     'shape given, with the URL normalised (host in punycode, path and query percent-encoded).',
@@ -161,6 +163,61 @@ const utmParams: JsonSchema = {
     'Query parameters appended to the destination (utm_ is prefixed when missing); never replaces a key the URL already has.',
 };
 
+/**
+ * The destination field of a body: its shape depends on `type`, so the body says which schema
+ * applies per type (typedDestinations); on its own the field only says "a URL or an object".
+ */
+const destination: JsonSchema = {
+  type: ['string', 'object'],
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  // Tool inputs take one type per schema.
+  'x-mcp': {
+    anyOf: [
+      { ...url, description: 'For type url (the default): the URL the code redirects to.' },
+      {
+        type: 'object',
+        description:
+          'For type url: {url}. For every other type: the destination object of that type, as the if/then entries of this input schema give it.',
+      },
+    ],
+  },
+  description:
+    'For type url (the default): an http or https URL (at most 2048 characters), as a string or {url}, echoed in ' +
+    'the shape given with the URL normalised. For every other type: an object of that type’s schema ' +
+    '(components Destination.<type>; docs/resources-qr-codes.md).',
+};
+
+/**
+ * One `if type is T then destination is T's schema` per type. With `typeRequired` (PATCH) a body
+ * without `type` is left to the service, which checks the destination against the stored type.
+ */
+function typedDestinations(typeRequired: boolean): JsonSchema[] {
+  const when = (types: string[], absentMatches: boolean): JsonSchema => ({
+    properties: { type: { enum: types } },
+    ...(absentMatches ? {} : { required: ['type'] }),
+  });
+  return [
+    { if: when(['url', 'redirect'], !typeRequired), then: { properties: { destination: urlDestination } } },
+    // Only a url takes a string: without type, a string destination is a URL whatever the stored type.
+    ...(typeRequired
+      ? [
+          {
+            if: {
+              not: { required: ['type'] },
+              properties: { destination: { type: 'string', maxLength: MAX_URL_LENGTH } },
+            },
+            then: { properties: { destination: urlDestination } },
+          },
+        ]
+      : []),
+    ...Object.entries(DESTINATION_SCHEMAS).map(([t, schema]) => ({
+      if: when([t], false),
+      then: { properties: { destination: schema } },
+    })),
+  ];
+}
+
 /** Fields settable on create and update (PATCH makes every one optional and nullable where it can be cleared). */
 const writable = {
   name: { type: ['string', 'null'], maxLength: 255 },
@@ -171,7 +228,16 @@ const writable = {
     description: '1 to 64 of [A-Za-z0-9_-]; stored as `<org-slug>/<slug>`.',
   },
   destination,
-  type: { type: 'string', enum: [...CODE_TYPES], description: '`url`; `redirect` is accepted as its alias.' },
+  type: {
+    type: 'string',
+    enum: [...INPUT_TYPES],
+    description:
+      'What the code carries (default url; `redirect` is accepted as its alias). Dynamic: url, vcard, links, app, ' +
+      'event (the QR encodes public_url; scans are recorded). Static: ' +
+      `${STATIC_TYPES.join(', ')} (the QR encodes the payload itself; not trackable). A type changes between ` +
+      'dynamic types only.',
+  },
+  landing_config: { ...LandingConfig, type: ['object', 'null'] },
   status: { type: 'string', enum: [...CODE_STATUSES] },
   domain_ulid: {
     ...ulid,
@@ -225,9 +291,15 @@ const writable = {
 
 export type WritableField = keyof typeof writable;
 
-export const createCodeBody = objectSchema('codes.create.body', writable, ['slug', 'destination', 'domain_ulid']);
+export const createCodeBody: JsonSchema = {
+  ...objectSchema('codes.create.body', writable, ['slug', 'destination', 'domain_ulid']),
+  allOf: typedDestinations(false),
+};
 
-export const updateCodeBody = objectSchema('codes.update.body', writable);
+export const updateCodeBody: JsonSchema = {
+  ...objectSchema('codes.update.body', writable),
+  allOf: typedDestinations(true),
+};
 
 export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
 
@@ -271,19 +343,26 @@ export const QrCode: JsonSchema = {
     ulid: { type: 'string' },
     name: { type: ['string', 'null'] },
     slug: { type: 'string', description: '`<org-slug>/<slug>`.' },
-    type: { type: 'string', enum: ['url'] },
+    type: { type: 'string', enum: [...CODE_TYPES] },
+    trackable: {
+      type: 'boolean',
+      description: 'false for static types: the QR holds the payload, so scans are not seen and not counted.',
+    },
     status: { type: 'string', enum: [...CODE_STATUSES] },
     public_url: { type: 'string', format: 'uri' },
     destination: {
       type: ['string', 'object'],
-      description: 'In the shape given (a URL string or {url}), the URL normalised.',
+      description:
+        'url: in the shape given (a URL string or {url}), the URL normalised; other types: the object of the type’s schema.',
     },
     routing: { type: ['object', 'null'] },
     schedule: { type: ['object', 'null'] },
     password: { type: 'boolean', description: 'Whether a password is set.' },
     redirects_count: {
       type: 'integer',
-      description: 'Every redirect served, bots included (analytics leave bots out unless include_bots=true).',
+      description:
+        'Every redirect or landing page served, bots included (analytics leave bots out unless include_bots=true). ' +
+        'Absent for static types, which cannot be counted.',
     },
     brand: named,
     domain: {
@@ -304,7 +383,7 @@ export const QrCode: JsonSchema = {
       description: reserved,
     },
     custom_js: { type: 'null', description: 'Not executed; always null.' },
-    landing_config: { type: ['object', 'null'], description: reserved },
+    landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
     prelander_enabled: { type: 'boolean' },
     prelander_seconds: { type: ['integer', 'null'] },
     prelander_message: { type: ['string', 'null'] },
@@ -319,8 +398,9 @@ export const CodeList = pagedEnvelope(QrCode);
 export interface CodeWrite {
   name?: string | null;
   slug?: string;
-  destination?: string | { url: string };
-  type?: 'url' | 'redirect';
+  destination?: string | Record<string, unknown>;
+  type?: InputType;
+  landing_config?: Record<string, unknown> | null;
   status?: CodeStatus;
   domain_ulid?: string;
   brand_ulid?: string | null;

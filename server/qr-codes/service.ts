@@ -26,7 +26,18 @@ import {
   type Refs,
 } from './repository.js';
 import { createCodeBody, type CodeSettings, type CodeStatus, type CodeWrite } from './schema.js';
-import { addError, checkDates, checkDateValue, checkDestination, slugProblem, withNormalisedUrls } from './validate.js';
+import {
+  addError,
+  checkDates,
+  checkDateValue,
+  checkDestination,
+  slugProblem,
+  typeChangeProblem,
+  withNormalisedUrls,
+} from './validate.js';
+import { canonicalType, DESTINATION_SCHEMAS, isStaticType, type CodeType, type StaticType } from './types.js';
+import { staticPayload } from './payload.js';
+import { payloadProblem } from '../rendering/index.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
 import { emitEvent, emitEvents } from '../webhooks/events.js';
 
@@ -40,13 +51,15 @@ export interface QrCodeOut {
   name: string | null;
   slug: string;
   type: string;
+  /** false for static types: nothing is counted, and redirects_count is absent. */
+  trackable: boolean;
   status: string;
   public_url: string;
   destination: unknown;
   routing: Record<string, unknown> | null;
   schedule: Record<string, unknown> | null;
   password: boolean;
-  redirects_count: number;
+  redirects_count?: number;
   brand: { ulid: string; name: string } | null;
   domain: { ulid: string; host: string };
   style: { ulid: string; name: string } | null;
@@ -77,18 +90,21 @@ export function publicUrl(domain: { type: string; host: string; origin: string |
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export function renderCode(r: CodeRow): QrCodeOut {
+  const type = canonicalType(r.type);
+  const trackable = !isStaticType(type);
   return {
     ulid: r.ulid,
     name: r.name,
     slug: r.slug,
-    type: 'url',
+    type,
+    trackable,
     status: r.status,
     public_url: publicUrl({ type: r.domain_type, host: r.domain_host, origin: r.domain_origin }, r.slug),
     destination: r.destination,
     routing: r.routing,
     schedule: r.schedule,
     password: r.has_password,
-    redirects_count: Number(r.redirects_count),
+    ...(trackable ? { redirects_count: Number(r.redirects_count) } : {}),
     brand: r.brand_ulid ? { ulid: r.brand_ulid, name: r.brand_name ?? '' } : null,
     domain: { ulid: r.domain_ulid, host: r.domain_host },
     style: r.style_ulid ? { ulid: r.style_ulid, name: r.style_name ?? '' } : null,
@@ -160,6 +176,21 @@ export async function resolveReferences(db: Db, org: OrgRecord, given: CodeRefer
   });
 }
 
+/** A static payload that no QR symbol can hold, even at the lowest error-correction level: 422 now, not at print. */
+function checkPayloadFits(errors: FieldErrors, type: StaticType, destination: unknown): void {
+  const problem = payloadProblem(staticPayload(type, destination), 'L');
+  if (problem) addError(errors, 'destination', problem);
+}
+
+/** The destination of a non-url type against its schema (PATCH without type: the stored type's). */
+function destinationSchemaErrors(app: AppContext, errors: FieldErrors, type: CodeType, d: unknown): void {
+  if (type === 'url') return;
+  const fn = app.validators.compile(DESTINATION_SCHEMAS[type], 'body');
+  if (fn(d)) return;
+  for (const [field, msgs] of Object.entries(toFieldErrors(fn.errors ?? [])))
+    for (const m of msgs) addError(errors, field === '_' ? 'destination' : `destination.${field}`, m);
+}
+
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 const date = (v: string | null | undefined): Date | null => (v ? new Date(v) : null);
 
@@ -174,7 +205,9 @@ function schemaErrors(app: AppContext, input: unknown): FieldErrors {
     const p = slugProblem(obj.slug);
     if (p) addError(own, 'slug', p);
   }
-  if (obj.destination !== undefined) checkDestination(own, obj.destination);
+  // A url destination gets our plainer message; the other types' schemas speak for themselves.
+  if (obj.destination !== undefined && canonicalType(obj.type as string | undefined) === 'url')
+    checkDestination(own, obj.destination);
   for (const [field, msgs] of Object.entries(toFieldErrors(fn.errors ?? []))) {
     if (field === 'slug' && own.slug) continue;
     if (field.startsWith('destination') && Object.keys(own).some((k) => k.startsWith('destination'))) continue;
@@ -212,7 +245,9 @@ export async function prepareNewCodes(
   // The inputs with every URL normalised: what is stored and previewed.
   const normalised = inputs.map((input, i): CodeWrite => {
     if (Object.keys(errors[i]).length) return input;
-    const out = withNormalisedUrls(errors[i], input);
+    const type = canonicalType(input.type);
+    const out = withNormalisedUrls(errors[i], input, type);
+    if (!Object.keys(errors[i]).length && isStaticType(type)) checkPayloadFits(errors[i], type, out.destination);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
     checkDateValue(errors[i], 'expire_at', input.expire_at);
     if (!Object.keys(errors[i]).length) checkDates(errors[i], date(input.date_begin), date(input.expire_at));
@@ -253,7 +288,8 @@ export async function prepareNewCodes(
       style_id: input.style_ulid ? refs.styles.get(input.style_ulid)!.id : null,
       name: input.name ?? null,
       slug: storedSlug(org.slug, input.slug!),
-      type: 'url',
+      type: canonicalType(input.type),
+      landing_config: json(input.landing_config),
       status: input.status ?? 'active',
       destination: JSON.stringify(input.destination),
       routing: json(input.routing),
@@ -450,7 +486,22 @@ export async function updateCode(
   return inTransaction(app, opts.trx, async (trx) => {
     const current = await getCodeRow(trx, org, codeUlid);
     const errors: FieldErrors = {};
-    const urls = withNormalisedUrls(errors, patch);
+    const stored = canonicalType(current.type);
+    const type = patch.type !== undefined ? canonicalType(patch.type) : stored;
+    const change = typeChangeProblem(stored, type);
+    if (change) throw ApiError.field('type', change);
+    if (type !== stored && patch.destination === undefined)
+      throw ApiError.field(
+        'destination',
+        `Changing the type to ${type} needs that type's destination in the same request.`,
+      );
+    // A body without type was not checked against the stored type's destination schema yet.
+    if (patch.type === undefined && patch.destination !== undefined)
+      destinationSchemaErrors(app, errors, type, patch.destination);
+    if (Object.keys(errors).length) throw ApiError.validation(errors);
+    const urls = withNormalisedUrls(errors, patch, type);
+    if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)
+      checkPayloadFits(errors, type, urls.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);
     checkDateValue(errors, 'expire_at', patch.expire_at);
     if (Object.keys(errors).length) throw ApiError.validation(errors);
@@ -468,7 +519,8 @@ export async function updateCode(
     if (patch.name !== undefined) set.name = patch.name;
     if (slug !== undefined) set.slug = slug;
     if (urls.destination !== undefined) set.destination = JSON.stringify(urls.destination);
-    if (patch.type !== undefined) set.type = 'url';
+    if (patch.type !== undefined) set.type = type;
+    if (patch.landing_config !== undefined) set.landing_config = json(patch.landing_config);
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.domain_ulid !== undefined) set.domain_id = refs.domains.get(patch.domain_ulid)!.id;
     if (patch.brand_ulid !== undefined) set.brand_id = patch.brand_ulid ? refs.brands.get(patch.brand_ulid)!.id : null;

@@ -7,6 +7,7 @@ import type { FieldErrors } from '../errors.js';
 import { validTimeZone } from './routing.js';
 import { normaliseHttpUrl } from '../schemas/http-url.js';
 import { SLUG_PATTERN } from './schema.js';
+import { isStaticType, type CodeType } from './types.js';
 
 const SLUG_RE = new RegExp(SLUG_PATTERN);
 
@@ -145,10 +146,94 @@ interface UrlFields {
  * A code's input with every URL it carries normalised (destination, rule destinations, variants,
  * schedule fallback); the keys it does not give stay absent. Problems are added to the errors.
  */
-export function withNormalisedUrls<T extends UrlFields>(errors: FieldErrors, input: T): T {
+export function withNormalisedUrls<T extends UrlFields>(errors: FieldErrors, input: T, type: CodeType = 'url'): T {
   const out = { ...input };
-  if (input.destination !== undefined) out.destination = checkDestination(errors, input.destination);
+  if (input.destination !== undefined) out.destination = checkTypedDestination(errors, type, input.destination);
   if (input.routing !== undefined) out.routing = checkRouting(errors, input.routing as { rules?: RuleInput[] } | null);
   if (input.schedule !== undefined) out.schedule = checkSchedule(errors, input.schedule as ScheduleInput | null);
   return out;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A local date-time YYYY-MM-DDTHH:MM[:SS] that exists on the calendar, as minutes to compare. */
+function localMinutes(s: unknown): number | null {
+  if (typeof s !== 'string') return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(s);
+  if (!m) return null;
+  const [y, mo, d, h, mi, se] = m.slice(1).map((x) => Number(x ?? 0));
+  const t = Date.UTC(y, mo - 1, d, h, mi, se);
+  const back = new Date(t);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return null;
+  return t / 60_000;
+}
+
+/**
+ * The checks of a typed destination that its schema cannot say (URLs that parse, a store URL for
+ * an app, a time zone and an end after the start for an event, a Wi-Fi password unless the network
+ * is open), after the schema accepted it. Returns the destination with its URLs normalised.
+ */
+export function checkTypedDestination(errors: FieldErrors, type: CodeType, d: unknown): unknown {
+  if (type === 'url') return checkDestination(errors, d);
+  if (!isObj(d)) {
+    addError(errors, 'destination', `Must be an object for a code of type ${type}.`);
+    return undefined;
+  }
+  const out: Obj = { ...d };
+  const url = (key: string, at = `destination.${key}`, obj: Obj = out) => {
+    if (obj[key] !== undefined) obj[key] = checkUrl(errors, at, obj[key]);
+  };
+  switch (type) {
+    case 'vcard':
+      url('website');
+      break;
+    case 'links':
+      if (Array.isArray(d.links)) {
+        out.links = d.links.map((link: unknown, i) => {
+          const l = { ...(link as Obj) };
+          url('url', `destination.links.${i}.url`, l);
+          return l;
+        });
+      }
+      break;
+    case 'app':
+      for (const k of ['app_store_url', 'play_store_url', 'fallback_url']) url(k);
+      if (d.app_store_url === undefined && d.play_store_url === undefined)
+        addError(errors, 'destination', 'An app code needs app_store_url, play_store_url or both.');
+      break;
+    case 'event': {
+      url('url');
+      if (typeof d.timezone === 'string' && !validTimeZone(d.timezone))
+        addError(errors, 'destination.timezone', 'Must be a valid IANA time zone, e.g. Europe/Berlin.');
+      const start = localMinutes(d.start);
+      const end = localMinutes(d.end);
+      if (start === null)
+        addError(errors, 'destination.start', 'Must be a date and time that exists, YYYY-MM-DDTHH:MM.');
+      if (end === null) addError(errors, 'destination.end', 'Must be a date and time that exists, YYYY-MM-DDTHH:MM.');
+      if (start !== null && end !== null && end <= start) addError(errors, 'destination.end', 'Must be after start.');
+      break;
+    }
+    case 'wifi':
+      if ((d.encryption ?? 'WPA') !== 'nopass' && d.password === undefined)
+        addError(errors, 'destination.password', 'Required unless encryption is nopass.');
+      if (d.encryption === 'nopass' && d.password !== undefined)
+        addError(errors, 'destination.password', 'An open network (encryption nopass) has no password.');
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+/** Why a code's type cannot change from one to the other, or null when it may. */
+export function typeChangeProblem(from: CodeType, to: CodeType): string | null {
+  if (from === to) return null;
+  if (isStaticType(from) || isStaticType(to)) {
+    return (
+      `A code cannot change between a dynamic type and a static one (${from} to ${to}): a static code's QR holds ` +
+      'its payload, a dynamic one its public_url, so the printed symbol would no longer match. Create a new code.'
+    );
+  }
+  return null;
 }

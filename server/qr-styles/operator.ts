@@ -3,7 +3,7 @@
 // dropped; and, on request, a fresh scannability measurement of the styles that fit.
 import type { AppContext } from '../context.js';
 import type { FieldErrors } from '../errors.js';
-import { checkScannability, type Scannability } from '../rendering/scannability.js';
+import type { Scannability } from '../rendering/scannability.js';
 import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand-kit.js';
 import type { StyleConfig } from '../rendering/style.js';
 import { styleConfigErrors } from '../rendering/validate.js';
@@ -61,7 +61,7 @@ export async function checkStoredStyles(
       let config = row.config as StyleConfig;
       try {
         if (usesBrandKit(config)) config = resolveBrandKit(config, row.brand_kit);
-        const scannability = await checkScannability(config);
+        const scannability = await app.renders.scannability(config, undefined, true);
         await app
           .db('qr_styles')
           .where({ id: row.id })

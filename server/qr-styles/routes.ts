@@ -79,6 +79,7 @@ export const stylesCreate = defineOperation<Record<string, never>, Record<string
   billable: true,
   body: createStyleBody,
   response: { status: 201, description: 'The new style.', schema: dataEnvelope(QrStyle) },
+  errors: [503],
   handler: async ({ app, principal }, { body }) => ({
     status: 201,
     body: { data: renderStyle(await createStyle(app, principal.org, body)) },
@@ -97,7 +98,7 @@ export const stylesUpdate = defineOperation<StyleParams, Record<string, never>, 
   params: styleParams,
   body: updateStyleBody,
   response: { status: 200, description: 'The style after the change.', schema: dataEnvelope(QrStyle) },
-  errors: [404],
+  errors: [404, 503],
   handler: async ({ app, principal }, { params, body }) => ({
     status: 200,
     body: { data: renderStyle(await updateStyle(app, principal.org, params.style_ulid, body)) },
@@ -136,6 +137,7 @@ export const stylesPreview = defineOperation<Record<string, never>, Record<strin
   billable: true,
   body: previewStyleBody,
   response: { status: 200, description: 'The image and its scannability.', schema: dataEnvelope(StylePreview) },
+  errors: [503],
   handler: async ({ app, principal }, { body }) => ({
     status: 200,
     body: { data: await previewStyle(app, principal.org, body) },

@@ -8,8 +8,8 @@ import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand-kit.js';
 import { logoDataUri, parseLogo } from '../rendering/logo.js';
-import { checkScannability, SAMPLE_TEXT, type Scannability } from '../rendering/scannability.js';
-import { renderQr } from '../rendering/index.js';
+import { SAMPLE_TEXT, type Scannability } from '../rendering/scannability.js';
+import { LOGO_COST_PX } from '../rendering/raster.js';
 import type { StyleConfig } from '../rendering/style.js';
 import { styleConfigErrors } from '../rendering/validate.js';
 import type { CreateStyleBody, PreviewStyleBody, StyleInput } from './schema.js';
@@ -127,16 +127,39 @@ function storedConfig(config: StyleConfig): StyleConfig {
 }
 
 /**
+ * The scannability of a config as it will be drawn (brand-kit references resolved), measured by the
+ * render threads; first, a logo that costs more than LOGO_DRAW_BUDGET_MS to draw is refused with a
+ * 422 on `field` (a render draws it again for every image).
+ */
+export async function measureStyle(
+  app: AppContext,
+  resolved: StyleConfig,
+  field = 'config.image',
+): Promise<Scannability> {
+  if (resolved.image) {
+    const budget = app.config.logoDrawBudgetMs;
+    const ms = await app.renders.logoCost(resolved.image, budget);
+    if (ms > budget) {
+      throw ApiError.field(
+        field,
+        `The logo takes ${ms >= app.config.renderTimeoutMs ? 'over ' : ''}${Math.round(ms)} ms to draw at ${LOGO_COST_PX} px, more than the ${budget} ms a logo may cost (LOGO_DRAW_BUDGET_MS): simplify it (SVG filters such as blur and thousands of shapes are costly) or use a PNG.`,
+      );
+    }
+  }
+  return app.renders.scannability(resolved);
+}
+
+/**
  * Checks a config as it will be drawn: a failing one is refused (422 style_not_scannable with the
  * reasons), a warning one is kept with them.
  */
 export async function judgeStyle(
-  db: Knex,
+  app: AppContext,
   org: OrgRecord,
   config: StyleConfig,
   brandId: number | null,
 ): Promise<Scannability> {
-  const scannability = await checkScannability(await resolveStyleConfig(db, org, config, brandId));
+  const scannability = await measureStyle(app, await resolveStyleConfig(app.db, org, config, brandId));
   if (scannability.verdict === 'fail') throw ApiError.styleNotScannable(scannability);
   return scannability;
 }
@@ -153,14 +176,15 @@ export interface StyleVerdict {
  * cannot answer, or a symbol that would no longer scan). A stored style never fails its own check.
  */
 export async function judgeBrandKit(
-  db: Knex,
+  app: AppContext,
   org: OrgRecord,
   brandUlid: string,
   kit: BrandKit,
 ): Promise<StyleVerdict[]> {
-  const brand = await findBrand(db, org, brandUlid);
+  const brand = await findBrand(app.db, org, brandUlid);
   if (!brand) return []; // the update itself answers 404
-  const styles = (await db('qr_styles')
+  const styles = (await app
+    .db('qr_styles')
     .where({ org_id: org.id, brand_id: brand.id })
     .orderBy('id')
     .select('id', 'ulid', 'name', 'config')) as { id: number; ulid: string; name: string; config: StyleConfig }[];
@@ -177,7 +201,7 @@ export async function judgeBrandKit(
       const why = Object.entries(errors).map(([field, messages]) => `${field}: ${messages.join(' ')}`);
       throw ApiError.field('brand_kit', `The brand's ${named} refers to it: ${why.join('; ')}`);
     }
-    const scannability = await checkScannability(resolved);
+    const scannability = await measureStyle(app, resolved, 'brand_kit');
     if (scannability.verdict === 'fail') {
       throw new ApiError(
         'style_not_scannable',
@@ -202,7 +226,7 @@ export async function storeVerdicts(db: Knex, org: OrgRecord, verdicts: StyleVer
 export async function createStyle(app: AppContext, org: OrgRecord, input: CreateStyleBody): Promise<StyleRow> {
   const brandId = input.brand_ulid ? await brandIdFor(app.db, org, input.brand_ulid) : null;
   const config = storedConfig(input.config);
-  const scannability = await judgeStyle(app.db, org, config, brandId);
+  const scannability = await judgeStyle(app, org, config, brandId);
   const now = app.clock.now();
   const id = newUlid(now.getTime());
   await app.db('qr_styles').insert({
@@ -238,7 +262,7 @@ export async function updateStyle(
   // (A stored config that predates the schema is left for qrctl styles check to report.)
   if (patch.config !== undefined || (patch.brand_ulid !== undefined && !styleConfigErrors(row.config))) {
     const config = patch.config !== undefined ? storedConfig(patch.config) : (row.config as StyleConfig);
-    changes.scannability = JSON.stringify(await judgeStyle(app.db, org, config, brandId));
+    changes.scannability = JSON.stringify(await judgeStyle(app, org, config, brandId));
     if (patch.config !== undefined) changes.config = JSON.stringify(config);
   }
   if (!Object.keys(changes).length) return row;
@@ -272,8 +296,8 @@ export async function previewStyle(app: AppContext, org: OrgRecord, input: Previ
   const text = input.text ?? SAMPLE_TEXT;
   const format = input.format ?? 'svg';
   const [image, scannability] = await Promise.all([
-    renderQr({ text, config, format, size: input.size ?? 512 }),
-    checkScannability(config, text),
+    app.renders.render({ text, config, format, size: input.size ?? 512 }),
+    app.renders.scannability(config, text),
   ]);
   return {
     image: format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),

@@ -4,22 +4,16 @@
 // raw address is used for the lookups and the hash, and never stored.
 import crypto from 'node:crypto';
 import net from 'node:net';
-import { isbot } from 'isbot';
-import UAParser from 'ua-parser-js';
+import { parseAgent, type AgentInfo } from '../analytics/agent.js';
 import type { GeoData } from '../geo/database.js';
 import { ipv4ToInt, ipv6ToBigInt } from '../http-common/client-ip.js';
+
+export { parseAgent, referrerHost, type AgentInfo } from '../analytics/agent.js';
 
 export interface NetworkInfo {
   country: string;
   provider: string;
   asn: number;
-}
-
-export interface AgentInfo {
-  device: string;
-  os: string;
-  browser: string;
-  isBot: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -46,47 +40,6 @@ export function primaryLanguage(header: string | undefined): string {
   }
   const primary = best.split(/[-_]/)[0];
   return /^[a-z]{1,8}$/.test(primary) ? primary : '';
-}
-
-export function referrerHost(header: string | undefined): string {
-  if (!header) return '';
-  try {
-    return new URL(header).hostname.toLowerCase().slice(0, 253);
-  } catch {
-    return '';
-  }
-}
-
-const DESKTOP_OS = new Set([
-  'windows',
-  'mac os',
-  'macos',
-  'linux',
-  'ubuntu',
-  'debian',
-  'fedora',
-  'chromium os',
-  'chrome os',
-  'freebsd',
-  'openbsd',
-  'netbsd',
-]);
-
-/** Device, OS, browser and bot of a user agent; desktop when a desktop OS and no device type. */
-export function parseAgent(ua: string): AgentInfo {
-  if (!ua) return { device: 'other', os: '', browser: '', isBot: false };
-  const r = new UAParser(ua).getResult();
-  const os = r.os.name ?? '';
-  const browser = r.browser.name ?? '';
-  const bot = isbot(ua);
-  let device: string;
-  if (bot) device = 'bot';
-  else if (r.device.type === 'mobile') device = 'mobile';
-  else if (r.device.type === 'tablet') device = 'tablet';
-  else if (r.device.type) device = 'other';
-  else if (DESKTOP_OS.has(os.toLowerCase())) device = 'desktop';
-  else device = 'other';
-  return { device, os, browser, isBot: bot };
 }
 
 // ---------------------------------------------------------------------------------------------

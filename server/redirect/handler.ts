@@ -15,14 +15,17 @@ import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
 import { clientIp, normaliseIp, trustList } from '../http-common/client-ip.js';
 import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
-import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage } from './pages.js';
-import { answerPasswordForm, cookieName, cookieValid, readCookie } from './password.js';
+import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage, TOO_LARGE_PAGE } from './pages.js';
+import { answerPasswordForm, cookieName, cookieValid, FORM_LIMIT_BYTES, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import type { AnswerGate } from './scan-ipc.js';
-import { utcStamp, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { landingAction, landingPage, storeFor } from '../landing/page.js';
+import { pageLanguage } from '../landing/i18n.js';
+import { landingQuery, type LandingQuery } from '../landing/query.js';
 
 /** A visit being answered: what the decision and the scan need. */
 interface Visit {
@@ -37,6 +40,8 @@ interface Visit {
   agent: AgentInfo;
   network: NetworkInfo;
   visitor: Visitor;
+  /** Answered with the code's landing page (vcard, links, app, event) instead of a redirect. */
+  page: boolean;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,64}$/;
@@ -51,6 +56,17 @@ const PAGE_HEADERS = {
 };
 const PRELANDER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * How much of a body too large to take is still read (and dropped) before the 413: a client that is
+ * still sending it then reads the answer, where closing at once would reset its connection first.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+function declaredLength(req: http.IncomingMessage): number {
+  const value = req.headers['content-length'];
+  return value === undefined ? 0 : Number(value);
+}
 
 function safeDecode(s: string): string | null {
   try {
@@ -74,6 +90,7 @@ export class RedirectHandler {
     readonly counters: RedirectCounters,
     readonly scans: ScanBuffer<ScanRow>,
     readonly orphans: ScanBuffer<OrphanRow>,
+    readonly actions: ScanBuffer<ActionRow>,
     readonly challenges: ChallengeCache,
     opts: { throttle?: ThrottleOptions; orphansPerSecond?: number; answerGate?: AnswerGate } = {},
   ) {
@@ -94,6 +111,41 @@ export class RedirectHandler {
       this.fail(req, res, err);
     }
   };
+
+  /**
+   * `Expect: 100-continue` (the server's 'checkContinue'): a body larger than any form the redirect
+   * takes is refused before the client sends it, instead of a 100 Continue and then a 413.
+   */
+  readonly checkContinue = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (declaredLength(req) > FORM_LIMIT_BYTES) {
+      this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      return;
+    }
+    res.writeContinue();
+    this.listener(req, res);
+  };
+
+  /** 413 for a body over FORM_LIMIT_BYTES, after dropping what is left of it if that is small. */
+  private tooLarge(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (req.readableEnded || declaredLength(req) > DRAIN_LIMIT_BYTES) {
+      this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      return;
+    }
+    let drained = 0;
+    const onData = (c: Buffer) => {
+      drained += c.length;
+      if (drained > DRAIN_LIMIT_BYTES) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        this.page(res, false, 413, TOO_LARGE_PAGE, { Connection: 'close' });
+      }
+    };
+    const onEnd = () => this.page(res, false, 413, TOO_LARGE_PAGE);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', () => res.destroy());
+    req.resume();
+  }
 
   private fail(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
     this.app.log.error({ err, host: req.headers.host, url: req.url }, 'redirect failed');
@@ -159,11 +211,15 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    if (method === 'POST' && declaredLength(req) > FORM_LIMIT_BYTES) return this.tooLarge(req, res);
     // HTTP-01 validations of certificate issuance, before any domain rule (never a 308).
     if (method !== 'POST' && req.url?.startsWith(ACME_CHALLENGE_PREFIX)) {
       return this.challenges.answer(req, res, this.app.clock.now());
     }
-    const host = (req.headers.host ?? '').toLowerCase();
+    let host = (req.headers.host ?? '').toLowerCase();
+    // The fully qualified spelling (`qr.example.com.`, with or without a port) names the same host.
+    if (host.endsWith('.')) host = host.slice(0, -1);
+    else if (host.includes('.:')) host = host.replace('.:', ':');
     if (!host) return this.withDomain(req, res, method, host, null);
     const domain = this.peekDomainFor(host);
     if (domain === undefined) return this.domainFor(host).then((d) => this.withDomain(req, res, method, host, d));
@@ -242,6 +298,8 @@ export class RedirectHandler {
       if (domain.notFoundRedirect) return this.redirect(res, 302, domain.notFoundRedirect);
       return this.page(res, head, 404, NOT_FOUND_PAGE);
     }
+    // A static code's QR holds its payload: its public_url is never printed, and answers nothing.
+    if (code.type !== 'url' && !code.landing) return this.page(res, head, 404, NOT_FOUND_PAGE);
 
     const now = this.app.clock.now();
     const ua = req.headers['user-agent'] ?? '';
@@ -257,7 +315,9 @@ export class RedirectHandler {
     };
     const decision = decide(code.settings, visitor, now, code.parsed);
     if (decision.kind === 'not_found') return this.page(res, head, 404, NOT_FOUND_PAGE);
-    if (decision.kind === 'gone') return this.page(res, head, 410, GONE_PAGES[decision.reason]);
+    // A landing-page code has no URL of its own: where routing and schedule send nowhere, the page answers.
+    const page = !!code.landing && decision.kind === 'gone' && decision.reason === 'no_destination';
+    if (decision.kind === 'gone' && !page) return this.page(res, head, 410, GONE_PAGES[decision.reason]);
     const visit: Visit = {
       req,
       res,
@@ -265,12 +325,14 @@ export class RedirectHandler {
       domain,
       code,
       now,
-      url: decision.url,
-      rule: decision.matchedRule,
+      url: decision.kind === 'redirect' ? decision.url : '',
+      rule: decision.kind === 'redirect' ? decision.matchedRule : -1,
       agent,
       network,
       visitor,
+      page,
     };
+    const query = page ? landingQuery(req.url) : null;
 
     if (code.passwordHash) {
       if (method === 'POST') return this.passwordPost(visit, pathname, ip);
@@ -290,6 +352,7 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    if (query && method !== 'POST') return this.onPage(visit, query);
     return this.count(visit, 302, null);
   }
 
@@ -311,6 +374,7 @@ export class RedirectHandler {
     if (answer.kind === 'throttled') {
       return this.page(res, false, 429, throttledPage(answer.retryAfter), { 'Retry-After': String(answer.retryAfter) });
     }
+    if (answer.kind === 'too_large') return this.tooLarge(req, res);
     if (answer.kind === 'wrong') {
       return this.page(res, false, 401, passwordPage({ action: pathname, error: 'That password is not correct.' }));
     }
@@ -350,10 +414,72 @@ export class RedirectHandler {
     this.answer(visit, status, setCookie);
   }
 
+  /**
+   * A request on a landing page: an action (recorded, then its file or a 302 to its target) or the
+   * page itself after a prelander (not a second scan).
+   */
+  private onPage(visit: Visit, query: LandingQuery): void {
+    const { res, head, code, now } = visit;
+    const landing = code.landing!;
+    if (query.action === 'page') return this.landingPageAnswer(visit, null);
+    const answer = landingAction(landing, query.action, query.index, now);
+    if (!answer) return this.page(res, head, 404, NOT_FOUND_PAGE);
+    if (!head) this.recordAction(visit, query);
+    if (answer.kind === 'redirect') return this.redirect(res, 302, answer.url);
+    res.writeHead(200, {
+      'Content-Type': answer.contentType,
+      'Content-Disposition': `attachment; filename="${answer.filename}"`,
+      'Content-Length': answer.body.length,
+      'Cache-Control': 'private, max-age=0',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Robots-Tag': 'noindex',
+    });
+    res.end(head ? undefined : answer.body);
+  }
+
+  /** An action on a landing page into scan_actions (with the scan's visitor hash and bot flag). */
+  private recordAction(visit: Visit, query: LandingQuery): void {
+    const { domain, code, now, agent, visitor } = visit;
+    const ms = now.getTime();
+    this.actions.push({
+      action_id: fastUlid(ms),
+      scanned_at: utcStamp(ms),
+      org_id: code.orgId,
+      brand_id: code.brandId,
+      domain_id: domain.type === 'fallback' ? 0 : domain.id,
+      code_id: code.id,
+      action: query.action,
+      target: query.action === 'link' ? query.index : 0,
+      visitor_hash: visitor.visitorHash,
+      is_bot: agent.isBot ? 1 : 0,
+    });
+  }
+
+  /** The landing page in the visitor's language (an app code sends phones to their store instead). */
+  private landingPageAnswer(visit: Visit, setCookie: string | null): void {
+    const { req, res, head, code, visitor } = visit;
+    const landing = code.landing!;
+    const store = storeFor(landing, visitor.os);
+    if (store) return this.redirect(res, 302, store, setCookie);
+    const lang = pageLanguage(landing.config.language, req.headers['accept-language']);
+    const built = landingPage(landing, lang);
+    const extra: Record<string, string> = {
+      'Content-Security-Policy': built.csp,
+      'Content-Language': lang,
+      'X-Robots-Tag': 'noindex, nofollow',
+      Vary: 'Accept-Language, User-Agent',
+    };
+    if (setCookie) extra['Set-Cookie'] = setCookie;
+    this.page(res, head, 200, built.html, extra);
+  }
+
   private answer(visit: Visit, status: number, setCookie: string | null): void {
     const { res, head, code } = visit;
+    if (visit.page && !code.prelander) return this.landingPageAnswer(visit, setCookie);
     if (code.prelander) {
-      const html = prelanderPage({ url: visit.url, seconds: code.prelander.seconds, message: code.prelander.message });
+      // A landing page comes after the prelander as the page itself (?qr_action=page), not as a second scan.
+      const url = visit.page ? '?qr_action=page' : visit.url;
+      const html = prelanderPage({ url, seconds: code.prelander.seconds, message: code.prelander.message });
       const extra: Record<string, string> = { 'Content-Security-Policy': PRELANDER_CSP };
       if (setCookie) extra['Set-Cookie'] = setCookie;
       this.page(res, head, 200, html, extra);

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
-import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import { ORPHAN_SCAN_COLUMNS, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -18,7 +18,7 @@ import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
 import { FileJournal } from './scan-ipc.js';
-import { encodeScanRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
@@ -55,6 +55,8 @@ export interface RedirectListener {
   close(): Promise<void>;
   scans: ScanBuffer<ScanRow>;
   orphans: ScanBuffer<OrphanRow>;
+  /** Actions on landing pages (downloads, links, store badges). */
+  actions: ScanBuffer<ActionRow>;
   counters: RedirectCounters;
   cache: RedirectCache;
   challenges: ChallengeCache;
@@ -138,16 +140,24 @@ export async function startRedirectListener(
     undefined,
     journaled ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
   );
+  const actions = buffer<ActionRow>(
+    'scan_actions',
+    SCAN_ACTION_COLUMNS,
+    undefined,
+    opts.journal ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
+  );
   scans.start();
   orphans.start();
+  actions.start();
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
-  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, challenges, {
+  const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
     ...opts,
     answerGate: scanJournal,
   });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
+  server.on('checkContinue', handler.checkContinue);
   const bound = await listenOn(server, port, host);
   app.readiness.listening('redirect', () => server.listening);
   app.log.info({ port: bound, host }, 'redirect listener started');
@@ -168,6 +178,7 @@ export async function startRedirectListener(
       privateKeyPem: await fs.readFile(app.config.redirectTlsKeyFile, 'utf8'),
     };
     const tlsServer = createTlsServer({ defaultCertificate, certificates }, handler.listener);
+    tlsServer.on('checkContinue', handler.checkContinue);
     const boundTls = await listenOn(tlsServer, tlsPort, host);
     tls = { server: tlsServer, port: boundTls, certificates };
     app.readiness.listening('redirect_tls', () => tlsServer.listening);
@@ -179,7 +190,7 @@ export async function startRedirectListener(
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
       await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
-      await Promise.all([scans.close(), orphans.close(), counters.close()]);
+      await Promise.all([scans.close(), orphans.close(), actions.close(), counters.close()]);
       await cache.close();
     })());
   app.onClose(close);
@@ -188,6 +199,7 @@ export async function startRedirectListener(
     close,
     scans,
     orphans,
+    actions,
     counters,
     cache,
     challenges,

@@ -1,9 +1,6 @@
 // The visitor-facing pages: small, accessible HTML with no third-party assets. Every piece of
 // user-provided text goes through escapeHtml; URLs placed in attributes are http(s) only.
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
+import { escapeHtml } from '../http-common/html.js';
 
 const STYLE = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1a1a1a;background:#f6f6f4}
 main{max-width:32rem;margin:12vh auto;padding:2rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px #0002}
@@ -43,6 +40,14 @@ export const NOT_FOUND_PAGE: Buffer = Buffer.from(
     'Not found',
     `<h1>This code is not available</h1>
 <p>The QR code or link you followed does not exist or is no longer active.</p>`,
+  ),
+);
+
+export const TOO_LARGE_PAGE: Buffer = Buffer.from(
+  layout(
+    'Too large',
+    `<h1>The form is too large</h1>
+<p>The form sent was larger than this page accepts. Please go back and try again.</p>`,
   ),
 );
 

@@ -56,17 +56,23 @@ export function readCookie(header: string | undefined, name: string): string | u
 // ---------------------------------------------------------------------------------------------
 // The posted form.
 
-function readForm(req: http.IncomingMessage, limit = 4096): Promise<URLSearchParams | null> {
+/** The largest password form read (a password field of a few hundred characters fits many times over). */
+export const FORM_LIMIT_BYTES = 4096;
+
+/** The form, or 'too_large' once more than FORM_LIMIT_BYTES arrived (the rest is left unread). */
+function readForm(req: http.IncomingMessage): Promise<URLSearchParams | 'too_large' | null> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > limit) {
-        resolve(null);
-        req.destroy();
+      if (size > FORM_LIMIT_BYTES) {
+        req.off('data', onData);
+        req.pause();
+        resolve('too_large');
       } else chunks.push(c);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
     req.on('error', () => resolve(null));
   });
@@ -75,6 +81,8 @@ function readForm(req: http.IncomingMessage, limit = 4096): Promise<URLSearchPar
 export type PasswordAnswer =
   | { kind: 'throttled'; retryAfter: number }
   | { kind: 'wrong' }
+  /** More than FORM_LIMIT_BYTES posted: 413, nothing counted. */
+  | { kind: 'too_large' }
   /** The Set-Cookie value that remembers the right answer. */
   | { kind: 'right'; setCookie: string };
 
@@ -88,6 +96,7 @@ export async function answerPasswordForm(
   opts: { throttle: PasswordThrottle; passwords: PasswordHashing; ip: string; now: Date; key: Buffer; secure: boolean },
 ): Promise<PasswordAnswer> {
   const form = await readForm(req);
+  if (form === 'too_large') return { kind: 'too_large' };
   const given = form?.get('password') ?? '';
   if (!given) return { kind: 'wrong' };
   // Too many checks waiting in this process: refused before it counts against the visitor.

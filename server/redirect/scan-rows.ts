@@ -1,12 +1,14 @@
 // The rows the redirect writes: scan_events and orphan_scans (columns defined once, in
 // server/analytics/scan-event.ts), their timestamps, and the fast TabSeparated encoding of a scan.
-import { clickHouseTime, type OrphanScan, type ScanEvent } from '../analytics/scan-event.js';
+import { clickHouseTime, type OrphanScan, type ScanAction, type ScanEvent } from '../analytics/scan-event.js';
 import { tsvText } from './scan-buffer.js';
 
 /** One row of scan_events as the redirect writes it. */
 export type ScanRow = ScanEvent;
 /** One row of orphan_scans. */
 export type OrphanRow = OrphanScan;
+/** One row of scan_actions (an action on a landing page). */
+export type ActionRow = ScanAction;
 
 let stampMs = -1;
 let stamp = '';

@@ -3,6 +3,7 @@
 // all data modules, not one element per module), the gradients laid over their boxes, the logo's
 // place and the frame. The SVG, PNG and PDF writers draw this same scene.
 import QRCode from 'qrcode';
+import { ApiError } from '../errors.js';
 import type { Logo } from './logo.js';
 import { parseColor, resolvePaint, type Box, type Paint } from './paint.js';
 import type { PaintOptions, StyleConfig } from './style.js';
@@ -192,6 +193,9 @@ function cornerDotPath(type: string, x: number, y: number): string {
   return p.toString();
 }
 
+/** Bytes of byte-mode text a version 40 symbol holds per error-correction level (ISO/IEC 18004, table 7). */
+export const BYTE_CAPACITY = { L: 2953, M: 2331, Q: 1663, H: 1273 } as const;
+
 export interface SceneInput {
   text: string;
   config: StyleConfig;
@@ -202,7 +206,16 @@ export interface SceneInput {
 
 /** The symbol's matrix from the QR library: size and dark modules. */
 export function qrMatrix(text: string, level: string): { n: number; dark: Uint8Array } {
-  const qr = QRCode.create(text, { errorCorrectionLevel: level as QRCode.QRCodeErrorCorrectionLevel });
+  let qr: QRCode.QRCode;
+  try {
+    qr = QRCode.create(text, { errorCorrectionLevel: level as QRCode.QRCodeErrorCorrectionLevel });
+  } catch (err) {
+    const key = level.toUpperCase() as keyof typeof BYTE_CAPACITY;
+    // The library throws only for a text too long for version 40 (or an empty text, which no caller draws).
+    if (text !== '' && key in BYTE_CAPACITY)
+      throw ApiError.payloadTooLong(key, BYTE_CAPACITY[key], Buffer.byteLength(text));
+    throw err;
+  }
   return { n: qr.modules.size, dark: Uint8Array.from(qr.modules.data) };
 }
 

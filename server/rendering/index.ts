@@ -2,7 +2,8 @@
 // database, no network (logos are data: URIs). Callers that render a stored code go through
 // renderCodeImage (server/qr-codes/image.ts), which resolves the code's style and brand kit.
 import { createHash } from 'node:crypto';
-import { buildScene, type Scene } from './geometry.js';
+import { buildScene, qrMatrix, type Scene } from './geometry.js';
+import { ApiError } from '../errors.js';
 import { LRUCache } from 'mnemonist';
 import { parseLogo, type Logo } from './logo.js';
 import { sceneToPdf } from './pdf.js';
@@ -66,6 +67,17 @@ function logoOf(uri: string): Logo {
 export function sceneOf(req: Pick<RenderRequest, 'text' | 'config' | 'margin'>): Scene {
   const logo = req.config.image ? logoOf(req.config.image) : undefined;
   return buildScene({ text: req.text, config: req.config, margin: req.margin, logo });
+}
+
+/** Why a text cannot be drawn at an error-correction level (too long for any QR symbol), or null. */
+export function payloadProblem(text: string, level: string): string | null {
+  try {
+    qrMatrix(text, level);
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'payload_too_long') return err.message;
+    throw err;
+  }
 }
 
 export async function renderQr(req: RenderRequest): Promise<RenderedImage> {

@@ -76,3 +76,30 @@ export async function sceneToPng(scene: Scene, widthPx: number): Promise<Buffer>
   if (w * h <= IDLE_MAX_PIXELS) idle.give(key, canvas);
   return encodePng(data, width, height);
 }
+
+/** The side, in pixels, at which a logo's draw cost is measured (docs/rendering.md). */
+export const LOGO_COST_PX = 512;
+
+/**
+ * Milliseconds to decode a logo and draw it into a LOGO_COST_PX square, the better of two tries (the
+ * first may pay for loading Skia's codecs), or the first alone when it already exceeds `budgetMs`.
+ * A try counts the lesser of its wall-clock time and the CPU time the process spent meanwhile: the
+ * first grows when other processes share the cores, the second when other threads of this process
+ * work, and neither is below the drawing's own CPU time. An SVG logo with filters or thousands of
+ * shapes costs hundreds; an ordinary one a few.
+ */
+export async function logoDrawCost(logo: Logo, budgetMs: number): Promise<number> {
+  const canvas = createCanvas(LOGO_COST_PX, LOGO_COST_PX);
+  const ctx = canvas.getContext('2d');
+  let best = Infinity;
+  for (let i = 0; i < 2; i++) {
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    ctx.drawImage(await loadImage(logo.data), 0, 0, LOGO_COST_PX, LOGO_COST_PX);
+    ctx.getImageData(0, 0, 1, 1); // the drawing is done by the time a pixel can be read
+    const cpu = process.cpuUsage(cpu0);
+    best = Math.min(best, performance.now() - t0, (cpu.user + cpu.system) / 1000);
+    if (best > budgetMs) break;
+  }
+  return best;
+}

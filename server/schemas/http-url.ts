@@ -3,7 +3,9 @@
 // parsed as a browser does (WHATWG URL) and stored in its serialised form, so what is stored is
 // exactly what the redirect sends. That form is plain ASCII: the host in punycode, the path, query
 // and fragment percent-encoded. A pure module: no I/O, no state.
+import { isIPv4 } from 'node:net';
 import { ApiError } from '../errors.js';
+import { dnsLengthOk, idnaToAscii } from './idna.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -18,12 +20,17 @@ export type UrlCheck = { ok: true; url: string } | { ok: false; problem: string 
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const WHITESPACE = /\s/;
 
+const INVALID = 'Must be a valid http or https URL, e.g. https://example.com/page.';
+
 const refuse = (problem: string): UrlCheck => ({ ok: false, problem });
 
 /**
  * The normalised form of an absolute http or https URL, or why it is refused: not a string, empty,
  * longer than 2048 characters (before or after normalisation), control characters, whitespace,
- * unparsable, another scheme, or a user name or password in it.
+ * unparsable, another scheme, a user name or password in it, port 0, or a domain name whose labels
+ * break the IDNA and DNS rules (./idna.ts: an empty label, a leading or trailing hyphen, invalid
+ * Punycode, a label over 63 characters). The host is judged by those rules rather than by the
+ * runtime's URL parser alone, so every supported Node release gives the same answer.
  */
 export function normaliseHttpUrl(value: unknown): UrlCheck {
   if (typeof value !== 'string' || value === '') return refuse('Must be an http or https URL.');
@@ -35,11 +42,14 @@ export function normaliseHttpUrl(value: unknown): UrlCheck {
   try {
     parsed = new URL(value);
   } catch {
-    return refuse('Must be a valid http or https URL, e.g. https://example.com/page.');
+    return refuse(INVALID);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return refuse('Must be an http or https URL.');
   if (parsed.username || parsed.password)
     return refuse('Must be an http or https URL without a user name or password.');
+  if (parsed.port === '0') return refuse('Must be an http or https URL with a port from 1 to 65535.');
+  // The same words as an unparsable URL: which of the two refuses a bad label depends on the Node release.
+  if (!hostOk(parsed.hostname)) return refuse(INVALID);
   const url = parsed.href;
   if (url.length > MAX_URL_LENGTH) {
     return refuse(
@@ -48,6 +58,13 @@ export function normaliseHttpUrl(value: unknown): UrlCheck {
     );
   }
   return { ok: true, url };
+}
+
+/** An IP address as the parser wrote it, or a domain name that IDNA and DNS accept unchanged. */
+function hostOk(hostname: string): boolean {
+  if (hostname.startsWith('[') || isIPv4(hostname)) return true;
+  const ascii = idnaToAscii(hostname);
+  return ascii === hostname && dnsLengthOk(ascii);
 }
 
 /** The normalised URL, or null when it is refused (for values read back from storage). */

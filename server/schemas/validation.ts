@@ -118,7 +118,9 @@ export class Validators {
     const key = `${kind}:${id}`;
     let fn = this.cache.get(key);
     if (!fn) {
-      fn = (kind === 'body' ? this.bodyAjv : this.queryAjv).compile(schema);
+      const ajv = kind === 'body' ? this.bodyAjv : this.queryAjv;
+      // A schema nested in one compiled before (a code type's destination) is known by its $id.
+      fn = (ajv.getSchema(id) as ValidateFunction | undefined) ?? ajv.compile(schema);
       this.cache.set(key, fn);
     }
     return fn;

@@ -1,6 +1,9 @@
 // Forward-only migrations: numbered plain SQL files in sql/ for Postgres, numbered modules in
-// clickhouse/ for ClickHouse. Each is applied once and recorded; a database that records a
-// migration this code does not know is ahead of the code, and start-up refuses it.
+// clickhouse/ for ClickHouse. Each is applied once and recorded with the SHA-256 of its file; a
+// database that records a migration this code does not know is ahead of the code, and one whose
+// applied file has changed since is not what the files say: start-up refuses both. Migrations
+// recorded before checksums were kept get the checksum of the file as it is on their first run.
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,6 +49,45 @@ function checkNotAhead(applied: number[], known: MigrationFile[], store: string)
   }
 }
 
+/** The SHA-256 (hex) of a migration file's bytes. */
+async function fileChecksum(file: string): Promise<string> {
+  return crypto
+    .createHash('sha256')
+    .update(await fs.readFile(file))
+    .digest('hex');
+}
+
+/**
+ * Refuses applied migrations whose file changed since: a released migration is frozen, and a
+ * database migrated from other text is not the schema the files describe.
+ */
+function checkUnchanged(
+  recorded: Map<number, string | null>,
+  known: MigrationFile[],
+  current: Map<number, string>,
+  store: string,
+): void {
+  const changed = known.filter((m) => {
+    const was = recorded.get(m.version);
+    return was && was !== current.get(m.version);
+  });
+  if (!changed.length) return;
+  const list = changed
+    .map(
+      (m) =>
+        `${m.file.startsWith(ROOT + path.sep) ? path.relative(ROOT, m.file) : m.file} (applied ${recorded.get(m.version)!.slice(0, 12)}, file now ${current.get(m.version)!.slice(0, 12)})`,
+    )
+    .join(', ');
+  throw new MigrationError(
+    `the ${store} database applied ${changed.length === 1 ? 'a migration' : 'migrations'} whose file has changed since: ${list}. ` +
+      'A released migration is frozen: restore the file as it was applied (git log -p on it) and put the change in a new migration',
+  );
+}
+
+async function checksums(known: MigrationFile[]): Promise<Map<number, string>> {
+  return new Map(await Promise.all(known.map(async (m) => [m.version, await fileChecksum(m.file)] as const)));
+}
+
 const MIGRATION_LOCK = 727274;
 
 /**
@@ -61,16 +103,30 @@ export async function migratePostgres(db: Knex, log: Logger, dir = SQL_DIR): Pro
     try {
       await db.raw(`create table if not exists schema_migrations (
         version integer primary key, name text not null, applied_at timestamptz not null default now())`);
-      const done: number[] = (await db('schema_migrations').select('version')).map(
-        (r: { version: number }) => r.version,
+      // Databases migrated before checksums were kept have no column for them.
+      await db.raw('alter table schema_migrations add column if not exists checksum text');
+      const rows: { version: number; checksum: string | null }[] = await db('schema_migrations').select(
+        'version',
+        'checksum',
       );
+      const recorded = new Map(rows.map((r) => [r.version, r.checksum]));
+      const done = [...recorded.keys()];
       checkNotAhead(done, known, 'Postgres');
+      const current = await checksums(known);
+      checkUnchanged(recorded, known, current, 'Postgres');
       for (const m of known) {
-        if (done.includes(m.version)) continue;
+        if (recorded.has(m.version) && recorded.get(m.version) === null) {
+          await db('schema_migrations')
+            .where({ version: m.version })
+            .update({ checksum: current.get(m.version) });
+        }
+      }
+      for (const m of known) {
+        if (recorded.has(m.version)) continue;
         const sql = await fs.readFile(m.file, 'utf8');
         await db.transaction(async (trx) => {
           await trx.raw(sql);
-          await trx('schema_migrations').insert({ version: m.version, name: m.name });
+          await trx('schema_migrations').insert({ version: m.version, name: m.name, checksum: current.get(m.version) });
         });
         applied.push(m.version);
         log.info({ version: m.version, name: m.name }, 'postgres migration applied');
@@ -98,15 +154,22 @@ export interface ClickHouseMigration {
   statements(ctx: ClickHouseMigrationContext): string[];
 }
 
-export async function loadClickHouseMigrations(): Promise<(MigrationFile & { module: ClickHouseMigration })[]> {
-  const known = await listMigrations(CLICKHOUSE_DIR, /^\d{4}_.*\.ts$/);
+export async function loadClickHouseMigrations(
+  dir = CLICKHOUSE_DIR,
+): Promise<(MigrationFile & { module: ClickHouseMigration })[]> {
+  const known = await listMigrations(dir, /^\d{4}_.*\.ts$/);
   return Promise.all(
     known.map(async (m) => ({ ...m, module: (await import(pathToFileURL(m.file).href)) as ClickHouseMigration })),
   );
 }
 
-export async function migrateClickHouse(ch: ClickHouseHandle, retentionDays: number, log: Logger): Promise<number[]> {
-  const known = await loadClickHouseMigrations();
+export async function migrateClickHouse(
+  ch: ClickHouseHandle,
+  retentionDays: number,
+  log: Logger,
+  dir = CLICKHOUSE_DIR,
+): Promise<number[]> {
+  const known = await loadClickHouseMigrations(dir);
   const ctx: ClickHouseMigrationContext = { database: ch.database, cluster: ch.cluster, retentionDays };
   const onCluster = ch.cluster ? ` ON CLUSTER ${ch.cluster}` : '';
   await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${ch.database}${onCluster}` });
@@ -115,17 +178,39 @@ export async function migrateClickHouse(ch: ClickHouseHandle, retentionDays: num
     query: `CREATE TABLE IF NOT EXISTS ${table}${onCluster} (version UInt32, name String, applied_at DateTime DEFAULT now())
       ENGINE = ${ch.cluster ? "ReplicatedMergeTree('/clickhouse/tables/{database}/schema_migrations', '{replica}')" : 'MergeTree'} ORDER BY version`,
   });
+  // Databases migrated before checksums were kept have no column for them ('' in their rows).
+  await ch.client.command({
+    query: `ALTER TABLE ${table}${onCluster} ADD COLUMN IF NOT EXISTS checksum String DEFAULT ''`,
+  });
+  // A version's checksum is recorded by a row of its own (no mutation): the non-empty one counts.
   const rows = await (
-    await ch.client.query({ query: `SELECT version FROM ${table}`, format: 'JSONEachRow' })
-  ).json<{ version: number }>();
-  const done = rows.map((r) => Number(r.version));
-  checkNotAhead(done, known, 'ClickHouse');
+    await ch.client.query({
+      query: `SELECT version, any(name) AS name, max(checksum) AS checksum FROM ${table} GROUP BY version`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ version: number; name: string; checksum: string }>();
+  const recorded = new Map(rows.map((r) => [Number(r.version), r.checksum || null]));
+  checkNotAhead([...recorded.keys()], known, 'ClickHouse');
+  const current = await checksums(known);
+  checkUnchanged(recorded, known, current, 'ClickHouse');
+  const unrecorded = known.filter((m) => recorded.has(m.version) && recorded.get(m.version) === null);
+  if (unrecorded.length) {
+    await ch.client.insert({
+      table,
+      values: unrecorded.map((m) => ({ version: m.version, name: m.name, checksum: current.get(m.version) })),
+      format: 'JSONEachRow',
+    });
+  }
   const applied: number[] = [];
   for (const m of known) {
-    if (done.includes(m.version)) continue;
+    if (recorded.has(m.version)) continue;
     // ClickHouse DDL is not transactional; statements are written to be re-runnable (IF NOT EXISTS).
     for (const query of m.module.statements(ctx)) await ch.client.command({ query });
-    await ch.client.insert({ table, values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+    await ch.client.insert({
+      table,
+      values: [{ version: m.version, name: m.name, checksum: current.get(m.version) }],
+      format: 'JSONEachRow',
+    });
     applied.push(m.version);
     log.info({ version: m.version, name: m.name }, 'clickhouse migration applied');
   }

@@ -13,6 +13,17 @@ export const ApiToken: JsonSchema = {
     last_used_at: nullableDateTime,
     expires_at: nullableDateTime,
     created_at: nullableDateTime,
+    connected_app: {
+      type: ['object', 'null'],
+      description:
+        'Set when the token is an application connected with OAuth (an MCP client): who it is, as it says (unverified). Revoking the token disconnects it.',
+      required: ['client_id', 'client_name', 'redirect_host'],
+      properties: {
+        client_id: { type: 'string' },
+        client_name: { type: ['string', 'null'] },
+        redirect_host: { type: ['string', 'null'] },
+      },
+    },
   },
 };
 

@@ -16,6 +16,10 @@ export interface TokenRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;
+  /** OAuth grants (server/oauth/): the client that holds the token. */
+  oauth_client_id?: string | null;
+  oauth_client_name?: string | null;
+  oauth_redirect_uri?: string | null;
 }
 
 export interface CreatedToken {
@@ -39,6 +43,15 @@ export function renderToken(r: TokenRow) {
     last_used_at: r.last_used_at?.toISOString() ?? null,
     expires_at: r.expires_at?.toISOString() ?? null,
     created_at: r.created_at?.toISOString() ?? null,
+    // A connected app (an OAuth grant): expires_at is its current access token's; it renews itself
+    // until it is revoked here or by the app.
+    connected_app: r.oauth_client_id
+      ? {
+          client_id: r.oauth_client_id,
+          client_name: r.oauth_client_name ?? null,
+          redirect_host: r.oauth_redirect_uri ? new URL(r.oauth_redirect_uri).host || null : null,
+        }
+      : null,
   };
 }
 

@@ -32,6 +32,7 @@ import { clientIp, trustList } from '../http-common/client-ip.js';
 import type { RequestState } from '../http-common/middleware.js';
 import { respond, routerPath, WEB_API } from '../http-common/respond.js';
 import { executeOperation } from '../operations/execute.js';
+import { idempotencyKeyHeader } from '../operations/idempotency.js';
 import type { Operation } from '../operations/operation.js';
 import { requireOrganization, searchOrganizations } from '../organizations/service.js';
 import { objectSchema } from '../schemas/common.js';
@@ -271,7 +272,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
           accept: ctx.get('Accept'),
           ifNoneMatch: ctx.get('If-None-Match'),
           via: webVia(s.sessionId),
-          idempotencyKey: ctx.get('Idempotency-Key') || undefined,
+          idempotencyKey: idempotencyKeyHeader(ctx.headers),
         },
       );
       respond(ctx, result);

@@ -1,4 +1,5 @@
-// Where a webhook may go, and the one HTTP request of a delivery attempt.
+// Where a webhook (or any request the service makes to an address a client names: OAuth client
+// metadata documents) may go, and the one HTTP request of a delivery attempt or a fetch.
 //
 // SSRF: the URL's host is resolved first and every address it resolves to must be public, unless
 // the operator allows the target in WEBHOOK_ALLOWED_TARGETS (host:port or CIDR). The request then
@@ -8,6 +9,7 @@ import dns from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import { parseAllowedTarget, type AllowedTarget } from '../config.js';
 
 /** Special-purpose ranges (IANA registries) a webhook never reaches unless allowed. */
@@ -136,44 +138,65 @@ export interface PostOutcome {
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** POSTs the body once to the URL through the checked address; never follows a redirect. */
-export async function postOnce(
+export interface RequestOptions {
+  policy: TargetPolicy;
+  timeoutMs: number;
+  agent?: http.Agent;
+  /** Extra certificate authorities for https, beside the system ones. */
+  ca?: string;
+  /** The answer's body is read up to this many bytes (default 64 KiB); a longer one is cut off. */
+  maxBytes?: number;
+}
+
+export interface RequestOutcome extends PostOutcome {
+  /** The response body as read (at most maxBytes). */
+  body: Buffer;
+  /** Whether the body was longer than maxBytes (and so cut off). */
+  truncated: boolean;
+  contentType: string;
+}
+
+/**
+ * One request to the URL through the checked address (the SSRF rules above); never follows a
+ * redirect, one deadline for the whole exchange, the body read up to a limit. Webhook deliveries
+ * POST with it; OAuth client metadata documents are fetched with it.
+ */
+export async function requestOnce(
   url: URL,
-  body: string,
-  headers: Record<string, string>,
-  opts: { policy: TargetPolicy; timeoutMs: number; agent?: http.Agent },
-): Promise<PostOutcome> {
+  init: { method: 'GET' | 'POST'; body?: string; headers: Record<string, string> },
+  opts: RequestOptions,
+): Promise<RequestOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const maxBytes = opts.maxBytes ?? MAX_RESPONSE_BYTES;
+  const empty = { body: Buffer.alloc(0), truncated: false, contentType: '' };
   let target: { address: string; family: 4 | 6 };
   try {
     target = await resolveTarget(url, opts.policy);
   } catch (err) {
     if (err instanceof TargetRefused)
-      return { status: null, latencyMs: elapsed(), error: err.message, retryAfter: null };
+      return { status: null, latencyMs: elapsed(), error: err.message, retryAfter: null, ...empty };
     throw err;
   }
   const client = url.protocol === 'https:' ? https : http;
-  return new Promise<PostOutcome>((resolve) => {
+  return new Promise<RequestOutcome>((resolve) => {
     let settled = false;
-    const finish = (o: Omit<PostOutcome, 'latencyMs'>) => {
+    const finish = (o: Omit<RequestOutcome, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
       resolve({ ...o, latencyMs: elapsed() });
     };
+    const headers: Record<string, string> = { 'user-agent': 'qr-service/1', ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
     const req = client.request(
       url,
       {
-        method: 'POST',
+        method: init.method,
         agent: opts.agent ?? false,
         signal: deadline,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'qr-service-webhooks/1',
-          ...headers,
-        },
+        headers,
+        ...(opts.ca && url.protocol === 'https:' ? { ca: [...tls.rootCertificates, opts.ca] } : {}),
         // Connect to the address that was checked, whatever the resolver would say now.
         lookup: (_host, options, cb) => {
           const o = options as { all?: boolean };
@@ -182,20 +205,32 @@ export async function postOnce(
         },
       },
       (res) => {
+        const chunks: Buffer[] = [];
         let seen = 0;
+        let cut = false;
         res.on('data', (chunk: Buffer) => {
           seen += chunk.length;
-          if (seen > MAX_RESPONSE_BYTES) res.destroy();
+          if (seen > maxBytes) {
+            cut = true;
+            res.destroy();
+          } else chunks.push(chunk);
         });
         const done = (complete: boolean) => {
           const status = res.statusCode ?? 0;
           const retryAfter = Number(res.headers['retry-after']);
           let error: string | null = null;
-          if (!complete && deadline.aborted) error = `The answer did not finish within ${opts.timeoutMs} ms.`;
+          if (!cut && !complete && deadline.aborted) error = `The answer did not finish within ${opts.timeoutMs} ms.`;
           else if (status >= 300 && status < 400)
             error = `Redirect not followed (${status} to ${res.headers.location ?? '?'}).`;
           else if (status < 200 || status >= 300) error = `The endpoint answered ${status}.`;
-          finish({ status, error, retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null });
+          finish({
+            status,
+            error,
+            retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+            body: Buffer.concat(chunks),
+            truncated: cut,
+            contentType: String(res.headers['content-type'] ?? ''),
+          });
         };
         res.on('end', () => done(true));
         res.on('close', () => done(false));
@@ -208,8 +243,28 @@ export async function postOnce(
         status: null,
         error: timedOut ? `No answer within ${opts.timeoutMs} ms.` : `Request failed: ${err.code ?? err.message}.`,
         retryAfter: null,
+        ...empty,
       });
     });
-    req.end(body);
+    req.end(init.body);
   });
+}
+
+/** POSTs the body once to the URL through the checked address; never follows a redirect. */
+export async function postOnce(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  opts: { policy: TargetPolicy; timeoutMs: number; agent?: http.Agent },
+): Promise<PostOutcome> {
+  const outcome = await requestOnce(
+    url,
+    {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'qr-service-webhooks/1', ...headers },
+    },
+    opts,
+  );
+  return { status: outcome.status, latencyMs: outcome.latencyMs, error: outcome.error, retryAfter: outcome.retryAfter };
 }

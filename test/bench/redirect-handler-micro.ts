@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RedirectHandler } from '../../server/redirect/handler.js';
-import { encodeScanRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
+import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import type { RedirectCache } from '../../server/redirect/cache.js';
 import type { ChallengeCache } from '../../server/redirect/acme-challenge.js';
 import { RedirectCounters } from '../../server/redirect/counters.js';
@@ -49,6 +49,8 @@ const code = {
   passwordHash: null,
   redirectCap: null,
   prelander: null,
+  type: 'url',
+  landing: null,
 };
 const cache = { peekDomain: () => domain, peekCode: () => code } as unknown as RedirectCache;
 const app = {
@@ -70,6 +72,7 @@ const handler = new RedirectHandler(
   counters,
   scans,
   orphans,
+  buffer<ActionRow>(['action_id']),
   null as unknown as ChallengeCache, // no ACME paths here
   {},
 );

@@ -1,6 +1,6 @@
 // The service side of `make bench-redirect`: boots the stores from the environment (DATABASE_URL,
 // embedded chDB under DATA_DIR), creates an organization with two codes on the fallback origin
-// (one for warm-up, one measured), serves the public redirect with scan recording on, and prints
+// (one for warm-up, one measured) and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
 //
@@ -23,6 +23,7 @@ import { createLogger } from '../../server/logger.js';
 import { createOrganization } from '../../server/organizations/service.js';
 import { onShutdown } from '../../server/process.js';
 import { startRedirectListener } from '../../server/redirect/listener.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
@@ -49,6 +50,19 @@ for (const slug of ['warm', 'go']) {
     .returning('id');
   ids[slug] = Number(row.id);
 }
+// The landing-page row: a vcard code, its page answered from the same cache as the redirect.
+const [card] = await app
+  .db('qr_codes')
+  .insert({
+    ulid: ulid(),
+    org_id: org.id,
+    domain_id: domain.id,
+    slug: 'bench/card',
+    type: 'vcard',
+    destination: JSON.stringify(LANDING_CASES.vcard),
+  })
+  .returning('id');
+ids.card = Number(card.id);
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/handler.js');
@@ -177,15 +191,20 @@ onShutdown(log, async () => {
     );
   }
   await rd.close();
-  const rs = await app.ch.client.query({
-    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
-    query_params: { id: ids.go },
-    format: 'JSONEachRow',
-  });
-  const [row] = await rs.json<{ c: string; u: string }>();
-  // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
-  const served = (await app.db('qr_codes').where({ id: ids.go }).first('redirects_count')).redirects_count;
-  process.stdout.write(`SCANS ${row.c} ${row.u} ${served} spilled=${rd.scans.stats.spilledRows}\n`);
+  /** A code's scans in ClickHouse (count, distinct scan_id) and its redirects_count: `<c> <u> <served>`. */
+  const scansOf = async (id: number): Promise<string> => {
+    const rs = await app.ch.client.query({
+      query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
+      query_params: { id },
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ c: string; u: string }>();
+    // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
+    const served = (await app.db('qr_codes').where({ id }).first('redirects_count')).redirects_count;
+    return `${row.c} ${row.u} ${served}`;
+  };
+  process.stdout.write(`SCANS ${await scansOf(ids.go)} spilled=${rd.scans.stats.spilledRows}\n`);
+  process.stdout.write(`PAGES ${await scansOf(ids.card)}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(

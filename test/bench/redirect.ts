@@ -4,8 +4,9 @@
 //   2. a bare node:http server answering the same 302 (redirect-baseline.ts);
 //   3. our public redirect with scan recording on (code lookup from the cache, decision, 302, scan
 //      into the buffer, batches to embedded ClickHouse), redirect-server.ts;
-//   4. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
-//   5. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
+//   4. the landing page of a vcard code with scan recording on (from the same cache; goal >= 80% of 3);
+//   5. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
+//   6. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
 //      cores (BENCH_PROCESSES=1,2,4 to choose), the scaling from one process and the scans counted
 //      against the redirects served for each (redirect-processes.ts).
 // Prints req/s, p50, p99 for each, the ratios and goals, the Postgres lookups the flood caused, the
@@ -90,6 +91,7 @@ const service = await startChild(
 let scansLine = '';
 let cacheLine = '';
 let probeLine = '';
+let pagesLine = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
   const m = /SCANS .*/.exec(chunk.toString());
   if (m) scansLine = m[0];
@@ -97,6 +99,8 @@ service.child.stdout!.on('data', (chunk: Buffer) => {
   if (c) cacheLine = c[0];
   const p = /PROBE .*/.exec(chunk.toString());
   if (p) probeLine = p[0];
+  const pg = /PAGES .*/.exec(chunk.toString());
+  if (pg) pagesLine = pg[0];
 });
 
 try {
@@ -127,6 +131,13 @@ try {
     service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
     while (!(await fs.stat(process.env.BENCH_PROFILE).catch(() => null))) await new Promise((r) => setTimeout(r, 100));
   }
+  const landing = await run(
+    'vCard landing page + scan',
+    `http://127.0.0.1:${service.port}/bench/card`,
+    duration,
+    servicePid,
+  );
+  rss.push(`after landing page ${await rssMiB(servicePid)}`);
   const unknown = await run(
     'random unknown slugs (404)',
     `http://127.0.0.1:${service.port}/bench/go`,
@@ -144,7 +155,9 @@ try {
     `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  ` +
       `wrk -t1 -c${connections} -d${duration}s\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, unknown];
+  const rows = [...(top && bare ? [top, bare] : []), ours, landing, unknown];
+  const [, pageCount, pageDistinct, pagesServed] = /PAGES (\d+) (\d+) (\d+)/.exec(pagesLine) ?? [];
+  const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
   process.stdout.write(table(rows) + '\n\n');
   process.stdout.write(
     (top && bare
@@ -154,7 +167,10 @@ try {
       `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms)\n` +
       `scans in ClickHouse: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served ` +
       `(redirects_count, warm-up excluded; wrk completed ${ours.requests}, the rest were in flight when it stopped)` +
-      `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n`,
+      `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
+      `landing page: ${((landing.rps / ours.rps) * 100).toFixed(1)}% of the redirect's throughput (goal >= 80%), ` +
+      `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
+      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n`,
   );
   process.stdout.write(
     `server CPU per request (all threads): ${top && bare ? `ceiling ${top.cpuUs} µs, bare ${bare.cpuUs} µs, ` : ''}` +

@@ -12,7 +12,8 @@ import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
 import { createLogger } from '../../server/logger.js';
 import { createOrganization } from '../../server/organizations/service.js';
-import { createExport, runExport } from '../../server/qr-code-exports/service.js';
+import { runExport } from '../../server/qr-code-exports/job.js';
+import { createExport } from '../../server/qr-code-exports/service.js';
 import type { ExportFormat } from '../../server/qr-code-exports/schema.js';
 import { renderCodeImage } from '../../server/qr-codes/image.js';
 import { findCodes } from '../../server/qr-codes/repository.js';
@@ -129,7 +130,7 @@ try {
   const rows = [];
   for (let i = 0; i < ulids.length; i += 1000) rows.push(...(await findCodes(app.db, org, ulids.slice(i, i + 1000))));
   const baseStart = performance.now();
-  for (const code of rows) await renderCodeImage(app.db, org, code, { format: FORMAT });
+  for (const code of rows) await renderCodeImage(app, org, code, { format: FORMAT }, true);
   const baseSeconds = (performance.now() - baseStart) / 1000;
 
   const small = await exportRun(org, ulids.slice(0, Math.max(1, Math.floor(CODES / 5))));

@@ -60,12 +60,20 @@ export interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
-/**
- * Runs axe-core (WCAG 2 A and AA rules) on the page as it is and returns the serious and critical
- * violations. The script is evaluated through the debugging protocol, which the page's
- * Content-Security-Policy does not govern, so the policy stays on.
- */
+/** The serious and critical violations axe-core finds (axeViolations). */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  return axeViolations(page, ['serious', 'critical']);
+}
+
+/**
+ * Runs axe-core (WCAG 2 A and AA rules, best practice) on the page as it is and returns the
+ * violations of the given impacts (default: every one). The script is evaluated through the
+ * debugging protocol, which the page's Content-Security-Policy does not govern, so the policy stays on.
+ */
+export async function axeViolations(
+  page: Page,
+  impacts: string[] = ['minor', 'moderate', 'serious', 'critical'],
+): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
     const axe = (
@@ -76,7 +84,7 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     });
   });
   return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => impacts.includes(v.impact ?? 'minor'))
     .map((v) => ({
       id: v.id,
       impact: v.impact,

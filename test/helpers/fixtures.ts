@@ -1,5 +1,8 @@
 // Brands and codes for tests that need their numeric ids (to write scan events for them), made
-// through the same services as the API.
+// through the same services as the API, and the scan events themselves (scanRow).
+import { ulid } from 'ulid';
+import { SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
+import type { ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import type { OrgRecord } from '../../server/auth/principal.js';
 import { createBrand } from '../../server/brands/service.js';
 import type { AppContext } from '../../server/context.js';
@@ -37,4 +40,23 @@ export async function makeCode(
     },
   ]);
   return { id: Number(row.id), ulid: row.ulid };
+}
+
+/**
+ * One scan_events row at `at` (epoch ms), built from the scan-event contract
+ * (server/analytics/scan-event.ts): every column empty (text '', numbers 0, no matched rule -1)
+ * unless `fields` gives it.
+ */
+export function scanRow(at: number, fields: Partial<ScanEvent> = {}): ScanEvent {
+  const empty = Object.fromEntries(
+    Object.entries(SCAN_EVENT_SCHEMA).map(([column, type]) => [column, type.includes('String') ? '' : 0]),
+  ) as Record<string, unknown>;
+  return {
+    ...(empty as ScanEvent),
+    scan_id: ulid(at),
+    scanned_at: at,
+    visitor_hash: '0',
+    matched_rule: -1,
+    ...fields,
+  };
 }

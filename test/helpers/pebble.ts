@@ -22,6 +22,11 @@ export interface Pebble {
   /** Pebble's output so far, for failure messages. */
   output(): string;
   close(): Promise<void>;
+  /**
+   * Stops pebble and starts it again on the same addresses (the same directory URL and listener
+   * certificate) with a fresh state, as a reset staging server is: no accounts, a new CA.
+   */
+  restart(): Promise<void>;
 }
 
 export interface PebbleOptions {
@@ -110,58 +115,76 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
     }),
   );
   let output = '';
-  const child: ChildProcess = spawn(binary, ['-config', config, '-dnsserver', opts.dnsServer], {
-    env: {
-      PATH: process.env.PATH,
-      // Validate at once instead of after a random pause of up to 5 s; accept every good nonce; a
-      // new order always needs its own challenge (no reuse of an earlier valid authorization).
-      PEBBLE_VA_NOSLEEP: '1',
-      PEBBLE_WFE_NONCEREJECT: '0',
-      PEBBLE_AUTHZREUSE: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const close = async () => {
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  const spawnPebble = () => {
+    child = spawn(binary, ['-config', config, '-dnsserver', opts.dnsServer], {
+      env: {
+        PATH: process.env.PATH,
+        // Validate at once instead of after a random pause of up to 5 s; accept every good nonce; a
+        // new order always needs its own challenge (no reuse of an earlier valid authorization).
+        PEBBLE_VA_NOSLEEP: '1',
+        PEBBLE_WFE_NONCEREJECT: '0',
+        PEBBLE_AUTHZREUSE: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const proc = child;
+    exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  };
+  const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
+  };
+  const close = async () => {
+    await stop();
     fs.rmSync(dir, { recursive: true, force: true });
   };
 
   const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
   const management = `https://127.0.0.1:${managementPort}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      await close();
-      throw new Error(`pebble exited at start (${child.exitCode}):\n${output}`);
+  /** Starts pebble and waits for its directory; its CA's root and intermediate. */
+  const run = async (): Promise<{ rootPem: string; intermediatePem: string }> => {
+    spawnPebble();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (child.exitCode !== null) {
+        await close();
+        throw new Error(`pebble exited at start (${child.exitCode}):\n${output}`);
+      }
+      const ready = await get(directoryUrl, ca.certPem).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+      if (Date.now() > deadline) {
+        await close();
+        throw new Error(`pebble did not answer ${directoryUrl} within 20 s:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    const ready = await get(directoryUrl, ca.certPem).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) {
+    const root = await get(`${management}/roots/0`, ca.certPem);
+    const intermediate = await get(`${management}/intermediates/0`, ca.certPem);
+    if (root.status !== 200 || intermediate.status !== 200) {
       await close();
-      throw new Error(`pebble did not answer ${directoryUrl} within 20 s:\n${output}`);
+      throw new Error(`pebble's management interface did not give its root and intermediate:\n${output}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const root = await get(`${management}/roots/0`, ca.certPem);
-  const intermediate = await get(`${management}/intermediates/0`, ca.certPem);
-  if (root.status !== 200 || intermediate.status !== 200) {
-    await close();
-    throw new Error(`pebble's management interface did not give its root and intermediate:\n${output}`);
-  }
-  return {
+    return { rootPem: root.body, intermediatePem: intermediate.body };
+  };
+  const first = await run();
+  const pebble: Pebble = {
     directoryUrl,
     listenerCaPem: ca.certPem,
     listenerCaFile,
-    rootPem: root.body,
-    intermediatePem: intermediate.body,
+    ...first,
     output: () => output,
     close,
+    restart: async () => {
+      await stop();
+      Object.assign(pebble, await run());
+    },
   };
+  return pebble;
 }

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { insertScanEvents, type ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import { rawTotals, rollupDaily } from '../../server/analytics/queries.js';
-import { fallbackDomain, makeBrand, makeCode } from '../helpers/fixtures.js';
+import { fallbackDomain, makeBrand, makeCode, scanRow } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 // A hand-made dataset. "Today" is 2026-03-15 (the clock is fixed at noon); range 7 is
@@ -40,26 +40,19 @@ describe('Scan analytics API', () => {
   const other: { brand?: { id: number; ulid: string }; code?: Code } = {};
 
   function ev(org: TestOrg, code: Code, iso: string, d: Partial<ScanEvent> & { visitor: number }): ScanEvent {
-    const ms = Date.parse(iso);
-    return {
-      scan_id: ulid(ms),
-      scanned_at: ms,
+    return scanRow(Date.parse(iso), {
       org_id: org.org.id,
       brand_id: code.brandId,
-      domain_id: 0,
       code_id: code.id,
       visitor_hash: String(1000 + d.visitor),
       country: d.country ?? '',
       device_type: d.device_type ?? 'other',
-      os: '',
-      browser: '',
       referrer: d.referrer ?? '',
       language: d.language ?? '',
       provider: d.provider ?? '',
-      asn: 0,
       is_bot: d.is_bot ?? 0,
       matched_rule: d.matched_rule ?? -1,
-    };
+    });
   }
 
   before(async () => {

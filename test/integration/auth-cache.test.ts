@@ -3,15 +3,7 @@ import { startTestService, type TestService } from '../helpers/harness.js';
 import { boot } from '../../server/bootstrap.js';
 import { notifyBarrier } from '../helpers/notify-barrier.js';
 import type { AppContext } from '../../server/context.js';
-
-async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  expect.fail(`condition not met within ${ms} ms`);
-}
+import { waitFor } from '../helpers/poll.js';
 
 describe('principal cache', () => {
   let svc: TestService;
@@ -51,7 +43,7 @@ describe('principal cache', () => {
     const del = await svc.delete(`/v1/tokens/${token.split('|')[0]}`, token);
     expect(del.status).to.equal(204);
     expect((await svc.get('/v1/status', token)).status).to.equal(401); // at once in this process
-    await eventually(async () =>
+    await waitFor(async () =>
       other.principals.authenticate(`Bearer ${token}`, now()).then(
         () => false,
         (err: { status?: number }) => err.status === 401,
@@ -66,7 +58,7 @@ describe('principal cache', () => {
     );
     const enterprise = await svc.app.db('plans').where({ code: 'enterprise_monthly' }).first('id');
     await svc.app.db('organizations').where({ id: org.id }).update({ plan_id: enterprise.id });
-    await eventually(
+    await waitFor(
       async () =>
         (await other.principals.authenticate(`Bearer ${token}`, new Date())).org.plan?.code === 'enterprise_monthly',
     );

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { executeBatch } from '../../server/bulk-imports/service.js';
+import { executeBatch } from '../../server/bulk-imports/job.js';
 import { DOMAIN_ULID_REQUIRED } from '../../server/qr-codes/schema.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 
 describe('Bulk import: /v1/qr-codes/bulk', () => {
   let svc: TestService;
@@ -158,6 +159,55 @@ describe('Bulk import: /v1/qr-codes/bulk', () => {
     const errors = await svc.get(`/v1/qr-codes/bulk/${imp.ulid}/errors`, a.token);
     expect(errors.body.data).to.deep.equal([
       { row: 2, field: 'slug', message: 'Must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -.' },
+    ]);
+  });
+
+  it('imports a row of every code type, with row errors for destinations that do not fit their type', async () => {
+    const typed: Record<string, unknown>[] = [
+      row('t-url', { type: 'redirect' }),
+      ...Object.entries(LANDING_CASES).map(([type, destination]) => ({ slug: `t-${type}`, type, destination })),
+      { slug: 't-wifi', type: 'wifi', destination: { ssid: 'Cafe', password: 'secret12' } },
+      { slug: 't-text', type: 'text', destination: { text: 'Hello' } },
+      { slug: 't-email', type: 'email', destination: { to: 'a@example.com', subject: 'Hi' } },
+      { slug: 't-sms', type: 'sms', destination: { number: '+4930123', body: 'Hi' } },
+      { slug: 't-phone', type: 'phone', destination: { number: '+4930123' } },
+      { slug: 't-geo', type: 'geo', destination: { latitude: 1.5, longitude: 2.5 } },
+      { slug: 't-bad-wifi', type: 'wifi', destination: { ssid: 'No password' } },
+      { slug: 't-bad-type', type: 'fax', destination: 'https://example.com/' },
+      { slug: 't-bad-geo', type: 'geo', destination: 'https://example.com/' },
+    ];
+    const { imp, token } = await stage(a, typed);
+    expect(imp.valid_row_count).to.equal(typed.length - 3);
+    const confirm = await svc.post(`/v1/qr-codes/bulk/${imp.ulid}/confirm`, a.token, { confirm_token: token });
+    expect(confirm.status).to.equal(202);
+    await runJobs();
+    const stored = await svc.app
+      .db('qr_codes')
+      .where('org_id', a.org.id)
+      .where('slug', 'like', 'bulkco/t-%')
+      .orderBy('slug')
+      .select('slug', 'type');
+    expect(Object.fromEntries(stored.map((r) => [r.slug, r.type]))).to.deep.equal({
+      'bulkco/t-app': 'app',
+      'bulkco/t-email': 'email',
+      'bulkco/t-event': 'event',
+      'bulkco/t-geo': 'geo',
+      'bulkco/t-links': 'links',
+      'bulkco/t-phone': 'phone',
+      'bulkco/t-sms': 'sms',
+      'bulkco/t-text': 'text',
+      'bulkco/t-url': 'url',
+      'bulkco/t-vcard': 'vcard',
+      'bulkco/t-wifi': 'wifi',
+    });
+    const errors = (await svc.get(`/v1/qr-codes/bulk/${imp.ulid}/errors`, a.token)).body.data as {
+      row: number;
+      field: string;
+    }[];
+    expect(errors.map((e) => [e.row, e.field])).to.deep.include.members([
+      [typed.length - 3, 'destination.password'],
+      [typed.length - 2, 'type'],
+      [typed.length - 1, 'destination'],
     ]);
   });
 

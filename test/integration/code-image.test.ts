@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { ulid } from 'ulid';
 import { assertConforms } from '../helpers/conformance.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { decodeQr } from '../helpers/qr-decode.js';
+import { costlySvgLogo } from '../helpers/sample-logo.js';
 
 describe('QR images: GET /v1/qr-codes/{code_ulid}/image', () => {
   let svc: TestService;
@@ -45,6 +47,25 @@ describe('QR images: GET /v1/qr-codes/{code_ulid}/image', () => {
     code = await newCode(a, 'poster');
   });
   after(() => svc?.close());
+
+  it('marks every answer nosniff, and gives an SVG a policy that runs and fetches nothing', async () => {
+    const svg = await image(`/v1/qr-codes/${code.ulid}/image`, a.token);
+    expect(svg.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+    expect(svg.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(svg.headers.get('content-security-policy')).to.equal(
+      "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox",
+    );
+    const png = await image(`/v1/qr-codes/${code.ulid}/image?format=png`, a.token);
+    expect(png.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(png.headers.get('content-security-policy')).to.equal(null);
+    const missing = await image(`/v1/qr-codes/${code.ulid}/image`, b.token);
+    expect(missing.status).to.equal(404);
+    expect(missing.headers.get('x-content-type-options')).to.equal('nosniff');
+    const json = await svc.get('/v1/qr-codes', a.token);
+    expect(json.headers.get('x-content-type-options')).to.equal('nosniff');
+    const unauthenticated = await svc.get('/v1/qr-codes', undefined);
+    expect(unauthenticated.headers.get('x-content-type-options')).to.equal('nosniff');
+  });
 
   it('answers SVG by default, encoding the public_url (not the destination), with a strong ETag', async () => {
     const res = await image(`/v1/qr-codes/${code.ulid}/image`, a.token);
@@ -156,5 +177,77 @@ describe('QR images: GET /v1/qr-codes/{code_ulid}/image', () => {
     await image(`/v1/qr-codes/${code.ulid}/image`, a.token);
     const after = (await svc.get('/v1/status', a.token)).body.api.calls_used_month;
     expect(after - before).to.equal(1);
+  });
+
+  it('serves an identical second request from the render cache (same bytes and ETag), never to another organization', async () => {
+    const path = `/v1/qr-codes/${code.ulid}/image?format=png&size=320&margin=2`;
+    const drawn = svc.app.renders.rendered;
+    const first = await image(path, a.token);
+    const second = await image(path, a.token);
+    expect(first.status).to.equal(200);
+    expect(second.status).to.equal(200);
+    expect(svc.app.renders.rendered - drawn, 'drawn once').to.equal(1);
+    expect(second.body.equals(first.body)).to.equal(true);
+    expect(second.headers.get('etag')).to.equal(first.headers.get('etag'));
+    // Another organization asking for the cached image of a's code gets 404, not the image.
+    expect((await image(path, b.token)).status).to.equal(404);
+    // Its own code with the same options is drawn for it, with its own ETag.
+    const own = await newCode(b, 'poster-b');
+    const theirs = await image(`/v1/qr-codes/${own.ulid}/image?format=png&size=320&margin=2`, b.token);
+    expect(theirs.status).to.equal(200);
+    expect(svc.app.renders.rendered - drawn).to.equal(2);
+    expect(theirs.headers.get('etag')).not.to.equal(first.headers.get('etag'));
+    expect(await decodeQr(theirs.body, 320)).to.equal(own.public_url);
+  });
+
+  describe('with one render thread and no queue', () => {
+    let one: TestService;
+    let org: TestOrg;
+    before(async () => {
+      one = await startTestService({ config: { renderThreads: 1, renderQueue: 0 } });
+      org = await one.createOrg();
+    });
+    after(() => one?.close());
+
+    it('answers 503 with Retry-After while the thread is busy, and the image once it is free', async () => {
+      const domain = (await one.app.db('domains').where({ type: 'fallback' }).first('ulid')).ulid;
+      const made = async (slug: string) =>
+        (await one.post('/v1/qr-codes', org.token, { slug, destination: 'https://example.com/', domain_ulid: domain }))
+          .body.data as { ulid: string };
+      const [slow, quick] = [await made('slow'), await made('quick')];
+      // A style stored before logos were measured: its logo costs seconds to draw (saving it now is 422).
+      const style = ulid();
+      const now = new Date();
+      await one.app.db('qr_styles').insert({
+        ulid: style,
+        org_id: org.org.id,
+        name: 'Costly',
+        config: JSON.stringify({ image: costlySvgLogo(), qrOptions: { errorCorrectionLevel: 'H' } }),
+        created_at: now,
+        updated_at: now,
+      });
+      const get = (path: string) =>
+        fetch(one.url + path, { headers: { Authorization: `Bearer ${org.token}` } }).then(async (res) => ({
+          status: res.status,
+          headers: res.headers,
+          text: await res.text(),
+        }));
+      const first = get(`/v1/qr-codes/${slow.ulid}/image?format=png&style_ulid=${style}`);
+      while (one.app.renders.running === 0) await new Promise((r) => setTimeout(r, 5));
+      const refused = await get(`/v1/qr-codes/${quick.ulid}/image?format=png`);
+      expect(refused.status, refused.text).to.equal(503);
+      const seconds = Number(refused.headers.get('retry-after'));
+      expect(seconds).to.be.at.least(1);
+      expect(JSON.parse(refused.text)).to.include({ code: 'service_unavailable', retry_after: seconds });
+      await assertConforms({
+        method: 'GET',
+        path: `/v1/qr-codes/${quick.ulid}/image`,
+        status: 503,
+        headers: refused.headers,
+        body: JSON.parse(refused.text),
+      });
+      expect((await first).status).to.equal(200);
+      expect((await get(`/v1/qr-codes/${quick.ulid}/image?format=png`)).status).to.equal(200);
+    });
   });
 });

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { insertScanEvents } from '../../server/analytics/synthetic-scans.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { fallbackDomain, makeCode } from '../helpers/fixtures.js';
+import { fallbackDomain, makeCode, scanRow } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { hit } from './redirect-fixtures.js';
 
@@ -34,25 +34,16 @@ describe('CSV exports neutralise formulas', function () {
     const now = Date.now();
     await insertScanEvents(
       svc.app.ch,
-      HOSTILE.slice(1).map((referrer, i) => ({
-        scan_id: ulid(now - i),
-        scanned_at: now - i - 1000,
-        org_id: a.org.id,
-        brand_id: 0,
-        domain_id: 0,
-        code_id: code.id,
-        visitor_hash: String(77 + i),
-        country: '',
-        device_type: 'desktop',
-        os: '',
-        browser: '',
-        referrer,
-        language: '',
-        provider: '',
-        asn: 0,
-        is_bot: 0,
-        matched_rule: -1,
-      })),
+      HOSTILE.slice(1).map((referrer, i) =>
+        scanRow(now - i - 1000, {
+          scan_id: ulid(now - i),
+          org_id: a.org.id,
+          code_id: code.id,
+          visitor_hash: String(77 + i),
+          device_type: 'desktop',
+          referrer,
+        }),
+      ),
     );
   });
   after(async () => {

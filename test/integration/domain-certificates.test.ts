@@ -6,6 +6,8 @@ import crypto from 'node:crypto';
 import https from 'node:https';
 import type { Runner } from 'graphile-worker';
 import { expect } from 'chai';
+import { Sealer } from '../../server/at-rest.js';
+import { AcmeIssuanceError, AcmeIssuer } from '../../server/domains/acme.js';
 import { runDomainMaintenance } from '../../server/domains/maintenance.js';
 import { verificationToken } from '../../server/domains/service.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
@@ -51,6 +53,8 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
         dnsResolvers: [dns.address],
         acmeDirectoryUrl: pebble.directoryUrl,
         acmeCaFile: pebble.listenerCaFile,
+        // The tests poll domains every 100 ms on a loaded machine: not the plan's minute window.
+        platformRateLimitPerMin: 10_000,
       },
     });
     const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
@@ -335,5 +339,42 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
     dns.setTxt(`_qr-verify.${host}`, [verificationToken(svc.app, a.org, host)]);
     expect((await runDomainMaintenance(svc.app)).reverified).to.equal(1);
     await domainUntil(a, domainUlid, (x) => x.status === 'active' && x.ssl_status === 'active');
+  });
+
+  it('says what failed when the ACME directory does not answer: connection refused on its URL', async () => {
+    const closed = await freePort();
+    const directoryUrl = `https://127.0.0.1:${closed}/dir`;
+    const issuer = new AcmeIssuer(svc.app.db, new Sealer(svc.app.secretKey), svc.app.log, {
+      directoryUrl,
+      caPem: pebble.listenerCaPem,
+      contactEmail: null,
+    });
+    const err = await issuer.issue(`never.${tag}.customer.test`).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(AcmeIssuanceError);
+    expect((err as Error).message).to.equal(
+      `Registering the ACME account failed: the ACME server did not answer: connection refused (ECONNREFUSED) on GET ${directoryUrl}`,
+    );
+    expect(await svc.app.db('acme_accounts').where({ directory_url: directoryUrl })).to.have.length(0);
+  });
+
+  it('registers again and issues when the ACME server has forgotten the account (a reset server)', async () => {
+    const before = await svc.app.db('acme_accounts').where({ directory_url: pebble.directoryUrl }).first();
+    expect(before, 'an account from the issuances above').to.not.equal(undefined);
+    const servedBefore = (await tlsGet(host, '/')).fingerprint;
+    await pebble.restart();
+    const refreshed = await svc.patch(`/v1/domains/${domainUlid}`, a.token, { refresh_ssl: true });
+    expect(refreshed.body.data.ssl_status).to.equal('pending');
+    const d = await domainUntil(a, domainUlid, (x) => x.ssl_status !== 'pending' && x.ssl_status !== 'issuing');
+    expect([d.ssl_status, d.ssl_error]).to.deep.equal(['active', null]);
+    const after = await svc.app.db('acme_accounts').where({ directory_url: pebble.directoryUrl });
+    expect(after).to.have.length(1);
+    expect(after[0].account_key_sealed.equals(before.account_key_sealed)).to.equal(false);
+    // The certificate served now is the reset server's.
+    const served = await tlsGet(host, '/');
+    expect(served.fingerprint).to.not.equal(servedBefore);
+    expect(served.subject).to.equal(`DNS:${host}`);
   });
 });

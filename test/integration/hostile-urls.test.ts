@@ -24,6 +24,9 @@ const HOSTILE: [string, string, string | null][] = [
   ['credentials', 'https://user:secret@example.com/', null],
   ['javascript:', 'javascript:alert(1)', null],
   ['an invalid punycode label', 'https://xn--a.example/', null],
+  ['port 0', 'https://example.com:0/', null],
+  ['an empty label', 'https://a..b/', null],
+  ['a label with a leading hyphen', 'https://-a.com/', null],
   ['too long once encoded', `https://example.com/${'é'.repeat(700)}`, null],
 ];
 

@@ -1,22 +1,13 @@
 import { expect } from 'chai';
 import { fallbackDomain } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import { callTool, rpc } from './mcp-helpers.js';
 
 /** Billable calls of the organization this month. */
 async function metered(svc: TestService, orgId: number): Promise<number> {
   const rows = await svc.app.db('api_usage_months').where({ org_id: orgId });
   return rows.reduce((s, r) => s + Number(r.calls), 0);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('idempotency keys on POST and PATCH', () => {
@@ -30,7 +21,7 @@ describe('idempotency keys on POST and PATCH', () => {
   afterEach(() => svc.clock.reset());
 
   const post = (path: string, token: string, body: unknown, key?: string) =>
-    svc.request('POST', path, { token, body, headers: key ? { 'Idempotency-Key': key } : {} });
+    svc.request('POST', path, { token, body, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
 
   it('50 concurrent identical POSTs with one key create one code, answer 50 times the same and meter one call', async () => {
     const { org, token } = await svc.createOrg();
@@ -113,6 +104,16 @@ describe('idempotency keys on POST and PATCH', () => {
     expect(res.body.errors).to.have.key('idempotency_key');
   });
 
+  it('refuses an empty Idempotency-Key header (422) rather than taking it for no key', async () => {
+    const { org, token } = await svc.createOrg();
+    for (let i = 0; i < 2; i++) {
+      const res = await post('/v1/brands', token, { name: 'Empty key' }, '');
+      expect(res.status).to.equal(422);
+      expect(res.body.errors).to.have.key('idempotency_key');
+    }
+    expect(await svc.app.db('brands').where({ org_id: org.id })).to.have.length(0);
+  });
+
   it('takes idempotency_key on MCP tools mapped to POST and PATCH, and replays across REST and MCP', async () => {
     const { org, token } = await svc.createOrg();
     const list = await rpc(svc, token, 'tools/list', {});
@@ -174,10 +175,11 @@ describe('idempotency keys of a call still running', () => {
     try {
       await trx('rate_windows').where({ org_id: org.id, bucket: 'api' }).forUpdate();
       first = svc.request('POST', '/v1/brands', { token, body: { name: 'Slow' }, headers });
-      await until('the first call to hold the key', async () =>
-        (await svc.app.db('idempotency_keys').where({ org_id: org.id, key: 'slow', state: 'running' }).first())
-          ? true
-          : undefined,
+      // The first call holds the key.
+      await waitFor(
+        async () =>
+          (await svc.app.db('idempotency_keys').where({ org_id: org.id, key: 'slow', state: 'running' }).first()) !==
+          undefined,
       );
       const second = await svc.request('POST', '/v1/brands', { token, body: { name: 'Slow' }, headers });
       expect(second.status).to.equal(409);

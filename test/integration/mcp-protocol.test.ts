@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
-import { LATEST_PROTOCOL_VERSION, MAX_BATCH, SUPPORTED_PROTOCOL_VERSIONS } from '../../server/mcp/protocol.js';
+import {
+  isStateless,
+  LATEST_PROTOCOL_VERSION,
+  MAX_BATCH,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '../../server/mcp/protocol.js';
 import { comparableHeaders, postMcp, rpc } from './mcp-helpers.js';
 
 describe('MCP protocol over POST /mcp', () => {
@@ -14,9 +19,12 @@ describe('MCP protocol over POST /mcp', () => {
   after(() => svc.close());
 
   describe('version negotiation', () => {
-    it('supports exactly the protocol versions of the installed official SDK', () => {
-      expect([...SUPPORTED_PROTOCOL_VERSIONS]).to.deep.equal(sdkTypes.SUPPORTED_PROTOCOL_VERSIONS);
-      expect(LATEST_PROTOCOL_VERSION).to.equal(sdkTypes.LATEST_PROTOCOL_VERSION);
+    it('supports the stateless 2026-07-28 revision plus exactly the versions of the installed official SDK', () => {
+      expect(LATEST_PROTOCOL_VERSION).to.equal('2026-07-28');
+      expect(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => !isStateless(v))).to.deep.equal(
+        sdkTypes.SUPPORTED_PROTOCOL_VERSIONS.filter((v) => !isStateless(v)),
+      );
+      expect(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => !isStateless(v))[0]).to.equal(sdkTypes.LATEST_PROTOCOL_VERSION);
     });
 
     for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
@@ -71,6 +79,79 @@ describe('MCP protocol over POST /mcp', () => {
     });
   });
 
+  describe('the stateless revision 2026-07-28', () => {
+    const V = '2026-07-28';
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': V,
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const header = { 'MCP-Protocol-Version': V };
+
+    it('answers server/discover with every supported version, the capabilities and serverInfo, without initialize', async () => {
+      const res = await rpc(svc, token, 'server/discover', { _meta: meta }, header);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.result.supportedVersions).to.deep.equal([...SUPPORTED_PROTOCOL_VERSIONS]);
+      expect(res.body.result.supportedVersions).to.include.members([V, '2025-11-25', '2025-06-18']);
+      expect(res.body.result.capabilities).to.deep.equal({ tools: { listChanged: false } });
+      expect(res.body.result.serverInfo.name).to.equal('qr-service');
+    });
+
+    it('serves tools/list and tools/call with the version, client info and capabilities in _meta', async () => {
+      const list = await rpc(svc, token, 'tools/list', { _meta: meta }, header);
+      expect(list.status).to.equal(200);
+      expect(list.body.result.tools).to.have.length(25);
+      const call = await rpc(
+        svc,
+        token,
+        'tools/call',
+        { name: 'organization_read', arguments: {}, _meta: meta },
+        header,
+      );
+      expect(call.status).to.equal(200);
+      expect(call.body.result.isError).to.equal(false);
+      expect(call.body.result.structuredContent).to.have.property('data');
+    });
+
+    it('refuses a request without _meta, or with part of it, with 400 and -32602', async () => {
+      for (const params of [{}, { _meta: { 'io.modelcontextprotocol/protocolVersion': V } }]) {
+        const res = await rpc(svc, token, 'tools/list', params, header);
+        expect(res.status, JSON.stringify(params)).to.equal(400);
+        expect(res.body.error.code).to.equal(-32602);
+        expect(res.body.id).to.be.a('number');
+      }
+    });
+
+    it('refuses an unsupported _meta protocol version with 400, -32004 and the supported versions', async () => {
+      const res = await rpc(
+        svc,
+        token,
+        'tools/list',
+        { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+        header,
+      );
+      expect(res.status).to.equal(400);
+      expect(res.body.error.code).to.equal(-32004);
+      expect(res.body.error.data.supportedVersions).to.deep.equal([V]);
+    });
+
+    it('refuses a header that does not match the _meta version, or is absent, with 400', async () => {
+      for (const h of [{ 'MCP-Protocol-Version': '2025-11-25' }, {}] as Record<string, string>[]) {
+        const res = await rpc(svc, token, 'tools/list', { _meta: meta }, h);
+        expect(res.status, JSON.stringify(h)).to.equal(400);
+        expect(res.body.error.code).to.equal(-32600);
+      }
+    });
+
+    it('answers ping, removed in this revision, and unknown methods with 404 and -32601', async () => {
+      for (const method of ['ping', 'resources/list']) {
+        const res = await rpc(svc, token, method, { _meta: meta }, header);
+        expect(res.status, method).to.equal(404);
+        expect(res.body.error.code).to.equal(-32601);
+      }
+    });
+  });
+
   describe('lifecycle and basic methods', () => {
     it('acknowledges notifications/initialized with 202 and no body', async () => {
       const res = await postMcp(svc, token, { jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -79,6 +160,7 @@ describe('MCP protocol over POST /mcp', () => {
     });
 
     it('acknowledges any notification and a client response with 202 without executing a notified tools/call', async () => {
+      const before = (await svc.get('/v1/status', token)).body.api.calls_used_month;
       for (const msg of [
         { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
         { jsonrpc: '2.0', method: 'tools/call', params: { name: 'organization_read', arguments: {} } },
@@ -89,7 +171,7 @@ describe('MCP protocol over POST /mcp', () => {
         expect(res.text).to.equal('');
       }
       const status = await svc.get('/v1/status', token);
-      expect(status.body.api.calls_used_month).to.equal(0);
+      expect(status.body.api.calls_used_month).to.equal(before);
     });
 
     it('answers ping with an empty result and echoes string ids', async () => {
@@ -123,8 +205,8 @@ describe('MCP protocol over POST /mcp', () => {
   });
 
   describe('Origin', () => {
-    it('refuses a foreign Origin with 403', async () => {
-      for (const origin of ['https://evil.example', 'null', 'http://localhost.evil.example']) {
+    it('refuses a foreign Origin with 403, an empty one included (present is what counts)', async () => {
+      for (const origin of ['https://evil.example', 'null', 'http://localhost.evil.example', '']) {
         const res = await rpc(svc, token, 'ping', undefined, { Origin: origin });
         expect(res.status, origin).to.equal(403);
         expect(res.body.error.code).to.equal(-32000);
@@ -309,19 +391,28 @@ describe('MCP protocol over POST /mcp', () => {
       const rest = await svc.request('GET', '/v1/organization', { token: mcpToken, headers });
       expect(mcp.status).to.equal(rest.status);
       expect(mcp.text).to.equal(rest.text);
-      expect(comparableHeaders(mcp.headers)).to.deep.equal(comparableHeaders(rest.headers));
+      // A 401 of /mcp also says where to sign in (RFC 9728); every other header is REST's.
+      const { 'www-authenticate': mcpChallenge, ...mcpHeaders } = comparableHeaders(mcp.headers);
+      const { 'www-authenticate': restChallenge, ...restHeaders } = comparableHeaders(rest.headers);
+      expect(mcpHeaders).to.deep.equal(restHeaders);
+      if (rest.status !== 401) expect(mcpChallenge).to.equal(restChallenge);
       return mcp;
     }
 
-    it('answers a missing token with REST’s 401', async () => {
+    it('answers a missing token with REST’s 401 and a challenge naming the resource metadata', async () => {
       const res = await sameAsRest(undefined);
       expect(res.status).to.equal(401);
-      expect(res.headers.get('www-authenticate')).to.equal('Bearer');
+      expect(res.headers.get('www-authenticate')).to.match(
+        /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp\.access /,
+      );
     });
 
-    it('answers a malformed or unknown token with REST’s 401', async () => {
-      expect((await sameAsRest('garbage')).status).to.equal(401);
-      expect((await sameAsRest('99999|' + 'a'.repeat(48))).status).to.equal(401);
+    it('answers a malformed or unknown token with REST’s 401 and error="invalid_token"', async () => {
+      for (const token of ['garbage', '99999|' + 'a'.repeat(48)]) {
+        const res = await sameAsRest(token);
+        expect(res.status).to.equal(401);
+        expect(res.headers.get('www-authenticate')).to.include('error="invalid_token"');
+      }
     });
 
     it('answers an organization without API access with REST’s 403 api_access_disabled', async () => {

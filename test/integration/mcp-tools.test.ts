@@ -14,10 +14,11 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const outputAjv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
 const outputValidators = new Map<string, ReturnType<Ajv2020['compile']>>();
 
-/** Fails unless a tool's payload matches the outputSchema the tool declares in tools/list (when it has one). */
+/** Fails unless a tool's payload matches the outputSchema the tool declares in tools/list. */
 function assertToolPayload(tool: string, payload: unknown): void {
   const validate = outputValidators.get(tool);
-  if (validate && !validate(payload)) {
+  if (!validate) expect.fail(`${tool} declares no outputSchema`);
+  if (!validate(payload)) {
     expect.fail(`${tool} answered a payload its outputSchema refuses: ${JSON.stringify(validate.errors)}`);
   }
 }
@@ -32,7 +33,7 @@ describe('MCP tools', () => {
   async function ok(name: string, args: Record<string, unknown> = {}) {
     used.add(name);
     const payload = await toolOk(svc, token, name, args);
-    if (!payload.requires_confirmation) assertToolPayload(name, payload);
+    assertToolPayload(name, payload);
     return payload;
   }
 
@@ -68,14 +69,19 @@ describe('MCP tools', () => {
       expect(res.body.result).to.not.have.property('nextCursor');
     });
 
-    it('generates inputs from the REST schemas, destination as a string URL for codes_create and codes_update', async () => {
+    it('generates inputs from the REST schemas, destination as a string URL or a typed object for codes_create and codes_update', async () => {
       const res = await rpc(svc, token, 'tools/list', {});
       const byName = Object.fromEntries(res.body.result.tools.map((t: { name: string }) => [t.name, t]));
       const create = byName.codes_create.inputSchema;
       expect(create.required).to.have.members(['slug', 'destination', 'domain_ulid']);
-      expect(create.properties.destination.type).to.equal('string');
+      // A string URL (type url), or the destination object of another type.
+      const [asUrl, asObject] = create.properties.destination.anyOf;
+      expect(asUrl.type).to.equal('string');
+      expect(asObject.type).to.equal('object');
       // The REST rule, not format uri: an IDN or a non-ASCII path is accepted and stored normalised.
-      expect(create.properties.destination).to.include({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
+      expect(asUrl).to.include({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
+      // Each type's destination schema, keyed on type.
+      expect(JSON.stringify(create.allOf)).to.include('"ssid"');
       expect(create.properties.type.default).to.equal('redirect');
       expect(create.properties).to.include.keys(
         'name',
@@ -89,7 +95,7 @@ describe('MCP tools', () => {
       );
       const update = byName.codes_update.inputSchema;
       expect(update.required).to.deep.equal(['code_ulid']);
-      expect(update.properties.destination.type).to.equal('string');
+      expect(update.properties.destination.anyOf[0].type).to.equal('string');
       expect(byName.status_read.inputSchema).to.deep.equal({
         type: 'object',
         properties: {},
@@ -121,7 +127,7 @@ describe('MCP tools', () => {
       const bulkCreate = byName.codes_bulk_create.inputSchema;
       expect(bulkCreate.properties.rows.maxItems).to.equal(1000);
       expect(bulkCreate.properties.rows.items.required).to.have.members(['slug', 'destination', 'domain_ulid']);
-      expect(bulkCreate.properties.rows.items.properties.destination.type).to.equal('string');
+      expect(bulkCreate.properties.rows.items.properties.destination.anyOf[0].type).to.equal('string');
       expect(byName.codes_delete.inputSchema.properties).to.include.keys('code_ulid', 'confirm', 'confirmation_id');
     });
 
@@ -169,15 +175,41 @@ describe('MCP tools', () => {
 
     it('answers tools with an outputSchema with structuredContent, which the SDK checks against it', async () => {
       const { tools } = await client.listTools();
-      const withOutput = tools.filter((t) => t.outputSchema).map((t) => t.name);
-      expect(withOutput).to.include.members(['status_read', 'codes_read', 'codes_create', 'analytics_read']);
-      expect(withOutput).to.not.include.members(['codes_delete', 'codes_bulk_create', 'codes_bulk_update_status']);
+      expect(tools.filter((t) => !t.outputSchema).map((t) => t.name)).to.deep.equal([]);
       // The SDK client validates structuredContent against the declared outputSchema itself.
       const status = await client.callTool({ name: 'status_read', arguments: {} });
       expect(status.isError).to.equal(false);
       expect(status.structuredContent).to.deep.equal(JSON.parse((status.content as { text: string }[])[0].text));
       const listed = await client.callTool({ name: 'codes_list', arguments: {} });
       expect(listed.structuredContent).to.have.property('data').that.is.an('array');
+      // The guarded tools: their preview, then their result, both checked by the SDK.
+      const made = await client.callTool({
+        name: 'codes_bulk_create',
+        arguments: { rows: [{ slug: 'sdk-bulk', destination: 'https://example.com/b', domain_ulid: fallbackDomain }] },
+      });
+      expect(made.isError).to.equal(false);
+      const ulid = (made.structuredContent as { data: { ulid: string }[] }).data[0].ulid;
+      const change = { code_ulids: [ulid], status: 'paused' };
+      const preview = await client.callTool({ name: 'codes_bulk_update_status', arguments: change });
+      const previewed = preview.structuredContent as { requires_confirmation: boolean; confirmation_id: string };
+      expect(previewed.requires_confirmation).to.equal(true);
+      const paused = await client.callTool({
+        name: 'codes_bulk_update_status',
+        arguments: { ...change, confirm: true, confirmation_id: previewed.confirmation_id },
+      });
+      expect(paused.structuredContent).to.have.nested.property('data[0].status', 'paused');
+      const del = await client.callTool({ name: 'codes_delete', arguments: { code_ulid: ulid } });
+      const delId = (del.structuredContent as { confirmation_id: string }).confirmation_id;
+      const deleted = await client.callTool({
+        name: 'codes_delete',
+        arguments: { code_ulid: ulid, confirm: true, confirmation_id: delId },
+      });
+      expect(deleted.structuredContent).to.deep.equal({ deleted: true, code_ulid: ulid });
+      // A failed call is a tool error with REST's body and no structuredContent to check.
+      const gone = await client.callTool({ name: 'codes_image', arguments: { code_ulid: ulid } });
+      expect(gone.isError).to.equal(true);
+      expect(gone.structuredContent).to.equal(undefined);
+      expect(JSON.parse((gone.content as { text: string }[])[0].text)).to.include({ code: 'not_found' });
     });
 
     it('calls tools and gets the REST payload as one text item', async () => {
@@ -367,28 +399,44 @@ describe('MCP tools', () => {
       expect(await ok('styles_list')).to.deep.equal((await svc.get('/v1/qr-styles', token)).body);
     });
 
-    it('codes_image answers the code’s QR image as PNG image content that decodes to its public_url, and the SVG as text', async () => {
+    it('codes_image answers the code’s QR image as image content in the requested format and size, described by structuredContent', async () => {
       const created = await ok('codes_create', {
         slug: 'poster',
         destination: 'https://example.com/poster',
         domain_ulid: fallbackDomain,
       });
+      const code_ulid = created.data.ulid;
       const callsBefore = (await svc.get('/v1/status', token)).body.api.calls_used_month;
-      const http = await rpc(svc, token, 'tools/call', {
-        name: 'codes_image',
-        arguments: { code_ulid: created.data.ulid, size: 256 },
-      });
+      const png = (await rpc(svc, token, 'tools/call', { name: 'codes_image', arguments: { code_ulid, size: 256 } }))
+        .body.result;
       used.add('codes_image');
-      const result = http.body.result;
-      expect(result.isError).to.equal(false);
-      expect(result.content).to.have.length(2);
-      const [image, svg] = result.content;
+      expect(png.isError).to.equal(false);
+      const [image, text] = png.content;
       expect(image).to.include({ type: 'image', mimeType: 'image/png' });
-      expect(await decodeQr(Buffer.from(image.data, 'base64'))).to.equal(created.data.public_url);
-      expect(svg.type).to.equal('text');
-      expect(svg.text).to.match(/<svg[\s>]/);
-      // One metered call, as GET /v1/qr-codes/{code_ulid}/image is.
-      expect((await svc.get('/v1/status', token)).body.api.calls_used_month).to.equal(callsBefore + 1);
+      const pngBytes = Buffer.from(image.data, 'base64');
+      expect(await decodeQr(pngBytes)).to.equal(created.data.public_url);
+      // PNG IHDR: width and height at bytes 16 and 20.
+      expect([pngBytes.readUInt32BE(16), pngBytes.readUInt32BE(20)]).to.deep.equal([256, 256]);
+      expect(png.structuredContent).to.include({ code_ulid, format: 'png', mime_type: 'image/png', size: 256 });
+      expect(JSON.parse(text.text)).to.deep.equal(png.structuredContent);
+      assertToolPayload('codes_image', png.structuredContent);
+
+      const svg = (
+        await rpc(svc, token, 'tools/call', { name: 'codes_image', arguments: { code_ulid, size: 512, format: 'svg' } })
+      ).body.result;
+      expect(svg.content[0]).to.include({ type: 'image', mimeType: 'image/svg+xml' });
+      const svgText = Buffer.from(svg.content[0].data, 'base64').toString('utf8');
+      expect(svgText).to.match(/<svg[^>]*\swidth="512"/);
+      expect(svgText).to.match(/<svg[^>]*\sheight="512"/);
+      expect(svg.structuredContent).to.include({ format: 'svg', size: 512 });
+      assertToolPayload('codes_image', svg.structuredContent);
+      // The same image, byte for byte, as REST's.
+      const rest = await fetch(`${svc.url}/v1/qr-codes/${code_ulid}/image?format=svg&size=512`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(await rest.text()).to.equal(svgText);
+      // One metered call each, as GET /v1/qr-codes/{code_ulid}/image is.
+      expect((await svc.get('/v1/status', token)).body.api.calls_used_month).to.equal(callsBefore + 3);
     });
 
     it('has called every one of the 25 tools', () => {

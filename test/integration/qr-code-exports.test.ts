@@ -3,7 +3,7 @@
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
 import yauzl from 'yauzl';
-import { pruneExports } from '../../server/qr-code-exports/service.js';
+import { pruneExports } from '../../server/qr-code-exports/job.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { decodeQr } from '../helpers/qr-decode.js';

@@ -4,17 +4,10 @@
 import { expect } from 'chai';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain } from './redirect-fixtures.js';
 
 const FALLBACK = 'localhost:3001';
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) expect.fail(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('redirect cache: LRU, known-keys filter, orphan sampling', function () {
   this.timeout(120_000);
@@ -36,7 +29,7 @@ describe('redirect cache: LRU, known-keys filter, orphan sampling', function () 
     const created = await svc.createOrg({ slug: 'flood' });
     org = { id: created.org.id, slug: created.org.slug };
     fallbackId = await fallbackDomainId(svc.app);
-    await until('the known-keys filter is built', () => rd.cache.filterReady);
+    await waitFor(() => rd.cache.filterReady);
   });
   after(async () => {
     await rd?.close();
@@ -65,13 +58,12 @@ describe('redirect cache: LRU, known-keys filter, orphan sampling', function () 
 
   it('serves a code created after the filter was built, once its notification arrives', async () => {
     const path = await code();
-    await until('the new code is served', async () => (await hit(rd.port, FALLBACK, path)).status === 302);
+    await waitFor(async () => (await hit(rd.port, FALLBACK, path)).status === 302);
   });
 
   it('keeps the most recently used codes when the cache is full', async () => {
     const [a, b, c, d] = [await code(), await code(), await code(), await code()];
-    for (const p of [a, b, c, d])
-      await until(`${p} is served`, async () => (await hit(rd.port, FALLBACK, p)).status === 302);
+    for (const p of [a, b, c, d]) await waitFor(async () => (await hit(rd.port, FALLBACK, p)).status === 302);
     // The cache holds 3: b, c, d. Touch b, then load a (evicts c, the least recently used).
     await hit(rd.port, FALLBACK, b);
     await hit(rd.port, FALLBACK, a);
@@ -98,7 +90,7 @@ describe('redirect cache: LRU, known-keys filter, orphan sampling', function () 
     // A domain of its own, so no other request of this file uses its budget.
     const host = `${random()}.flood.test`;
     await insertCustomDomain(svc.app, org.id, host, { settings: { root_redirect: 'https://example.com/' } });
-    await until('the domain is served', async () => (await hit(rd.port, host, '/')).status === 302);
+    await waitFor(async () => (await hit(rd.port, host, '/')).status === 302);
     const before = await dropped();
     await Promise.all(Array.from({ length: 40 }, (_, i) => hit(rd.port, host, `/nothing-${i}`)));
     await rd.orphans.flush();

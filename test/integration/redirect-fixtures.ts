@@ -4,6 +4,15 @@ import http from 'node:http';
 import { ulid } from 'ulid';
 import type { AppContext } from '../../server/context.js';
 
+/** User agents of the three kinds of visitor the redirect tells apart, and the fallback origin's host. */
+export const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+export const ANDROID =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
+export const DESKTOP =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+export const FALLBACK = 'localhost:3001';
+
 export interface RawResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
@@ -116,24 +125,4 @@ export async function insertCode(app: AppContext, c: CodeInput): Promise<number>
 export async function chRows<T>(app: AppContext, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
   const rs = await app.ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
   return rs.json<T>();
-}
-
-/**
- * Polls `fn` until `ok` accepts its value and returns that value; fails the test with the last value
- * seen when `timeoutMs` passes first (a deadline, never a sleep that hopes).
- */
-export async function waitFor<T>(
-  fn: () => Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 10_000,
-  stepMs = 20,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > until)
-      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
 }

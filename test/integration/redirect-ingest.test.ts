@@ -15,7 +15,8 @@ import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { testLogLevel } from '../helpers/stores.js';
-import { chRows, fallbackDomainId, hit, insertCode, waitFor } from './redirect-fixtures.js';
+import { waitFor } from '../helpers/poll.js';
+import { chRows, fallbackDomainId, hit, insertCode } from './redirect-fixtures.js';
 
 const FALLBACK = 'localhost:3001';
 

@@ -10,6 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { waitFor } from '../helpers/poll.js';
 import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
 
 const run = promisify(execFile);
@@ -26,13 +27,17 @@ async function redirectProcesses(primary: number): Promise<number[]> {
   return pids;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null | false>, child: ChildProcess): Promise<T> {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) while waiting for ${what}`);
-    const v = await probe();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits for `probe` (the test's own deadline bounds it), failing at once if the service exits. */
+function until(what: string, probe: () => Promise<boolean>, child: ChildProcess): Promise<boolean> {
+  return waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) while waiting for ${what}`);
+      return probe();
+    },
+    Boolean,
+    280_000,
+    50,
+  );
 }
 
 /** Starts server/main.ts on `env`; its output is collected for failure messages. */

@@ -1,19 +1,23 @@
 import { expect } from 'chai';
+import http from 'node:http';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
 import { countScanBatch } from '../../server/qr-codes/scan-lookup.js';
 import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
-import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain, type CodeInput } from './redirect-fixtures.js';
-
-const IPHONE =
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const ANDROID =
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36';
-const DESKTOP =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const FALLBACK = 'localhost:3001';
+import {
+  ANDROID,
+  chRows,
+  DESKTOP,
+  FALLBACK,
+  fallbackDomainId,
+  hit,
+  insertCode,
+  insertCustomDomain,
+  IPHONE,
+  type CodeInput,
+} from './redirect-fixtures.js';
 
 describe('public redirect', function () {
   this.timeout(60_000);
@@ -91,6 +95,9 @@ describe('public redirect', function () {
       const own = await code({ slug: 'promo', domainId, destination: 'https://acme.test/promo' });
       expect((await get('/promo', {}, 'go.acme.test')).headers.location).to.equal('https://acme.test/promo');
       expect((await get('/promo', {}, 'go.acme.test:8080')).status).to.equal(302); // a port on the Host header
+      // The fully qualified spelling with a trailing dot is the same host, with or without a port.
+      expect((await get('/promo', {}, 'go.acme.test.')).headers.location).to.equal('https://acme.test/promo');
+      expect((await get('/promo', {}, 'Go.Acme.Test.:8080')).headers.location).to.equal('https://acme.test/promo');
       // The custom-domain code is not served on the fallback origin, nor a fallback code on the domain.
       expect((await get(own.path)).status).to.equal(404);
       const fb = await code({ slug: 'fbonly' });
@@ -405,6 +412,75 @@ describe('public redirect', function () {
       // The window passes.
       svc.clock.advance(61_000);
       expect((await post('open sesame', ip)).status).to.equal(303);
+    });
+  });
+
+  describe('a password form over 4 KB', () => {
+    let c: { id: number; path: string };
+    before(async () => {
+      c = await code({ destination: 'https://example.com/big', password_hash: await hashPassword('open sesame') });
+    });
+    const big = new URLSearchParams({ password: 'x'.repeat(5000) }).toString();
+
+    /** A raw POST: the body sent in chunks of 1 KB (chunked when no length is declared), or after 100 Continue. */
+    function postRaw(opts: { declare: boolean; expect100?: boolean; ip: string }) {
+      return new Promise<{ status: number; body: string; continued: boolean; connection?: string }>(
+        (resolve, reject) => {
+          let continued = false;
+          const headers: Record<string, string> = {
+            Host: FALLBACK,
+            'Content-Type': 'application/x-www-form-urlencoded',
+            'X-Forwarded-For': opts.ip,
+          };
+          if (opts.declare) headers['Content-Length'] = String(Buffer.byteLength(big));
+          if (opts.expect100) headers.Expect = '100-continue';
+          const req = http.request(
+            { host: '127.0.0.1', port: rd.port, path: c.path, method: 'POST', headers, agent: false },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => (body += chunk));
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, body, continued, connection: res.headers.connection }),
+              );
+            },
+          );
+          req.on('error', reject);
+          const send = () => {
+            for (let i = 0; i < big.length; i += 1024) req.write(big.slice(i, i + 1024));
+            req.end();
+          };
+          if (opts.expect100) {
+            req.on('continue', () => {
+              continued = true;
+              send();
+            });
+            req.flushHeaders();
+          } else send();
+        },
+      );
+    }
+
+    it('answers 413 (not a reset connection) to a declared length, a chunked body, and before 100 Continue', async () => {
+      const declared = await postRaw({ declare: true, ip: '198.51.100.90' });
+      expect(declared.status).to.equal(413);
+      expect(declared.body).to.include('too large');
+      const chunked = await postRaw({ declare: false, ip: '198.51.100.90' });
+      expect(chunked.status).to.equal(413);
+      const early = await postRaw({ declare: true, expect100: true, ip: '198.51.100.90' });
+      expect([early.status, early.continued, early.connection]).to.deep.equal([413, false, 'close']);
+      expect(await scansOf(c.id)).to.have.length(0);
+    });
+
+    it('counts no attempt for a refused form: the right password still opens at once', async () => {
+      const ip = '198.51.100.91';
+      for (let i = 0; i < 4; i++) expect((await postRaw({ declare: false, ip })).status).to.equal(413);
+      const right = await hit(rd.port, FALLBACK, c.path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': ip },
+        body: new URLSearchParams({ password: 'open sesame' }).toString(),
+      });
+      expect(right.status).to.equal(303);
     });
   });
 

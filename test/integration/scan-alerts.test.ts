@@ -1,10 +1,9 @@
 // Scan anomaly alerts from seeded rollups: the day judged is 2026-05-10, its baseline the same
 // weekday of the four weeks before (2026-04-12, -19, -26, 2026-05-03).
 import { expect } from 'chai';
-import { ulid } from 'ulid';
 import { insertScanEvents, type ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import { alertDays, detectScanAnomalies } from '../../server/scan-alerts/service.js';
-import { fallbackDomain, makeBrand, makeCode, type Ref } from '../helpers/fixtures.js';
+import { fallbackDomain, makeBrand, makeCode, scanRow, type Ref } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 const DAY = '2026-05-10';
@@ -18,25 +17,17 @@ describe('scan anomaly alerts', () => {
   /** `n` scans of the code at noon of the day (distinct visitors). */
   function scans(o: TestOrg, code: Ref & { brand: number }, day: string, n: number): ScanEvent[] {
     const ms = Date.parse(`${day}T12:00:00.000Z`);
-    return Array.from({ length: n }, (_, i) => ({
-      scan_id: ulid(ms + i),
-      scanned_at: ms + i,
-      org_id: o.org.id,
-      brand_id: code.brand,
-      domain_id: 0,
-      code_id: code.id,
-      visitor_hash: String(i),
-      country: 'DE',
-      device_type: 'mobile',
-      os: '',
-      browser: '',
-      referrer: '',
-      language: 'de',
-      provider: '',
-      asn: 0,
-      is_bot: 0,
-      matched_rule: -1,
-    }));
+    return Array.from({ length: n }, (_, i) =>
+      scanRow(ms + i, {
+        org_id: o.org.id,
+        brand_id: code.brand,
+        code_id: code.id,
+        visitor_hash: String(i),
+        country: 'DE',
+        device_type: 'mobile',
+        language: 'de',
+      }),
+    );
   }
 
   before(async () => {

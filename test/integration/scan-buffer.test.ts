@@ -17,7 +17,7 @@ import {
 } from '../../server/analytics/scan-spill.js';
 import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
 import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
-import { waitFor } from './redirect-fixtures.js';
+import { waitFor } from '../helpers/poll.js';
 
 interface Row {
   id: string;

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { insertScanEvents, type ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import { LAG_MS, MAX_CATCH_UP_MINUTES, sendScanBatches } from '../../server/scan-batches/service.js';
-import { fallbackDomain, makeCode, type Ref } from '../helpers/fixtures.js';
+import { fallbackDomain, makeCode, scanRow, type Ref } from '../helpers/fixtures.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 
 const T0 = Date.parse('2026-05-10T12:00:00.000Z');
@@ -19,25 +19,19 @@ describe('scans.batch webhook event', () => {
   let seq = 0;
 
   function scans(o: TestOrg, code: Ref, at: number, n: number, isBot: 0 | 1 = 0): ScanEvent[] {
-    return Array.from({ length: n }, () => ({
-      scan_id: ulid(at + seq),
-      scanned_at: at + (seq++ % 1000),
-      org_id: o.org.id,
-      brand_id: 0,
-      domain_id: 0,
-      code_id: code.id,
-      visitor_hash: String(seq),
-      country: 'DE',
-      device_type: 'mobile',
-      os: '',
-      browser: '',
-      referrer: '',
-      language: 'de',
-      provider: '',
-      asn: 0,
-      is_bot: isBot,
-      matched_rule: -1,
-    }));
+    return Array.from({ length: n }, () => {
+      const scanId = ulid(at + seq);
+      return scanRow(at + (seq++ % 1000), {
+        scan_id: scanId,
+        org_id: o.org.id,
+        code_id: code.id,
+        visitor_hash: String(seq),
+        country: 'DE',
+        device_type: 'mobile',
+        language: 'de',
+        is_bot: isBot,
+      });
+    });
   }
 
   async function sent(o: TestOrg) {

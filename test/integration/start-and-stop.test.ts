@@ -2,7 +2,8 @@
 // chDB, `npx qrctl org create` (another process) uses the running service's Postgres, the
 // printed token reads /v1/status, and SIGTERM stops everything cleanly. What a newcomer meets around
 // it: a second start says in one line why it cannot start, and make says what it is doing.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -136,5 +137,104 @@ describe('starting and stopping the service on embedded stores', function () {
     expect(lines[at(/Installing dependencies/) + 1]).to.match(/^npm install .*--loglevel=http/);
     expect(at(/Building the web dashboard/)).to.be.greaterThan(at(/Installing dependencies/));
     expect(at(/Starting the service/)).to.be.greaterThan(at(/Building the web dashboard/));
+  });
+
+  it('make start stopped by its process group under load (as a terminal or supervisor does) drains every answered scan', async () => {
+    const { env, apiPort, redirectPort } = await embeddedServiceEnv('make-stop-var', {
+      QR_PRINT_BANNER: '1',
+      LOG_LEVEL: 'info',
+    });
+    /** The service as a user starts it; `detached` makes it the leader of its own process group. */
+    const start = (cmd: string, args: string[]) => {
+      const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let output = '';
+      child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const up = new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => output.includes('QR service is up.') && (clearInterval(timer), resolve()), 50);
+        void exited.then((code) => (clearInterval(timer), reject(new Error(`exited with ${code}:\n${output}`))));
+      });
+      return { child, exited, up, output: () => output };
+    };
+    const stopGroup = (child: ChildProcess) => process.kill(-child.pid!, 'SIGTERM');
+
+    const made = start('make', ['--no-print-directory', 'start']);
+    await made.up;
+    let answered = 0;
+    let codeUlid: string;
+    let token: string;
+    try {
+      token = await createOrgWithQrctl(env);
+      const domains = await fetch(`http://127.0.0.1:${apiPort}/v1/domains`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      const fallback = ((await domains.json()) as { data: { ulid: string }[] }).data[0].ulid;
+      const created = await fetch(`http://127.0.0.1:${apiPort}/v1/qr-codes`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ slug: 'drain', destination: 'https://example.com/', domain_ulid: fallback }),
+      });
+      expect(created.status).to.equal(201);
+      codeUlid = ((await created.json()) as { data: { ulid: string } }).data.ulid;
+
+      // 16 clients scanning on kept-alive connections until the service stops answering.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+      const scan = () =>
+        new Promise<number>((resolve) => {
+          const req = http.get(
+            {
+              host: '127.0.0.1',
+              port: redirectPort,
+              path: '/acme/drain',
+              agent,
+              headers: {
+                Host: `localhost:${redirectPort}`,
+                'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0',
+              },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', () => resolve(0));
+        });
+      let stopped = false;
+      const client = async () => {
+        for (;;) {
+          const status = await scan();
+          if (status === 302) answered++;
+          else if (stopped) return;
+        }
+      };
+      const clients = Promise.all(Array.from({ length: 16 }, client));
+      while (answered < 500) await new Promise((r) => setTimeout(r, 20));
+      stopGroup(made.child);
+      stopped = true;
+      await clients;
+      agent.destroy();
+    } finally {
+      if (made.child.exitCode === null) stopGroup(made.child);
+    }
+    await made.exited;
+    const nodeLines = linesOf(made.output()).filter((l) => l.startsWith('{'));
+    expect(JSON.parse(nodeLines.at(-1)!)).to.include({ msg: 'shutdown complete' });
+    expect(made.output()).to.not.include('second signal');
+
+    // Started again on the same data: every answered scan is stored.
+    const again = start(process.execPath, ['--import', 'tsx', 'server/main.ts']);
+    await again.up;
+    try {
+      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/analytics/qr-codes/${codeUlid}?range=7`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(res.status).to.equal(200);
+      const stored = ((await res.json()) as { data: { totals: { scans: number } } }).data.totals.scans;
+      expect(stored).to.equal(answered);
+    } finally {
+      stopGroup(again.child);
+    }
+    expect(await again.exited).to.equal(0);
   });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { parseCommand, runCommand } from '../../server/cli/commands.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { decodeQr } from '../helpers/qr-decode.js';
+import { costlySvgLogo, samplePngLogo } from '../helpers/sample-logo.js';
 
 const LOGO =
   'data:image/svg+xml;base64,' +
@@ -220,6 +221,35 @@ describe('QR styles: scannability, preview and the stored-style check', () => {
     expect(res.status, res.text).to.equal(201);
     const stored = Buffer.from(res.body.data.config.image.split(',')[1], 'base64').toString();
     expect(stored).not.to.match(/onload|script/);
+  });
+
+  it('refuses a logo too costly to draw with 422 naming the problem, in a style and in a brand kit', async () => {
+    const config = { image: costlySvgLogo(), qrOptions: { errorCorrectionLevel: 'H' } };
+    const before = await styleCount();
+    const res = await svc.post('/v1/qr-styles', a.token, { name: 'Costly logo', config });
+    expect(res.status, res.text).to.equal(422);
+    expect(res.body.code).to.equal('validation_failed');
+    const [message] = res.body.errors['config.image'] as string[];
+    expect(message).to.match(/^The logo takes (over )?\d+ ms to draw at 512 px, more than the 100 ms a logo may cost/);
+    expect(await styleCount()).to.equal(before);
+    // An ordinary logo is fine, and the same costly logo through a brand kit is refused on the kit.
+    const ok = await svc.post('/v1/qr-styles', a.token, {
+      name: 'PNG logo',
+      config: { ...config, image: samplePngLogo() },
+    });
+    expect(ok.status, ok.text).to.equal(201);
+    const brand = (
+      await svc.post('/v1/brands', a.token, { name: 'Costly brand', brand_kit: { logo: samplePngLogo() } })
+    ).body.data;
+    const styled = await svc.post('/v1/qr-styles', a.token, {
+      name: 'Kit logo',
+      brand_ulid: brand.ulid,
+      config: { ...config, image: 'brand:logo' },
+    });
+    expect(styled.status, styled.text).to.equal(201);
+    const kit = await svc.patch(`/v1/brands/${brand.ulid}`, a.token, { brand_kit: { logo: costlySvgLogo() } });
+    expect(kit.status, kit.text).to.equal(422);
+    expect(kit.body.errors.brand_kit[0]).to.match(/^The logo takes (over )?\d+ ms to draw/);
   });
 
   it('qrctl styles check reports stored configs that do not fit the schema, and --rescan measures the others', async () => {

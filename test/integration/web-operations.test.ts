@@ -46,6 +46,24 @@ describe('dashboard operations', function () {
     expect(status.token).to.deep.equal({ name: 'Dashboard session', abilities: ['*'] });
   });
 
+  it('serves a code SVG on the dashboard origin with nosniff and a policy that runs and fetches nothing', async () => {
+    const { org, web, token } = await orgWithOwner('business_monthly');
+    const domain = (await svc.app.db('domains').where({ type: 'fallback' }).first('ulid')).ulid;
+    const made = await svc.post('/v1/qr-codes', token, {
+      slug: 'svg-csp',
+      destination: 'https://example.com/',
+      domain_ulid: domain,
+    });
+    expect(made.status, made.text).to.equal(201);
+    const res = await web.request('GET', `/app/api/orgs/${org.ulid}/v1/qr-codes/${made.body.data.ulid}/image`, {
+      headers: { Accept: 'image/svg+xml' },
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+    expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(res.headers.get('content-security-policy')).to.match(/^default-src 'none';.*; sandbox$/);
+  });
+
   it('has a per-session limit of its own', async () => {
     svc.clock.set('2030-01-01T10:00:05Z');
     const { org, web } = await orgWithOwner('business_monthly');

@@ -1,7 +1,7 @@
 // The events the services write into the outbox, each in the transaction of its change and once:
 // bulk imports, domain verification, and the two crossings admission announces.
 import { expect } from 'chai';
-import { executeImport } from '../../server/bulk-imports/service.js';
+import { executeImport } from '../../server/bulk-imports/job.js';
 import { Sealer } from '../../server/at-rest.js';
 import { certificateDates } from '../../server/domains/certificate-store.js';
 import type { DomainRow } from '../../server/domains/domain-row.js';

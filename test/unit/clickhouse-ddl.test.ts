@@ -7,8 +7,10 @@ import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as scanActions } from '../../clickhouse/0008_scan_actions.js';
+import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
 import { spansOf } from '../../server/analytics/spans.js';
-import { ORPHAN_SCAN_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
+import { ORPHAN_SCAN_SCHEMA, SCAN_ACTION_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { freshDatabases } from '../helpers/stores.js';
@@ -229,6 +231,17 @@ describe('ClickHouse DDL (clickhouse/0003_orphan_scans)', () => {
   });
 });
 
+describe('ClickHouse DDL (clickhouse/0008_scan_actions)', () => {
+  it('keeps landing-page actions in a MergeTree by month, ordered tenant and code first, with the columns of SCAN_ACTION_SCHEMA', () => {
+    const [table, ...rest] = scanActions({ database: 'qr', cluster: null, retentionDays: 400 });
+    expect(rest).to.deep.equal([]);
+    expect(table).to.include('ORDER BY (org_id, code_id, scanned_at, action_id)');
+    expect(table).to.include('TTL toDateTime(scanned_at) + INTERVAL 400 DAY');
+    const cols = [...table.matchAll(/^\s+([a-z_]+) (.+?),?$/gm)].map((m) => [m[1], m[2]]);
+    expect(Object.fromEntries(cols)).to.deep.equal(SCAN_ACTION_SCHEMA);
+  });
+});
+
 describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
   const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 400 });
 
@@ -425,6 +438,18 @@ describe('released ClickHouse migrations are frozen text', () => {
       scanSpans,
       '2a1fbc0f8e1f5a2254b95fbc14c3dfc87e5995e6780ca624fc1bd36ff87ea7ea',
       'f3e4cba3accbd7199f4bb0ef109e749b3e7c95c03cb394389acd47010d4a4e3a',
+    ],
+    [
+      '0008_scan_actions',
+      scanActions,
+      'eb301eb1648053a13dd10982952ee7aea866a57df0111781f5a3fed62ae14917',
+      '9b6376cf07de8280dd472c7cc827c83d19befc153886eb6e489c0ce2f2aaf817',
+    ],
+    [
+      '0010_imported_scans',
+      importedScans,
+      '7506df1462332815a9aaebf5c5d75e2857dba99d56d5fdd791fa121a28e0096d',
+      'e60aa8d526d529abd3499d43a631cd604b6d5e2b1e0b2e2f544da3fbfc19bae5',
     ],
   ];
   const sha = (sql: string[]) => crypto.createHash('sha256').update(sql.join('\n;\n')).digest('hex');

@@ -28,6 +28,11 @@ describe('http(s) URL normalisation (pure)', () => {
     ['http://0x7f.1/', 'http://127.0.0.1/'],
     ['https://[::1]:8080/x', 'https://[::1]:8080/x'],
     ['https://example.com:443/x', 'https://example.com/x'],
+    // The DNS root's trailing dot and an underscore (seen in real hosts) are kept.
+    ['https://example.com./x', 'https://example.com./x'],
+    ['https://a_b.example.com/', 'https://a_b.example.com/'],
+    ['https://xn--bcher-kva.example/', 'https://xn--bcher-kva.example/'],
+    [`https://${'a'.repeat(63)}.com/`, `https://${'a'.repeat(63)}.com/`],
   ];
   for (const [given, stored] of accepted) {
     it(`stores ${JSON.stringify(given)} as ${stored}`, () => {
@@ -56,6 +61,14 @@ describe('http(s) URL normalisation (pure)', () => {
     ['no host', 'https://', INVALID],
     ['an invalid punycode label', 'https://xn--a.com/', INVALID],
     ['a port out of range', 'https://example.com:99999/', INVALID],
+    ['port 0', 'https://example.com:0/', 'Must be an http or https URL with a port from 1 to 65535.'],
+    ['an empty label', 'https://a..b/', INVALID],
+    ['a leading hyphen', 'https://-a.com/', INVALID],
+    ['a trailing hyphen', 'https://a-.com/', INVALID],
+    ['hyphens in the third and fourth positions of a label', 'https://ab--c.com/', INVALID],
+    ['Punycode that decodes to ASCII', 'https://xn--abc-.com/', INVALID],
+    ['a label of 64 characters', `https://${'a'.repeat(64)}.com/`, INVALID],
+    ['a zero-width joiner out of context', 'https://a\u200db.com/', INVALID],
     ['credentials', 'https://user:pw@example.com/', 'Must be an http or https URL without a user name or password.'],
     [
       'a user name posing as the host',

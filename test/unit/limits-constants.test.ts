@@ -11,6 +11,7 @@ import { IDEMPOTENCY_TTL_MS } from '../../server/operations/idempotency.js';
 import { DEFAULT_LOOKUPS_PER_SECOND } from '../../server/redirect/cache.js';
 import { DEFAULT_ORPHANS_PER_SECOND } from '../../server/redirect/orphan-sampler.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_WINDOW_MS } from '../../server/redirect/password-throttle.js';
+import { FORM_LIMIT_BYTES } from '../../server/redirect/password.js';
 import { MAX_PAGE } from '../../server/schemas/paging.js';
 import { DELIVERY_PAGE, MAX_ENDPOINTS } from '../../server/webhooks/schema.js';
 import { DISABLE_AFTER_MS, RETRY_SCHEDULE_S } from '../../server/webhooks/delivery.js';
@@ -23,6 +24,7 @@ describe('docs/limits.md states the limits kept in code', () => {
     ['page size', `1 to ${n(MAX_PAGE)}; omitted`],
     ['webhook deliveries page', `| 1 to ${DELIVERY_PAGE} |`],
     ['raw export page', `1 to ${n(RAW_EXPORT_MAX_LIMIT)} (default`],
+    ['password form', `password form posted to the redirect | ${n(FORM_LIMIT_BYTES)} bytes`],
     ['idempotency keys kept', `kept ${IDEMPOTENCY_TTL_MS / 3600_000} hours`],
     [
       'password guesses',

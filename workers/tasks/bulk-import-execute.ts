@@ -2,7 +2,7 @@
 // Idempotent: every batch commits its codes together with its rows' status, so a retry resumes
 // with the rows left. After the last attempt the import is marked failed with the error.
 import type { Task } from 'graphile-worker';
-import { executeImport, failImport } from '../../server/bulk-imports/service.js';
+import { executeImport, failImport } from '../../server/bulk-imports/job.js';
 import type { AppContext } from '../../server/context.js';
 
 export function bulkImportExecute(app: AppContext): Task {

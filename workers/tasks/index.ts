@@ -1,10 +1,19 @@
-// The task registry: task name -> factory taking the application context.
+// The task registry: task name -> factory taking the application context. A task a service
+// enqueues takes its name from the constant the service enqueues it with; a crontab-only task's
+// name is declared here once, for the registry and the crontab alike.
 import type { Task } from 'graphile-worker';
+import { EXECUTE_TASK } from '../../server/bulk-imports/job.js';
 import type { AppContext } from '../../server/context.js';
+import { CERTIFICATE_TASK } from '../../server/domains/certificate-jobs.js';
+import { EXPORT_TASK, PRUNE_TASK as EXPORTS_PRUNE_TASK } from '../../server/qr-code-exports/job.js';
+import { PREVIEW_TASK, RUN_TASK } from '../../server/imports/service.js';
+import { DELIVER_TASK } from '../../server/webhooks/service.js';
 import { bulkImportExecute } from './bulk-import-execute.js';
 import { domainCertificate } from './domain-certificate.js';
 import { domainMaintenance } from './domain-maintenance.js';
 import { idempotencyKeysPrune } from './idempotency-keys-prune.js';
+import { importPreview } from './import-preview.js';
+import { importRun } from './import-run.js';
 import { qrCodeExport } from './qr-code-export.js';
 import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
@@ -15,18 +24,28 @@ import { webhookSweep } from './webhook-sweep.js';
 
 export type TaskFactory = (app: AppContext) => Task;
 
+// Crontab-only tasks.
+const DOMAIN_MAINTENANCE_TASK = 'domain-maintenance';
+const IDEMPOTENCY_PRUNE_TASK = 'idempotency-keys-prune';
+const SCAN_ALERTS_TASK = 'scan-alerts';
+const SCANS_BATCH_TASK = 'scans-batch';
+const WEBHOOK_LOG_PRUNE_TASK = 'webhook-log-prune';
+const WEBHOOK_SWEEP_TASK = 'webhook-sweep';
+
 export const taskFactories: Record<string, TaskFactory> = {
-  'bulk-import-execute': bulkImportExecute,
-  'domain-certificate': domainCertificate,
-  'domain-maintenance': domainMaintenance,
-  'idempotency-keys-prune': idempotencyKeysPrune,
-  'qr-code-export': qrCodeExport,
-  'qr-code-exports-prune': qrCodeExportsPrune,
-  'scan-alerts': scanAlerts,
-  'scans-batch': scansBatch,
-  'webhook-deliver': webhookDeliver,
-  'webhook-log-prune': webhookLogPrune,
-  'webhook-sweep': webhookSweep,
+  [EXECUTE_TASK]: bulkImportExecute,
+  [CERTIFICATE_TASK]: domainCertificate,
+  [DOMAIN_MAINTENANCE_TASK]: domainMaintenance,
+  [IDEMPOTENCY_PRUNE_TASK]: idempotencyKeysPrune,
+  [PREVIEW_TASK]: importPreview,
+  [RUN_TASK]: importRun,
+  [EXPORT_TASK]: qrCodeExport,
+  [EXPORTS_PRUNE_TASK]: qrCodeExportsPrune,
+  [SCAN_ALERTS_TASK]: scanAlerts,
+  [SCANS_BATCH_TASK]: scansBatch,
+  [DELIVER_TASK]: webhookDeliver,
+  [WEBHOOK_LOG_PRUNE_TASK]: webhookLogPrune,
+  [WEBHOOK_SWEEP_TASK]: webhookSweep,
 };
 
 /**
@@ -34,11 +53,11 @@ export const taskFactories: Record<string, TaskFactory> = {
  * runs daily at 03:17; `fill=1d` runs a missed one when the worker comes back within a day.
  */
 export const crontab = [
-  '0 * * * * idempotency-keys-prune',
-  '40 * * * * qr-code-exports-prune',
-  '17 3 * * * domain-maintenance ?fill=1d',
-  '* * * * * webhook-sweep',
-  '30 3 * * * webhook-log-prune',
-  '15 1 * * * scan-alerts',
-  '* * * * * scans-batch',
+  `0 * * * * ${IDEMPOTENCY_PRUNE_TASK}`,
+  `40 * * * * ${EXPORTS_PRUNE_TASK}`,
+  `17 3 * * * ${DOMAIN_MAINTENANCE_TASK} ?fill=1d`,
+  `* * * * * ${WEBHOOK_SWEEP_TASK}`,
+  `30 3 * * * ${WEBHOOK_LOG_PRUNE_TASK}`,
+  `15 1 * * * ${SCAN_ALERTS_TASK}`,
+  `* * * * * ${SCANS_BATCH_TASK}`,
 ].join('\n');

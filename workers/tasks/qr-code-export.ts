@@ -5,7 +5,7 @@
 import type { Task } from 'graphile-worker';
 import type { AppContext } from '../../server/context.js';
 import { ApiError } from '../../server/errors.js';
-import { failExport, runExport } from '../../server/qr-code-exports/service.js';
+import { failExport, runExport } from '../../server/qr-code-exports/job.js';
 
 export function qrCodeExport(app: AppContext): Task {
   return async (payload, helpers) => {

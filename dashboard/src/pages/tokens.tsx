@@ -1,5 +1,6 @@
 // API tokens of the signed-in member: abilities limited to what they may assign, the secret shown
-// once with a copy button, revocation.
+// once with a copy button, revocation; and the applications connected with OAuth (AI assistants),
+// each with a button that disconnects it.
 import { useState } from 'preact/hooks';
 import { orgApi } from '../api';
 import {
@@ -32,7 +33,10 @@ export default function Tokens(props: { org: string; membership: Membership }) {
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [secret, setSecret] = useState<{ name: string; token: string } | null>(null);
   if (!data.data) return data.error ? <ErrorMessage error={data.error} /> : <Loading />;
-  const { tokens, assignable, all } = data.data;
+  const { assignable, all } = data.data;
+  const tokens = data.data.tokens.filter((t) => !t.connected_app);
+  const apps = data.data.tokens.filter((t) => t.connected_app);
+  const abilitiesText = (t: ApiToken) => (t.abilities.includes('*') ? 'all your role allows' : t.abilities.join(', '));
   async function create() {
     const body: Record<string, unknown> = { name: name.trim(), abilities: [...chosen] };
     if (expires) body.expires_at = new Date(`${expires}T23:59:59`).toISOString();
@@ -65,6 +69,44 @@ export default function Tokens(props: { org: string; membership: Membership }) {
         </div>
       )}
       <table>
+        <caption>Connected apps</caption>
+        <thead>
+          <tr>
+            <th scope="col">App (as it names itself, unverified)</th>
+            <th scope="col">Sends you back to</th>
+            <th scope="col">Abilities</th>
+            <th scope="col">Last used</th>
+            <HiddenHeader>Actions</HiddenHeader>
+          </tr>
+        </thead>
+        <tbody>
+          {apps.map((t) => (
+            <tr key={t.id}>
+              <td>
+                {t.connected_app!.client_name ?? t.connected_app!.client_id}
+                <br />
+                <small>{t.connected_app!.client_id}</small>
+              </td>
+              <td>{t.connected_app!.redirect_host ?? '—'}</td>
+              <td>{abilitiesText(t)}</td>
+              <td>{formatDate(t.last_used_at)}</td>
+              <td>
+                <ConfirmButton
+                  label={`Disconnect ${t.connected_app!.client_name ?? t.name}`}
+                  danger
+                  question={`“${t.connected_app!.client_name ?? t.name}” loses access at once. Disconnect it?`}
+                  onConfirm={async () => {
+                    await api.del(`/v1/tokens/${t.id}`);
+                    data.reload();
+                  }}
+                />
+              </td>
+            </tr>
+          ))}
+          {!apps.length && <EmptyRow cols={5}>No assistant is connected. See the MCP guide to connect one.</EmptyRow>}
+        </tbody>
+      </table>
+      <table>
         <caption>Your tokens in this organization</caption>
         <thead>
           <tr>
@@ -79,7 +121,7 @@ export default function Tokens(props: { org: string; membership: Membership }) {
           {tokens.map((t) => (
             <tr key={t.id}>
               <td>{t.name}</td>
-              <td>{t.abilities.includes('*') ? 'all your role allows' : t.abilities.join(', ')}</td>
+              <td>{abilitiesText(t)}</td>
               <td>{formatDate(t.last_used_at)}</td>
               <td>{t.expires_at ? formatDate(t.expires_at) : 'never'}</td>
               <td>

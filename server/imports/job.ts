@@ -1,0 +1,265 @@
+// The two jobs of an import: the preview (read every link, map it, record the mapping) and the run
+// (create the codes, then bring each link's scans, oldest first). A problem with the source
+// (unreachable, refused, malformed, 5xx, a 429 longer than allowed) fails the import with its reason
+// and keeps the continue token; anything else is thrown for graphile-worker to retry, and each retry
+// goes on from the continue token. Nothing already imported is lost or imported twice: codes are
+// committed with their mapping rows, scans are written with a deduplication token made of the page
+// they came from, and the per-link high-water mark moves in the transaction that counts them.
+import crypto from 'node:crypto';
+import { clickHouseTime, SCAN_EVENT_COLUMNS, type ScanEvent } from '../analytics/scan-event.js';
+import { parseAgent, referrerHost } from '../analytics/agent.js';
+import { SealedValueError } from '../at-rest.js';
+import type { AppContext } from '../context.js';
+import { getOrganizationById } from '../organizations/service.js';
+import { insertText } from '../stores/clickhouse.js';
+import { importById, linkRows, recountLinks, updateImport, type ContinueToken, type ImportRow } from './repository.js';
+import type { ImportOptions } from './schema.js';
+import {
+  buildPreview,
+  createLinkBatch,
+  failImport,
+  finishImport,
+  mappingContext,
+  sourceOf,
+  stageLinks,
+} from './service.js';
+import { SourceError, type ImportSource, type SourceScan } from './sources/types.js';
+
+/** Columns of an imported scan: the scan event's, then where it came from (clickhouse/0010). */
+export const IMPORTED_SCAN_COLUMNS = [...SCAN_EVENT_COLUMNS, 'source', 'import_source'] as const;
+type ImportedScan = ScanEvent & { source: 'import'; import_source: string };
+
+/** A failure the user can act on: reported on the import instead of retried. */
+function reportable(err: unknown): err is Error {
+  return err instanceof SourceError || err instanceof SealedValueError;
+}
+
+async function guarded(app: AppContext, importId: number, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    if (!reportable(err)) throw err;
+    await failImport(app, importId, err.message);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preview.
+
+export async function previewImport(app: AppContext, importId: number): Promise<void> {
+  const row = await importById(app.db, importId);
+  if (!row || row.status !== 'previewing') return;
+  await guarded(app, importId, async () => {
+    const org = await getOrganizationById(app.db, row.org_id);
+    const source = await sourceOf(app, row);
+    const ctx = await mappingContext(app.db, org, row.options as ImportOptions);
+    const token = row.continue_token?.phase === 'preview' ? row.continue_token : { cursor: null, position: 0 };
+    // A retried preview goes on from the last page it recorded.
+    await app.db('import_links').where({ import_id: importId }).where('position', '>=', token.position).delete();
+    let { cursor, position } = token;
+    do {
+      const page = await source.links(cursor);
+      await stageLinks(app, ctx, row, page.items, position);
+      position += page.items.length;
+      cursor = page.next;
+      const next: ContinueToken = { phase: 'preview', cursor, position };
+      await updateImport(app.db, importId, { continue_token: JSON.stringify(next), updated_at: app.clock.now() });
+    } while (cursor !== null && cursor !== undefined);
+    const preview = await buildPreview(app, row, org, ctx);
+    const now = app.clock.now();
+    await recountLinks(app.db, importId, now);
+    // links_done counts the run's work: nothing is done yet.
+    await updateImport(app.db, importId, {
+      status: 'staged',
+      preview: JSON.stringify(preview),
+      links_done: 0,
+      links_created: 0,
+      links_matched: 0,
+      links_renamed: 0,
+      links_skipped: 0,
+      links_failed: 0,
+      scans_total:
+        (row.options as ImportOptions).history === false || !source.scans ? 0 : preview.counts.scans_expected,
+      continue_token: null,
+      updated_at: now,
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run.
+
+export async function runImport(app: AppContext, importId: number): Promise<void> {
+  let row = await importById(app.db, importId);
+  if (!row || (row.status !== 'queued' && row.status !== 'running')) return;
+  const now = app.clock.now();
+  row = await updateImport(app.db, importId, { status: 'running', started_at: row.started_at ?? now, updated_at: now });
+  const started = row;
+  await guarded(app, importId, async () => {
+    while ((await createLinkBatch(app, importId)) > 0) {
+      // each batch commits on its own: progress shows, a retry goes on with the links left
+    }
+    const options = started.options as ImportOptions;
+    if (options.history !== false) {
+      const source = await sourceOf(app, started);
+      if (source.scans) await importScans(app, (await importById(app.db, importId))!, source);
+    }
+    await finishImport(app, importId);
+  });
+}
+
+const DAY_MS = 86_400_000;
+
+/** A 53-bit hash as a decimal string (what visitor_hash holds), of the given parts. */
+function hash53(parts: string[]): string {
+  const h = crypto.createHash('sha256').update(parts.join('\u0000')).digest();
+  return (h.readBigUInt64BE(0) >> 11n).toString();
+}
+
+function scanRows(
+  row: ImportRow,
+  code: { id: number; brand_id: number | null; domain_id: number },
+  linkKey: string,
+  scans: SourceScan[],
+  oldest: number,
+): ImportedScan[] {
+  const out: ImportedScan[] = [];
+  for (const s of scans) {
+    // Older than SCAN_RETENTION_DAYS: scan_events' TTL would drop it, so it is not counted either.
+    if (s.at.getTime() < oldest) continue;
+    const agent = parseAgent(s.userAgent);
+    const isBot = s.isBot === true || agent.isBot;
+    const n = Math.max(1, Math.min(s.count ?? 1, 1_000_000));
+    const at = s.at.getTime();
+    for (let i = 0; i < n; i++) {
+      out.push({
+        scan_id: `imp-${hash53([row.source, linkKey, String(at), String(i), s.userAgent, s.referrer])}`,
+        scanned_at: clickHouseTime(at),
+        org_id: row.org_id,
+        brand_id: code.brand_id ?? 0,
+        domain_id: code.domain_id,
+        code_id: code.id,
+        // The source gives no address: a visitor is its user agent and country on a day.
+        visitor_hash: hash53([
+          String(row.org_id),
+          s.userAgent,
+          s.country,
+          String(Math.floor(at / DAY_MS)),
+          s.count ? String(i) : '',
+        ]),
+        country: /^[A-Z]{2}$/.test(s.country) ? s.country : '',
+        device_type: isBot ? 'bot' : agent.device,
+        os: agent.os,
+        browser: agent.browser,
+        referrer: referrerHost(s.referrer),
+        language: '',
+        provider: '',
+        asn: 0,
+        is_bot: isBot ? 1 : 0,
+        matched_rule: -1,
+        source: 'import',
+        import_source: row.source,
+      });
+    }
+  }
+  return out;
+}
+
+/** Each created or matched link's scans after its high-water mark, from the continue token on. */
+async function importScans(app: AppContext, row: ImportRow, source: ImportSource): Promise<void> {
+  const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
+  const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
+  const table = `${app.ch.database}.scan_events`;
+  const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
+  let after = (token?.position ?? 0) - 1;
+  for (;;) {
+    const chunk = await linkRows(app.db, row.id, {}, 200, after);
+    if (!chunk.length) break;
+    after = chunk[chunk.length - 1].position;
+    for (const link of chunk) {
+      if (link.status !== 'created' && link.status !== 'matched') continue;
+      const code = await app.db('qr_codes').where({ id: link.code_id }).first('id', 'brand_id', 'domain_id');
+      if (!code) continue;
+      const mark = await app
+        .db('imported_links')
+        .where({
+          org_id: row.org_id,
+          source: row.source,
+          source_domain: link.source_domain,
+          source_key: link.source_key,
+        })
+        .first('scans_through');
+      // The start of this link's pages stays fixed while they are read (a resume goes on from it).
+      const resuming = token !== null && link.position === token.position && token.cursor !== null;
+      const since = resuming
+        ? token.since
+          ? new Date(token.since)
+          : null
+        : ((mark?.scans_through as Date | null) ?? null);
+      let cursor: unknown = resuming ? token.cursor : null;
+      const createdAt = (link.code as { created_at?: string | null } | null)?.created_at;
+      const ref = {
+        key: link.source_key,
+        shortCode: link.short_code,
+        domain: link.source_domain,
+        visits: Number(link.visits_expected),
+        createdAt: createdAt ? new Date(createdAt) : null,
+      };
+      for (;;) {
+        const page = await source.scans!(ref, since, until, cursor);
+        const rows = scanRows(
+          row,
+          { id: Number(code.id), brand_id: code.brand_id, domain_id: Number(code.domain_id) },
+          link.source_key,
+          page.items,
+          oldest,
+        );
+        if (rows.length) {
+          await insertText(app.ch.client, {
+            table,
+            columns: IMPORTED_SCAN_COLUMNS,
+            format: 'JSONEachRow',
+            body: rows.map((r) => JSON.stringify(r)).join('\n'),
+            dedupToken: `import:${hash53([String(row.org_id), row.source, link.source_domain, link.source_key, since?.toISOString() ?? '', until.toISOString(), JSON.stringify(cursor)])}`,
+          });
+        }
+        const newest = page.items.reduce((m, s) => Math.max(m, s.at.getTime()), 0);
+        const next: ContinueToken =
+          page.next === null || page.next === undefined
+            ? { phase: 'scans', position: link.position + 1, cursor: null, until: until.toISOString(), since: null }
+            : {
+                phase: 'scans',
+                position: link.position,
+                cursor: page.next,
+                until: until.toISOString(),
+                since: since?.toISOString() ?? null,
+              };
+        await app.db.transaction(async (trx) => {
+          if (rows.length) {
+            await trx('imported_links')
+              .where({
+                org_id: row.org_id,
+                source: row.source,
+                source_domain: link.source_domain,
+                source_key: link.source_key,
+              })
+              .update({
+                scans_through: trx.raw('greatest(scans_through, ?::timestamptz)', [new Date(newest)]),
+                scans_imported: trx.raw('scans_imported + ?', [rows.length]),
+                updated_at: app.clock.now(),
+              });
+          }
+          await trx('imports')
+            .where({ id: row.id })
+            .update({
+              scans_done: trx.raw('scans_done + ?', [rows.length]),
+              continue_token: JSON.stringify(next),
+              updated_at: app.clock.now(),
+            });
+        });
+        if (page.next === null || page.next === undefined) break;
+        cursor = page.next;
+      }
+    }
+  }
+}

@@ -1,0 +1,301 @@
+// What a code can carry: the closed set of code types and the `destination` schema of each. The
+// one source: the request bodies (server/qr-codes/schema.ts) switch on `type` with these schemas,
+// so REST, MCP tools, the OpenAPI document and bulk imports all read them from here.
+//
+// Dynamic types encode the code's public_url, so the destination can change after printing and
+// every scan is recorded; `url` answers with a redirect, the others with a hosted landing page
+// (server/landing/). Static types encode their payload itself (./payload.ts): they work offline
+// and can neither be tracked nor changed once printed.
+import { httpUrl } from '../schemas/common.js';
+import { patterned, type JsonSchema } from '../schemas/validation.js';
+
+export const DYNAMIC_TYPES = ['url', 'vcard', 'links', 'app', 'event'] as const;
+export const STATIC_TYPES = ['wifi', 'text', 'email', 'sms', 'phone', 'geo'] as const;
+export type DynamicType = (typeof DYNAMIC_TYPES)[number];
+export type StaticType = (typeof STATIC_TYPES)[number];
+export type CodeType = DynamicType | StaticType;
+/** Every stored type, then `redirect`: accepted on input as the alias of url. */
+export const CODE_TYPES = [...DYNAMIC_TYPES, ...STATIC_TYPES] as const;
+export const INPUT_TYPES = [...CODE_TYPES, 'redirect'] as const;
+export type InputType = (typeof INPUT_TYPES)[number];
+/** Dynamic types answered with a landing page rather than a redirect. */
+export const LANDING_TYPES = ['vcard', 'links', 'app', 'event'] as const;
+export type LandingType = (typeof LANDING_TYPES)[number];
+
+export function canonicalType(t: string | undefined | null): CodeType {
+  if (!t || t === 'redirect') return 'url';
+  return t as CodeType;
+}
+
+export function isStaticType(t: string): t is StaticType {
+  return (STATIC_TYPES as readonly string[]).includes(t);
+}
+
+export function isLandingType(t: string): t is LandingType {
+  return (LANDING_TYPES as readonly string[]).includes(t);
+}
+
+/** A data: image of at most 256 KiB (its base64 text is 4/3 of that). */
+export const MAX_IMAGE_BYTES = 256 * 1024;
+const MAX_IMAGE_CHARS = 40 + Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
+const dataImage: JsonSchema = {
+  type: 'string',
+  maxLength: MAX_IMAGE_CHARS,
+  ...patterned(
+    '^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+={0,2}$',
+    'Must be a data: URI of a PNG, JPEG, GIF or WebP image in base64, at most 256 KiB.',
+  ),
+  description: 'A `data:image/(png|jpeg|gif|webp);base64,…` URI of at most 256 KiB; never fetched from elsewhere.',
+};
+
+const text = (max: number, description?: string): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: max,
+  ...(description ? { description } : {}),
+});
+const PHONE_PATTERN = '^\\+?[0-9][0-9 ()./-]{1,30}$';
+const phone: JsonSchema = {
+  type: 'string',
+  maxLength: 32,
+  ...patterned(PHONE_PATTERN, 'Must be a phone number: digits, an optional leading +, spaces, ( ) . / -.'),
+  description: 'A phone number, ideally international (+49 30 1234567).',
+};
+const email: JsonSchema = { type: 'string', format: 'email', maxLength: 254, description: 'An email address.' };
+const LOCAL_DATE_TIME = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$';
+const localDateTime: JsonSchema = {
+  type: 'string',
+  maxLength: 19,
+  ...patterned(LOCAL_DATE_TIME, 'Must be a local date and time YYYY-MM-DDTHH:MM (the time zone is `timezone`).'),
+  description: 'Local date and time in `timezone`, YYYY-MM-DDTHH:MM[:SS].',
+};
+
+function objectOf(id: string, properties: Record<string, JsonSchema>, required: string[], description: string) {
+  return { $id: id, type: 'object', additionalProperties: false, properties, required, description } as JsonSchema;
+}
+
+/** Well-known services a link of a `links` page may show the icon of. */
+export const LINK_ICONS = [
+  'website',
+  'email',
+  'phone',
+  'facebook',
+  'instagram',
+  'x',
+  'linkedin',
+  'youtube',
+  'tiktok',
+  'github',
+  'mastodon',
+  'whatsapp',
+  'telegram',
+  'spotify',
+] as const;
+
+export const VcardDestination = objectOf(
+  'Destination.vcard',
+  {
+    name: text(200, 'The name as shown (vCard FN).'),
+    given_name: text(100),
+    family_name: text(100),
+    organization: text(200),
+    title: text(200),
+    phones: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['number'],
+        properties: { number: phone, type: { type: 'string', enum: ['cell', 'work', 'home', 'fax'] } },
+      },
+    },
+    emails: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['address'],
+        properties: { address: email, type: { type: 'string', enum: ['work', 'home'] } },
+      },
+    },
+    website: httpUrl,
+    address: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: {
+        street: text(200),
+        city: text(100),
+        region: text(100),
+        postal_code: text(20),
+        country: text(100),
+      },
+    },
+    note: text(2000),
+    photo: dataImage,
+  },
+  ['name'],
+  'A contact: the page shows it and offers it as a vCard 4.0 file.',
+);
+
+export const LinksDestination = objectOf(
+  'Destination.links',
+  {
+    title: text(200),
+    description: text(1000),
+    avatar: dataImage,
+    links: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['label', 'url'],
+        properties: {
+          label: text(100),
+          url: httpUrl,
+          icon: { type: 'string', enum: [...LINK_ICONS], description: 'An icon of a well-known service.' },
+        },
+      },
+    },
+  },
+  ['title', 'links'],
+  'A link-in-bio page: a title, a description, an avatar and up to 50 links.',
+);
+
+export const AppDestination = objectOf(
+  'Destination.app',
+  {
+    name: text(200, 'The app’s name, shown on the page.'),
+    description: text(1000),
+    app_store_url: { ...httpUrl, description: 'The App Store page (iOS visitors are sent there).' },
+    play_store_url: { ...httpUrl, description: 'The Play Store page (Android visitors are sent there).' },
+    fallback_url: { ...httpUrl, description: 'Shown on the page for everyone else, beside the badges.' },
+  },
+  ['name'],
+  'An app: iOS and Android visitors get a 302 to their store, everyone else a page with both badges. At least one store URL.',
+);
+
+export const EventDestination = objectOf(
+  'Destination.event',
+  {
+    title: text(200),
+    start: localDateTime,
+    end: localDateTime,
+    timezone: text(64, 'IANA time zone of start and end, e.g. Europe/Berlin.'),
+    location: text(500),
+    description: text(2000),
+    url: httpUrl,
+  },
+  ['title', 'start', 'end', 'timezone'],
+  'An event: the page offers it as an iCalendar (.ics) file.',
+);
+
+export const WifiDestination = objectOf(
+  'Destination.wifi',
+  {
+    ssid: text(32, 'The network name (at most 32 characters).'),
+    encryption: { type: 'string', enum: ['WPA', 'WEP', 'nopass'], default: 'WPA' },
+    password: text(63, 'Required unless encryption is nopass.'),
+    hidden: { type: 'boolean', default: false },
+  },
+  ['ssid'],
+  'Encoded as `WIFI:T:…;S:…;P:…;H:true;;` with \\ ; , : " escaped.',
+);
+
+export const TextDestination = objectOf(
+  'Destination.text',
+  { text: text(4296, 'Encoded as is.') },
+  ['text'],
+  'Plain text.',
+);
+
+export const EmailDestination = objectOf(
+  'Destination.email',
+  { to: email, subject: text(255), body: text(2000) },
+  ['to'],
+  'Encoded as a `mailto:` URI with subject and body.',
+);
+
+export const SmsDestination = objectOf(
+  'Destination.sms',
+  { number: phone, body: text(1000) },
+  ['number'],
+  'Encoded as `SMSTO:<number>:<body>`.',
+);
+
+export const PhoneDestination = objectOf(
+  'Destination.phone',
+  { number: phone },
+  ['number'],
+  'Encoded as a `tel:` URI.',
+);
+
+export const GeoDestination = objectOf(
+  'Destination.geo',
+  {
+    latitude: { type: 'number', minimum: -90, maximum: 90 },
+    longitude: { type: 'number', minimum: -180, maximum: 180 },
+  },
+  ['latitude', 'longitude'],
+  'Encoded as `geo:<latitude>,<longitude>` (RFC 5870).',
+);
+
+/** The destination schema of every type but url (whose destination is ./schema.ts's URL rule). */
+export const DESTINATION_SCHEMAS: Record<Exclude<CodeType, 'url'>, JsonSchema> = {
+  vcard: VcardDestination,
+  links: LinksDestination,
+  app: AppDestination,
+  event: EventDestination,
+  wifi: WifiDestination,
+  text: TextDestination,
+  email: EmailDestination,
+  sms: SmsDestination,
+  phone: PhoneDestination,
+  geo: GeoDestination,
+};
+
+export interface VcardData {
+  name: string;
+  given_name?: string;
+  family_name?: string;
+  organization?: string;
+  title?: string;
+  phones?: { number: string; type?: string }[];
+  emails?: { address: string; type?: string }[];
+  website?: string;
+  address?: { street?: string; city?: string; region?: string; postal_code?: string; country?: string };
+  note?: string;
+  photo?: string;
+}
+export interface LinksData {
+  title: string;
+  description?: string;
+  avatar?: string;
+  links: { label: string; url: string; icon?: string }[];
+}
+export interface AppData {
+  name: string;
+  description?: string;
+  app_store_url?: string;
+  play_store_url?: string;
+  fallback_url?: string;
+}
+export interface EventData {
+  title: string;
+  start: string;
+  end: string;
+  timezone: string;
+  location?: string;
+  description?: string;
+  url?: string;
+}
+export interface WifiData {
+  ssid: string;
+  encryption?: 'WPA' | 'WEP' | 'nopass';
+  password?: string;
+  hidden?: boolean;
+}
