@@ -567,6 +567,8 @@ describe('public redirect', function () {
         asn: 15169,
         is_bot: 0,
         matched_rule: 1,
+        source: 'redirect', // clickhouse/0010: served here, not imported
+        import_source: '',
       });
       const all = JSON.stringify(rows);
       expect(all).to.not.include('8.8.8.8');
