@@ -136,3 +136,29 @@ export async function addRedirects(db: Db, deltas: [codeId: number, n: number][]
     [deltas.map(([id]) => id), deltas.map(([, n]) => n)],
   );
 }
+
+/** How long a scan batch's token is kept in the ledger: a journal replayed later is not counted. */
+export const SCAN_BATCH_COUNT_DAYS = 30;
+
+/**
+ * Adds one scan batch's redirects of codes without a cap (capped codes are counted by their
+ * reservations), once per batch token: the token's ledger row (sql/0025) and the counts are one
+ * statement, so a batch replayed after a crash, or by two processes at once, is counted once.
+ */
+export async function countScanBatch(db: Db, token: string, counts: [codeId: number, n: number][]): Promise<void> {
+  if (!counts.length) return;
+  await db.raw(
+    `with batch as (insert into scan_batch_counts (token) values (?) on conflict do nothing returning token)
+     update qr_codes q set redirects_count = q.redirects_count + v.n
+     from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v
+     where q.id = v.id and q.redirect_cap is null and exists (select 1 from batch)`,
+    [token, counts.map(([id]) => id), counts.map(([, n]) => n)],
+  );
+}
+
+/** Forgets ledger rows older than SCAN_BATCH_COUNT_DAYS. */
+export async function pruneScanBatchCounts(db: Db): Promise<void> {
+  await db.raw(`delete from scan_batch_counts where counted_at < now() - make_interval(days => ?)`, [
+    SCAN_BATCH_COUNT_DAYS,
+  ]);
+}

@@ -11,10 +11,11 @@
 // is lost or counted twice.
 //
 // Everything else a redirect process keeps is already shared or bounded per process: redirect
-// counts and caps are reserved in Postgres (counters.ts), the password throttle counts in Postgres,
-// the code, domain and challenge caches are invalidated by Postgres NOTIFY on each process's own
-// LISTEN connection. Per process: the orphan sampler (ORPHAN_SCANS_PER_SECOND each) and the password
-// check slots (PASSWORD_VERIFY_CONCURRENCY each). docs/redirect.md says so too.
+// counts are added in Postgres once per scan batch (scan-counts.ts) and caps reserved there
+// (counters.ts), the password throttle counts in Postgres, the code, domain and challenge caches
+// are invalidated by Postgres NOTIFY on each process's own LISTEN connection. Per process: the
+// orphan sampler (ORPHAN_SCANS_PER_SECOND each) and the password check slots
+// (PASSWORD_VERIFY_CONCURRENCY each). docs/redirect.md says so too.
 import cluster, { type Worker } from 'node:cluster';
 import path from 'node:path';
 import { ORPHAN_SCAN_COLUMNS, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
@@ -24,6 +25,7 @@ import type { AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
 import { startRedirectListener } from './listener.js';
 import { ScanBuffer } from './scan-buffer.js';
+import { scanBatchCounter } from './scan-counts.js';
 import { insertForWorker, OwnerInserts, type OwnerChannel } from './scan-ipc.js';
 
 export interface RedirectCluster {
@@ -52,6 +54,7 @@ async function replayLeftovers(app: AppContext): Promise<void> {
       columns: columns as readonly never[],
       spillDir: path.join(app.config.dataDir, 'spill'),
       log: app.log,
+      count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,
     });
     buffer.start();
     await buffer.settled();

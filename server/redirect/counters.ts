@@ -1,14 +1,14 @@
-// redirects_count and redirect_cap, counted in memory and written to Postgres at least every
-// flushMs.
+// redirect_cap: capped codes counted through reservations, written to Postgres at least every
+// flushMs. (Codes without a cap are counted from their scan batches, once per batch token:
+// scan-counts.ts.)
 //
-// Codes without a cap: served redirects are summed per code and added in one UPDATE per flush.
-// Codes with a cap: a process reserves a small block of redirects with an atomic UPDATE that never
+// A process reserves a small block of redirects of a capped code with an atomic UPDATE that never
 // takes redirects_count past redirect_cap, serves from the block in memory, and gives back what it
 // did not use at the next flush. So the cap holds across any number of processes, and
 // redirects_count in Postgres is exact within one flush window.
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
-import { addRedirects, reserveRedirects } from '../qr-codes/scan-lookup.js';
+import { addRedirects, pruneScanBatchCounts, reserveRedirects } from '../qr-codes/scan-lookup.js';
 
 interface Allowance {
   left: number;
@@ -22,7 +22,9 @@ export interface CounterOptions {
 }
 
 export class RedirectCounters {
+  /** Give-backs not written yet (a failed flush), added to the next. */
   private counts = new Map<number, number>();
+  private lastPrune = 0;
   private allowances = new Map<number, Allowance>();
   private inflight = new Map<number, Promise<'granted' | 'uncapped' | 'full'>>();
   /** Capped codes found full in this window: answered without asking Postgres again until the next flush. */
@@ -45,11 +47,6 @@ export class RedirectCounters {
   start(): void {
     this.timer = setInterval(() => void this.flush(), this.opts.flushMs ?? 1000);
     this.timer.unref();
-  }
-
-  /** A redirect of a code without a cap. */
-  count(codeId: number): void {
-    this.counts.set(codeId, (this.counts.get(codeId) ?? 0) + 1);
   }
 
   /**
@@ -81,11 +78,8 @@ export class RedirectCounters {
         p = this.reserve(codeId).finally(() => this.inflight.delete(codeId));
         this.inflight.set(codeId, p);
       }
-      // The cap was lifted since the code was cached: count this one like any other.
-      if ((await p) === 'uncapped') {
-        this.count(codeId);
-        return true;
-      }
+      // The cap was lifted since the code was cached: served, and counted from its scan batch.
+      if ((await p) === 'uncapped') return true;
     }
   }
 
@@ -133,6 +127,7 @@ export class RedirectCounters {
     }
     this.allowances = new Map();
     this.full = new Set();
+    await this.prune();
     const entries = [...deltas].filter(([, n]) => n !== 0);
     if (!entries.length) return;
     try {
@@ -141,6 +136,15 @@ export class RedirectCounters {
       this.log.warn({ err }, 'redirect counters not written; retrying at the next flush');
       for (const [id, n] of entries) this.counts.set(id, (this.counts.get(id) ?? 0) + n);
     }
+  }
+
+  /** Forgets old scan batch tokens (scan-counts.ts) about once an hour. */
+  private async prune(): Promise<void> {
+    if (Date.now() - this.lastPrune < 3_600_000) return;
+    this.lastPrune = Date.now();
+    await pruneScanBatchCounts(this.db).catch((err: unknown) =>
+      this.log.warn({ err }, 'old scan batch tokens not pruned; retrying in an hour'),
+    );
   }
 
   async close(): Promise<void> {

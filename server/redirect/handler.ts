@@ -393,7 +393,8 @@ export class RedirectHandler {
             allowed ? this.serve(visit, status, setCookie) : this.page(visit.res, false, 410, GONE_PAGES.cap_reached),
           );
         }
-      } else this.counters.count(code.id);
+      }
+      // A code without a cap is counted from its scan batch (scan-counts.ts), once per batch.
     }
     this.serve(visit, status, setCookie);
   }

@@ -16,6 +16,7 @@ import { createEnricher } from './enrich.js';
 import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
+import { scanBatchCounter } from './scan-counts.js';
 import { FileJournal } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
@@ -107,6 +108,7 @@ export async function startRedirectListener(
     columns: readonly (keyof R & string)[],
     encode?: (row: R) => string,
     journal?: FileJournal,
+    count?: (batch: Batch) => Promise<void>,
   ) =>
     new ScanBuffer<R>({
       client: app.ch.client,
@@ -121,8 +123,17 @@ export async function startRedirectListener(
       backoffMs: opts.backoffMs,
       insert: opts.insertVia?.(table),
       journal,
+      count,
     });
-  const scans = buffer<ScanRow>('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow, scanJournal);
+  // redirects_count of codes without a cap is added per batch (scan-counts.ts), capped codes' by
+  // their reservations (counters.ts).
+  const scans = buffer<ScanRow>(
+    'scan_events',
+    SCAN_EVENT_COLUMNS,
+    encodeScanRow,
+    scanJournal,
+    scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS),
+  );
   const orphans = buffer<OrphanRow>(
     'orphan_scans',
     ORPHAN_SCAN_COLUMNS,

@@ -44,6 +44,11 @@ export interface ScanBufferOptions<Row extends object> {
   /** Rows written through before they are answered (server/redirect/scan-ipc.ts). */
   journal?: BatchJournal;
   /**
+   * Called with each batch before it is sent or replayed (scan-counts.ts: redirects_count, once per
+   * token); a failure counts as a failed insert (retried, spilled, replayed later).
+   */
+  count?: (batch: Batch) => Promise<void>;
+  /**
    * How often spill files and journals of processes that are gone are looked for and replayed
    * while the buffer runs (default 30 s; they are also replayed at start).
    */
@@ -277,6 +282,7 @@ export class ScanBuffer<Row extends object> {
     const attempts = this.healthy && !this.closed ? this.attempts : 1;
     for (let i = 0; i < attempts; i++) {
       try {
+        await this.opts.count?.(batch);
         const t0 = performance.now();
         await this.insert(batch);
         const ms = performance.now() - t0;
@@ -407,6 +413,7 @@ export class ScanBuffer<Row extends object> {
         continue;
       }
       try {
+        await this.opts.count?.(batch);
         await this.insert(batch);
         rows += batch.rows;
       } catch (err) {

@@ -288,7 +288,7 @@ describe('redirect scan ingest and coherence', function () {
       await hit(b.port, FALLBACK, c.path);
       const from = received.length;
       await hit(a.port, FALLBACK, c.path);
-      await Promise.all([a.counters.flush(), b.counters.flush()]);
+      await Promise.all([a.scans.flush(), b.scans.flush()]);
       expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(2);
       // Anything the flush notified arrives before a marker sent after it.
       await notifiedToB();

@@ -68,8 +68,14 @@ function startService(env: NodeJS.ProcessEnv) {
   };
 }
 
-/** An organization made with qrctl and its code /acme/menu on the fallback origin. */
-async function createMenuCode(env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * An organization made with qrctl and its code /acme/menu on the fallback origin; reads the code's
+ * redirects_count through the API once the service's journals are all sent (and so counted).
+ */
+async function createMenuCode(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+): Promise<(child: ChildProcess) => Promise<number>> {
   const api = `http://127.0.0.1:${env.API_PORT}`;
   const auth = { Authorization: `Bearer ${await createOrgWithQrctl(env)}` };
   const domains = (await (await fetch(`${api}/v1/domains`, { headers: auth })).json()) as {
@@ -81,6 +87,22 @@ async function createMenuCode(env: NodeJS.ProcessEnv): Promise<void> {
     body: JSON.stringify({ slug: 'menu', destination: 'https://example.com/menu', domain_ulid: domains.data[0].ulid }),
   });
   expect(created.status).to.equal(201);
+  const { ulid } = ((await created.json()) as { data: { ulid: string } }).data;
+  return async (child) => {
+    await until(
+      'every journal sent',
+      async () => !(await fs.readdir(path.join(dataDir, 'spill')).catch(() => [])).some((f) => f.endsWith('.tsv')),
+      child,
+    );
+    const res = await fetch(`${api}/v1/qr-codes/${ulid}`, { headers: auth });
+    return Number(((await res.json()) as { data: { redirects_count: number } }).data.redirects_count);
+  };
+}
+
+/** redirects_count equals the scans stored (all of them /acme/menu's). */
+function expectCounted(redirectsCount: number, stored: Record<string, number>): void {
+  const scans = Object.values(stored).reduce((a, n) => a + n, 0);
+  expect(redirectsCount, 'redirects_count against the stored scans').to.equal(scans);
 }
 
 /**
@@ -160,9 +182,10 @@ describe('REDIRECT_PROCESSES=2 on embedded chDB', function () {
     const svc = startService(env);
     const { server } = svc;
     let load: ReturnType<typeof driveLoad> | null = null;
+    let counted: number | undefined;
     try {
       await svc.ready();
-      await createMenuCode(env);
+      const redirectsCount = await createMenuCode(env, dataDir);
       const before = await redirectProcesses(server.pid!);
       expect(before).to.have.length(2);
       load = driveLoad(redirectPort);
@@ -189,13 +212,16 @@ describe('REDIRECT_PROCESSES=2 on embedded chDB', function () {
         server,
       );
       await load.stop();
+      counted = await redirectsCount(server);
     } finally {
       await load?.stop();
       server.kill('SIGTERM');
     }
     expect(await svc.exited).to.equal(0);
     expect(svc.output).to.include('a redirect process died; starting another');
-    expectExactlyOnce(load.served, await storedByReferrer(env));
+    const stored = await storedByReferrer(env);
+    expectExactlyOnce(load.served, stored);
+    expectCounted(Number(counted), stored);
     // Nothing left behind: every journal and spill file went in.
     expect(await fs.readdir(path.join(dataDir, 'spill')).catch(() => [])).to.deep.equal([]);
   });
@@ -211,9 +237,11 @@ describe('one process (REDIRECT_PROCESSES unset) on embedded chDB', function () 
     });
     const first = startService(env);
     let load: ReturnType<typeof driveLoad> | null = null;
+    let redirectsCount: ((child: ChildProcess) => Promise<number>) | undefined;
+    let counted: number | undefined;
     try {
       await first.ready();
-      await createMenuCode(env);
+      redirectsCount = await createMenuCode(env, dataDir);
       load = driveLoad(redirectPort);
       const { served } = load;
       await until('1500 served', async () => served.size >= 1500, first.server);
@@ -236,11 +264,14 @@ describe('one process (REDIRECT_PROCESSES unset) on embedded chDB', function () 
         async () => !(await fs.readdir(path.join(dataDir, 'spill')).catch(() => [])).some((f) => f.endsWith('.tsv')),
         second.server,
       );
+      counted = await redirectsCount!(second.server);
     } finally {
       second.server.kill('SIGTERM');
     }
     expect(await second.exited).to.equal(0);
-    expectExactlyOnce(load.served, await storedByReferrer(env));
+    const stored = await storedByReferrer(env);
+    expectExactlyOnce(load.served, stored);
+    expectCounted(Number(counted), stored);
     expect(load.served.size).to.be.greaterThan(1500);
   });
 });

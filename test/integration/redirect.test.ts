@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import http from 'node:http';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
+import { countScanBatch } from '../../server/qr-codes/scan-lookup.js';
+import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import {
@@ -84,7 +86,7 @@ describe('public redirect', function () {
       expect(res.status).to.equal(302);
       expect(res.headers.location).to.equal('https://example.com/head');
       expect(await scansOf(c.id)).to.have.length(0);
-      await rd.counters.flush();
+      await Promise.all([rd.counters.flush(), rd.scans.flush()]);
       expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(0);
     });
 
@@ -186,18 +188,27 @@ describe('public redirect', function () {
     it('counts redirects of uncapped codes into redirects_count', async () => {
       const c = await code();
       await Promise.all(Array.from({ length: 12 }, () => get(c.path)));
-      await rd.counters.flush();
+      await rd.scans.flush(); // counted from the scan batch, as it is sent
       expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(12);
     });
 
-    it('writes every redirect counted before flush() even while an earlier flush is running', async () => {
-      const c = await code();
-      rd.counters.count(c.id);
-      const running = rd.counters.flush(); // takes its snapshot now, with one redirect in it
-      rd.counters.count(c.id); // after that snapshot: the next flush() must still write it
-      await rd.counters.flush();
-      expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(2);
-      await running;
+    it('counts a scan batch once per token, however often it is sent or replayed, and only codes without a cap', async () => {
+      const free = await code();
+      const capped = await code({ redirect_cap: 100 });
+      const token = ulid();
+      const counts: [number, number][] = [
+        [free.id, 3],
+        [capped.id, 2],
+      ];
+      const countOf = async (id: number) =>
+        Number((await svc.app.db('qr_codes').where({ id }).first('redirects_count')).redirects_count);
+      // Two processes replaying the same journal at once, then a third time.
+      await Promise.all([countScanBatch(svc.app.db, token, counts), countScanBatch(svc.app.db, token, counts)]);
+      await countScanBatch(svc.app.db, token, counts);
+      expect(await countOf(free.id)).to.equal(3);
+      expect(await countOf(capped.id)).to.equal(0); // capped codes are counted by their reservations
+      await countScanBatch(svc.app.db, ulid(), [[free.id, 1]]);
+      expect(await countOf(free.id)).to.equal(4);
     });
   });
 
@@ -556,6 +567,8 @@ describe('public redirect', function () {
         asn: 15169,
         is_bot: 0,
         matched_rule: 1,
+        source: 'redirect', // clickhouse/0010: served here, not imported
+        import_source: '',
       });
       const all = JSON.stringify(rows);
       expect(all).to.not.include('8.8.8.8');

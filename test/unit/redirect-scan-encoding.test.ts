@@ -1,9 +1,10 @@
-// The scan ingest's TabSeparated encoding: escapes, and the hand-written scan_events encoder
-// agreeing with the generic one column for column.
+// The scan ingest's TabSeparated encoding: escapes, the hand-written scan_events encoder
+// agreeing with the generic one column for column, and a batch's redirects per code read back from it.
 import { expect } from 'chai';
 import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import { tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
+import { countsOf } from '../../server/redirect/scan-counts.js';
 
 const row: ScanRow = {
   scan_id: '01HZY3J5X2K7Q9R4T6V8W0YB1C',
@@ -41,5 +42,14 @@ describe('scan TabSeparated encoding', () => {
     expect(encodeScanRow(row)).to.equal(tsvLine(row, SCAN_COLUMNS));
     expect(encodeScanRow(row).split('\t')).to.have.length(17);
     expect(encodeScanRow(row).split('\n')).to.deep.equal([encodeScanRow(row).slice(0, -1), '']);
+  });
+
+  it('sums a batch of encoded rows per code_id (what redirects_count adds for the batch)', () => {
+    const tsv = [77, 78, 77, 77].map((code_id) => encodeScanRow({ ...row, code_id })).join('');
+    expect(countsOf(tsv, SCAN_COLUMNS.indexOf('code_id'))).to.deep.equal([
+      [77, 3],
+      [78, 1],
+    ]);
+    expect(countsOf('', SCAN_COLUMNS.indexOf('code_id'))).to.deep.equal([]);
   });
 });

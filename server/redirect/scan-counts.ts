@@ -1,0 +1,45 @@
+// redirects_count of codes without a cap, counted from the scan batches themselves: each batch's
+// rows are summed per code_id and added once per batch token (countScanBatch, the sql/0025 ledger),
+// before the batch is sent and again (a no-op if it was counted) whenever a journal or spill file is
+// replayed. So the count follows the stored scans: a process killed outright leaves its rows in a
+// journal, and whoever replays the journal counts them, once.
+import { decodeTime } from 'ulid';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import { countScanBatch, SCAN_BATCH_COUNT_DAYS } from '../qr-codes/scan-lookup.js';
+import type { Batch } from './scan-buffer.js';
+
+const DAY_MS = 86_400_000;
+
+/** The redirects per code_id of a batch's TabSeparated rows (`column`: code_id's position). */
+export function countsOf(tsv: string, column: number): [codeId: number, n: number][] {
+  const counts = new Map<number, number>();
+  let start = 0;
+  while (start < tsv.length) {
+    let end = tsv.indexOf('\n', start);
+    if (end < 0) end = tsv.length;
+    const id = Number(tsv.slice(start, end).split('\t')[column]);
+    if (Number.isSafeInteger(id) && id > 0) counts.set(id, (counts.get(id) ?? 0) + 1);
+    start = end + 1;
+  }
+  return [...counts];
+}
+
+/** The scan buffer's `count` hook for scan_events. */
+export function scanBatchCounter(db: Knex, log: Logger, columns: readonly string[]): (batch: Batch) => Promise<void> {
+  const column = columns.indexOf('code_id');
+  return async (batch) => {
+    let sealedAt = Date.now();
+    try {
+      sealedAt = decodeTime(batch.token);
+    } catch {
+      // Not a ULID (none of ours): counted like a new batch.
+    }
+    // Older than the ledger keeps its tokens: it may have been counted already, so it is not again.
+    if (Date.now() - sealedAt > (SCAN_BATCH_COUNT_DAYS - 1) * DAY_MS) {
+      log.warn({ token: batch.token, rows: batch.rows }, 'scan batch too old to count into redirects_count');
+      return;
+    }
+    await countScanBatch(db, batch.token, countsOf(batch.tsv, column));
+  };
+}
