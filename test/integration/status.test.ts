@@ -70,7 +70,13 @@ describe('GET /v1/status and GET /v1/organization', () => {
     expect((await svc.get('/healthz')).body).to.deep.equal({ status: 'ok' });
     const ready = await svc.get('/readyz');
     expect(ready.status).to.equal(200);
-    expect(ready.body).to.deep.equal({ status: 'ok', postgres: 'ok', clickhouse: 'ok', listeners: {} });
+    expect(ready.body).to.deep.equal({
+      status: 'ok',
+      postgres: 'ok',
+      clickhouse: 'ok',
+      listeners: {},
+      scan_backlog: { status: 'empty', spill_files: 0, spill_bytes: 0, quarantined_batches: 0 },
+    });
     const metrics = await svc.get('/metrics');
     expect(metrics.text).to.include('http_requests_total{listener="api",method="GET",route="/readyz",status="200"} 1');
     expect(metrics.text).to.include('http_request_duration_seconds_bucket');
