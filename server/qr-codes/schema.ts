@@ -204,7 +204,7 @@ function typedDestinations(typeRequired: boolean): JsonSchema[] {
       ? [
           {
             if: {
-              not: { required: ['type'], properties: { type: { type: 'string' } } },
+              not: { required: ['type'] },
               properties: { destination: { type: 'string', maxLength: MAX_URL_LENGTH } },
             },
             then: { properties: { destination: urlDestination } },
