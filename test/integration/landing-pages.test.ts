@@ -278,6 +278,7 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
     // A HEAD is not a visit, and an action the page does not offer records nothing.
     await hit(rd.port, FALLBACK, `${path}?qr_action=link&i=0`, { method: 'HEAD', headers: { 'User-Agent': DESKTOP } });
     await get(`${path}?qr_action=link&i=9`);
+    await rd.scans.flush();
     await rd.actions.flush();
     const rest = await svc.get(`/v1/analytics/qr-codes/${code.ulid}`, a.token);
     expect(rest.status, rest.text).to.equal(200);
