@@ -1,4 +1,5 @@
 // Postgres: a server from DATABASE_URL, or a real embedded Postgres under DATA_DIR/postgres.
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -81,12 +82,18 @@ export interface EmbeddedOptions {
  * this service already runs on the same data directory (the CLI next to a running server).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<PostgresHandle> {
+  const pgDir = path.join(opts.dataDir, 'postgres');
   const running = await runningEmbedded(opts.dataDir);
-  if (running) {
+  if (running && isAlive(running.pid)) {
     await ensureDatabase(embeddedUrl(running, 'postgres'), opts.database);
     return { url: embeddedUrl(running, opts.database), stop: async () => undefined };
   }
-  const pgDir = path.join(opts.dataDir, 'postgres');
+  if (running) {
+    // The process that started this server died without stopping it (SIGKILL, OOM): nobody would
+    // ever stop it, so it is shut down and started again under this process.
+    opts.log.warn({ owner_pid: running.pid }, 'embedded postgres outlived the process that started it; restarting it');
+    await stopOrphanedPostgres(pgDir);
+  }
   await fs.mkdir(opts.dataDir, { recursive: true });
   const passwordFile = path.join(opts.dataDir, 'postgres.password');
   let password: string;
@@ -146,6 +153,33 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
       await server.stop();
     },
   };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // An exited process nobody has reaped yet (a container whose init does not reap) is not alive.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Fast shutdown (SIGINT) of the postmaster named in pgDir/postmaster.pid; waits until it is gone. */
+async function stopOrphanedPostgres(pgDir: string): Promise<void> {
+  const pid = Number((await fs.readFile(path.join(pgDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid); waited += 100) {
+    if (waited === 30_000) process.kill(pid, 'SIGQUIT');
+    if (waited > 60_000) throw new Error(`the orphaned embedded Postgres (pid ${pid}) in ${pgDir} does not stop`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function makeTraversable(dir: string): Promise<void> {

@@ -269,6 +269,8 @@ describe('one process (REDIRECT_PROCESSES unset) on embedded chDB', function () 
       second.server.kill('SIGTERM');
     }
     expect(await second.exited).to.equal(0);
+    // The killed service's Postgres was taken over and stopped with the second one: none is left.
+    expect(await fs.stat(path.join(dataDir, 'postgres', 'postmaster.pid')).catch(() => null)).to.equal(null);
     const stored = await storedByReferrer(env);
     expectExactlyOnce(load.served, stored);
     expectCounted(Number(counted), stored);
