@@ -35,6 +35,8 @@ export interface Config {
   importMaxRetryAfterSeconds: number;
   platformRateLimitPerMin: number;
   rawExportRateLimitPerMin: number;
+  liveStreamBuffer: number;
+  liveStreamHeartbeatMs: number;
   rateLimitHelpUrl: string;
   dnsResolvers: string[];
   acmeDirectoryUrl: string;
@@ -199,6 +201,16 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'RAW_EXPORT_RATE_LIMIT_PER_MIN',
     default: '6',
     help: 'Extra per-organization minute window of the raw-export endpoint.',
+  },
+  liveStreamBuffer: {
+    env: 'LIVE_STREAM_BUFFER',
+    default: '1000',
+    help: 'Events held per live scan stream (GET /v1/scans/stream) for a client that reads slowly; past it, a gap event.',
+  },
+  liveStreamHeartbeatMs: {
+    env: 'LIVE_STREAM_HEARTBEAT_MS',
+    default: '15000',
+    help: 'Interval of the live scan stream heartbeat comment, and of the refresh of its open-stream count.',
   },
   rateLimitHelpUrl: {
     env: 'RATE_LIMIT_HELP_URL',
@@ -427,6 +439,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importMaxRetryAfterSeconds: int('IMPORT_MAX_RETRY_AFTER_SECONDS', raw('importMaxRetryAfterSeconds'), 0),
     platformRateLimitPerMin: int('PLATFORM_RATE_LIMIT_PER_MIN', raw('platformRateLimitPerMin'), 1),
     rawExportRateLimitPerMin: int('RAW_EXPORT_RATE_LIMIT_PER_MIN', raw('rawExportRateLimitPerMin'), 1),
+    liveStreamBuffer: int('LIVE_STREAM_BUFFER', raw('liveStreamBuffer'), 10, 1_000_000),
+    liveStreamHeartbeatMs: int('LIVE_STREAM_HEARTBEAT_MS', raw('liveStreamHeartbeatMs'), 100, 60_000),
     rateLimitHelpUrl: raw('rateLimitHelpUrl'),
     dnsResolvers: list(raw('dnsResolvers')),
     acmeDirectoryUrl: raw('acmeDirectoryUrl'),

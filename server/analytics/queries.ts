@@ -410,3 +410,46 @@ export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { code
     unique_visitors: Math.min(Number(r.count), Number(r.uniques)),
   }));
 }
+
+/** A scan as the live stream reads it (server/analytics/live.ts): a raw scan with its batch and ids. */
+export type LiveScan = RawScan & {
+  batch: string;
+  org_id: number;
+  brand_id: number;
+  domain_id: number;
+  code_id: number;
+  is_bot: number;
+};
+
+/**
+ * The scans of the given stored batches (scan_events.batch, clickhouse/0012) of the given
+ * organizations, in no particular order. The time bounds let the partition and the primary key
+ * after org_id skip what the batches cannot hold; the bloom filter on batch skips the rest.
+ */
+export async function scansOfBatches(
+  ch: ClickHouseHandle,
+  q: { orgIds: number[]; tokens: string[]; fromMs: number; toMs: number },
+): Promise<LiveScan[]> {
+  if (!q.orgIds.length || !q.tokens.length) return [];
+  const out = await rows<LiveScan>(
+    ch,
+    `SELECT batch, scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id, code_id,
+            country, device_type, os, browser, referrer, language, provider,
+            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule, is_bot
+       FROM ${ch.database}.scan_events
+      WHERE org_id IN {orgs:Array(UInt64)} AND batch IN {tokens:Array(String)}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
+    { orgs: q.orgIds, tokens: q.tokens, from: q.fromMs, to: q.toMs },
+  );
+  return out.map((r) => ({
+    ...r,
+    scanned_at_ms: Number(r.scanned_at_ms),
+    org_id: Number(r.org_id),
+    brand_id: Number(r.brand_id),
+    domain_id: Number(r.domain_id),
+    code_id: Number(r.code_id),
+    matched_rule: Number(r.matched_rule),
+    is_bot: Number(r.is_bot),
+  }));
+}

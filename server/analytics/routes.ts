@@ -10,11 +10,13 @@ import {
   codeParams,
   rawExportQuery,
   RawExportPayload,
+  scanStreamQuery,
   type AnalyticsQuery,
   type CodeAnalyticsQuery,
   type CodeParams,
   type RawExportQuery,
 } from './schema.js';
+import { openScanStream, type ScanStreamQuery } from './live.js';
 import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport } from './service.js';
 
 // GET /v1/analytics
@@ -133,4 +135,41 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   },
 });
 
-export const analyticsOperations = [analyticsRead, analyticsExport, analyticsCodeRead, analyticsCodeExport];
+// GET /v1/scans/stream
+export const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
+  id: 'scans.stream',
+  method: 'GET',
+  path: '/v1/scans/stream',
+  summary: 'Live scans of the organization as Server-Sent Events (resumable with Last-Event-ID)',
+  description:
+    'Every scan the redirect records, as one `scan` event (the raw export fields plus code_ulid, slug, ' +
+    'brand_ulid, brand_name, bot) within about a second, with id `<batch>-<scan_id>`. Reconnecting with ' +
+    'Last-Event-ID replays the scans missed in the last 24 hours first (a `reset` event when the id is ' +
+    'older). A `: heartbeat` comment every 15 s; a client that reads too slowly gets a `gap` event with ' +
+    'the number of scans missed and raw export cursors. Concurrent streams per organization are limited ' +
+    `by plan (429). ${BOTS_NOTE} See docs/stream.md.`,
+  tag: 'Analytics',
+  ability: 'analytics.view',
+  billable: true,
+  query: scanStreamQuery,
+  response: {
+    status: 200,
+    description: 'An event stream (text/event-stream) of `scan`, `gap` and `reset` events.',
+    media: { 'text/event-stream': { type: 'string' } },
+  },
+  errors: [404, 422],
+  handler: async ({ app, principal, lastEventId }, { query }) => ({
+    status: 200,
+    contentType: 'text/event-stream',
+    headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' },
+    body: await openScanStream(app, principal.org, query, lastEventId),
+  }),
+});
+
+export const analyticsOperations = [
+  analyticsRead,
+  analyticsExport,
+  analyticsCodeRead,
+  analyticsCodeExport,
+  scansStream,
+];

@@ -67,6 +67,16 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
   include_bots: includeBots,
 });
 
+export const scanStreamQuery = objectSchema('ScanStreamQuery', {
+  code_ulid: { ...ulid, description: 'Only scans of this QR code of the organization.' },
+  brand_ulid: { ...ulid, description: 'Only scans of codes of this brand.' },
+  domain_ulid: {
+    ...ulid,
+    description: 'Only scans served on this domain (a shared fallback domain: every scan on the shared hosts).',
+  },
+  include_bots: includeBots,
+});
+
 export interface CodeAnalyticsQuery {
   range: RangeDays;
   dimension: (typeof CODE_DIMENSIONS)[number];

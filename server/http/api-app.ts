@@ -135,6 +135,11 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
 export function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
   const router = createApiRouter(app, opts);
   const koa = new Koa({ proxy: false });
+  // Errors after the answer began: a streamed body's client going away (an event stream closed by
+  // its reader) is the normal end of such an answer, not an error; anything else is logged.
+  koa.on('error', (err: Error & { code?: string }) => {
+    if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') app.log.error({ err }, 'error after the response began');
+  });
   koa.use(requestId());
   koa.use(contentHeaders());
   koa.use(accessLog(app, 'api'));

@@ -34,6 +34,7 @@ export function mountOperations(router: Router, app: AppContext, ops: readonly O
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
           ifNoneMatch: ctx.get('If-None-Match'),
+          lastEventId: ctx.get('Last-Event-ID'),
           via: VIA_REST,
           onRate: (info) => ctx.set(rateHeaders(info)),
           idempotencyKey: idempotencyKeyHeader(ctx.headers),

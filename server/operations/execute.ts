@@ -26,6 +26,8 @@ export interface ExecuteMeta {
   accept: string;
   /** The request's If-None-Match header, where the adapter has one. */
   ifNoneMatch?: string;
+  /** The request's Last-Event-ID header, where the adapter has one (event streams). */
+  lastEventId?: string;
   /** The kind of caller: what it must hold on top, how it is admitted, whether results stream. */
   via: Via;
   /** Called once the call is admitted, so later refusals (403, 422) still carry the rate headers. */
@@ -104,6 +106,7 @@ export async function executeOperation(
         log: meta.log,
         accept: meta.accept,
         ifNoneMatch: meta.ifNoneMatch ?? '',
+        lastEventId: meta.lastEventId ?? '',
         via: meta.via,
         admission: info,
       },

@@ -59,6 +59,8 @@ export interface Call {
   accept: string;
   /** The request's If-None-Match header ('' when absent), for answers with an ETag (304). */
   ifNoneMatch: string;
+  /** The request's Last-Event-ID header ('' when absent), for a resumed event stream. */
+  lastEventId: string;
   via: Via;
   /** The admission of this call: rate window and the month's billable calls so far. */
   admission: Admission;

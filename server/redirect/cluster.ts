@@ -26,6 +26,7 @@ import { createLogger } from '../logger.js';
 import { startRedirectListener } from './listener.js';
 import { ScanBuffer } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
+import { scanBatchPublisher } from './scan-stream.js';
 import { insertForWorker, OwnerInserts, type OwnerChannel } from './scan-ipc.js';
 
 export interface RedirectCluster {
@@ -55,6 +56,7 @@ async function replayLeftovers(app: AppContext): Promise<void> {
       spillDir: path.join(app.config.dataDir, 'spill'),
       log: app.log,
       count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,
+      stored: table === 'scan_events' ? scanBatchPublisher(app.db, app.log, columns) : undefined,
     });
     buffer.start();
     await buffer.settled();

@@ -17,6 +17,7 @@ import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
+import { scanBatchPublisher } from './scan-stream.js';
 import { FileJournal } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
@@ -109,6 +110,7 @@ export async function startRedirectListener(
     encode?: (row: R) => string,
     journal?: FileJournal,
     count?: (batch: Batch) => Promise<void>,
+    stored?: (batch: Batch) => Promise<void>,
   ) =>
     new ScanBuffer<R>({
       client: app.ch.client,
@@ -124,6 +126,7 @@ export async function startRedirectListener(
       insert: opts.insertVia?.(table),
       journal,
       count,
+      stored,
     });
   // redirects_count of codes without a cap is added per batch (scan-counts.ts), capped codes' by
   // their reservations (counters.ts).
@@ -133,6 +136,7 @@ export async function startRedirectListener(
     encodeScanRow,
     scanJournal,
     scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS),
+    scanBatchPublisher(app.db, app.log, SCAN_EVENT_COLUMNS),
   );
   const orphans = buffer<OrphanRow>(
     'orphan_scans',

@@ -49,6 +49,12 @@ export interface ScanBufferOptions<Row extends object> {
    */
   count?: (batch: Batch) => Promise<void>;
   /**
+   * Called with each batch once it is stored (sent, or replayed; the live stream's ledger,
+   * scan-stream.ts). It is awaited, so batches are published in the order they were stored, and it
+   * must not throw.
+   */
+  stored?: (batch: Batch) => Promise<void>;
+  /**
    * How often spill files and journals of processes that are gone are looked for and replayed
    * while the buffer runs (default 30 s; they are also replayed at start).
    */
@@ -291,6 +297,7 @@ export class ScanBuffer<Row extends object> {
         if (ms > this.stats.insertMsMax) this.stats.insertMsMax = ms;
         this.stats.inserted += batch.rows;
         this.opts.journal?.done(batch.token);
+        await this.opts.stored?.(batch);
         if (!this.healthy) this.opts.log.info({ table: this.opts.table }, 'ClickHouse is back; scan inserts resumed');
         this.healthy = true;
         this.catchUp();
@@ -415,6 +422,7 @@ export class ScanBuffer<Row extends object> {
       try {
         await this.opts.count?.(batch);
         await this.insert(batch);
+        await this.opts.stored?.(batch);
         rows += batch.rows;
       } catch (err) {
         // A batch ClickHouse cannot parse does not hold up the batches after it.

@@ -271,6 +271,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
           log: app.log.child({ request_id: state.requestId }),
           accept: ctx.get('Accept'),
           ifNoneMatch: ctx.get('If-None-Match'),
+          lastEventId: ctx.get('Last-Event-ID'),
           via: webVia(s.sessionId),
           idempotencyKey: idempotencyKeyHeader(ctx.headers),
         },

@@ -67,6 +67,7 @@ export class TestService {
     readonly url: string,
     readonly clock: TestClock,
     private readonly stop: () => Promise<void>,
+    readonly stores: TestStores,
   ) {}
 
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -145,11 +146,17 @@ export interface StartOptions {
   mounts?: RouteMounter[];
   /** Skip the API listener (for tests that only need the context). */
   api?: boolean;
+  /** The stores of an earlier TestService (its `stores`), to start the service again on them. */
+  stores?: TestStores;
+  /** The API listener's port (default: any free one), e.g. the port of the service started again. */
+  apiPort?: number;
 }
+
+export type TestStores = Awaited<ReturnType<typeof freshDatabases>>;
 
 /** Starts a service on fresh databases; call close() in after(). */
 export async function startTestService(opts: StartOptions = {}): Promise<TestService> {
-  const dbs = await freshDatabases();
+  const dbs = opts.stores ?? (await freshDatabases());
   const config = loadConfig(
     { LOG_LEVEL: testLogLevel(), ...opts.env },
     {
@@ -177,10 +184,14 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
   await migrateClickHouse(app.ch, config.scanRetentionDays, log);
   let url = '';
   if (opts.api !== false) {
-    const api = await listen(createApiApp(app, { mounts: opts.mounts ?? apiMounts }).callback(), 0, '127.0.0.1');
+    const api = await listen(
+      createApiApp(app, { mounts: opts.mounts ?? apiMounts }).callback(),
+      opts.apiPort ?? 0,
+      '127.0.0.1',
+    );
     app.setApiPort(api.port);
     app.onClose(() => api.close());
     url = `http://127.0.0.1:${api.port}`;
   }
-  return new TestService(app, url, clock, () => app.close());
+  return new TestService(app, url, clock, () => app.close(), dbs);
 }

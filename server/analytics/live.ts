@@ -1,0 +1,583 @@
+// The live scan stream of an organization (GET /v1/scans/stream, docs/stream.md).
+//
+// Fan-out: the process that stores a scan batch in ClickHouse records it in the batch ledger and
+// NOTIFYs (live-batches.ts, server/redirect/scan-stream.ts). Every API process runs one hub per
+// application context: on a notification (and once a second while it has subscribers, in case one
+// was missed) it reads the ledger's new batches in order, reads their rows of the organizations it
+// has subscribers for from ClickHouse by batch token, and offers each row to those subscribers.
+// So nothing runs on the redirect's path but one ledger row per batch, and any number of API
+// processes on any number of machines serve streams from one Postgres and one ClickHouse.
+//
+// Event ids are `<ledger seq>-<scan_id>`; the ledger's order is commit order, so a Last-Event-ID
+// names an exact place, and a resume replays the batches after it from ClickHouse before the live
+// ones. Each subscriber holds at most LIVE_STREAM_BUFFER events for a client that reads slowly;
+// past that it drops events, counts them, and once the client has read what was held it receives
+// a `gap` event saying how many it missed and where the raw export has them.
+import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
+import { decodeTime } from 'ulid';
+import type { OrgRecord } from '../auth/principal.js';
+import { brandNames, getBrand } from '../brands/service.js';
+import { rateLimitHelpUrl } from '../config.js';
+import type { AppContext } from '../context.js';
+import { getDomain } from '../domains/service.js';
+import { ApiError } from '../errors.js';
+import { codeNames, getCodeRow } from '../qr-codes/service.js';
+import {
+  batchAt,
+  batchesAfter,
+  lastBatchSeq,
+  pruneStoredBatches,
+  RESUME_WINDOW_MS,
+  SCAN_STREAM_CHANNEL,
+  type StoredBatch,
+} from './live-batches.js';
+import { scansOfBatches, type LiveScan } from './queries.js';
+import { encodeCursor } from './service.js';
+
+export interface ScanStreamQuery {
+  code_ulid?: string;
+  brand_ulid?: string;
+  domain_ulid?: string;
+  /** Default false (ajv fills it in). */
+  include_bots?: boolean;
+}
+
+/** One scan as the stream sends it: the raw export's fields, the code, its brand, bot. */
+export interface LiveScanOut {
+  scan_id: string;
+  scanned_at: string;
+  country: string;
+  device_type: string;
+  os: string;
+  browser: string;
+  referrer: string;
+  language: string;
+  provider: string;
+  visitor_id: string;
+  matched_rule: number | null;
+  code_ulid: string;
+  slug: string;
+  brand_ulid: string | null;
+  brand_name: string | null;
+  bot: boolean;
+}
+
+/** What a subscriber wants: ids resolved in its organization (domain 0: the shared fallback origins). */
+interface Scope {
+  codeId?: number;
+  brandId?: number;
+  domainId?: number;
+  includeBots: boolean;
+}
+
+/** The ledger is read this many batches at a time. */
+const BATCHES_PER_READ = 100;
+/** A row of the ledger whose scans ClickHouse does not show yet (a replica behind) is read again. */
+const PARTIAL_READ_RETRIES = 5;
+/** A batch's rows were scanned from a minute before its token's time to an hour after (docs/stream.md). */
+const BEFORE_TOKEN_MS = 60_000;
+const AFTER_TOKEN_MS = 3_600_000;
+/** An open stream whose process stopped refreshing it no longer counts toward the limit. */
+const STALE_SESSION_SECONDS = 45;
+/** The reconnection delay the stream asks of clients (the SSE `retry` field). */
+const RETRY_MS = 3000;
+const EVENT_ID = /^(\d{1,15})-([0-9A-Za-z]{1,64})$/;
+
+/** An SSE event: one `data` line (JSON has no raw line breaks), an id when it can be resumed from. */
+export function sseEvent(event: string, data: unknown, id?: string): string {
+  return `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The largest string below `id` that a raw export cursor may carry, so the cursor's rows start at `id`. */
+function justBefore(id: string): string {
+  const allowed = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
+  const last = allowed.indexOf(id[id.length - 1]);
+  return last > 0 ? id.slice(0, -1) + allowed[last - 1] : id.slice(0, -1) || '-';
+}
+
+function tokenTime(b: StoredBatch): number {
+  try {
+    return decodeTime(b.token);
+  } catch {
+    return b.stored_at.getTime();
+  }
+}
+
+/** A live scan ready to send: its frame (built once for every subscriber) and what filters read. */
+interface Offered {
+  seq: number;
+  scan: LiveScan;
+  codeUlid: string;
+  frame: string;
+}
+
+/** One open stream: a bounded queue in front of a Readable that Koa pipes to the response. */
+class Subscriber {
+  readonly id = crypto.randomUUID();
+  readonly stream: Readable;
+  /** Batches with a greater seq reach it live; those up to it come from the replay (if any). */
+  after = 0;
+  closed = false;
+  private queue: string[] = [];
+  /** Live events held while a replay runs (null: not replaying). */
+  private held: Offered[] | null = null;
+  private wants = false;
+  private missed = 0;
+  private missedSince = 0;
+  private missedUntil = 0;
+  private missedCodes = new Map<string, { missed: number; cursor: string }>();
+  private roomWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly org: OrgRecord,
+    readonly scope: Scope,
+    private readonly limit: number,
+    onClose: (s: Subscriber) => void,
+  ) {
+    this.stream = new Readable({
+      highWaterMark: 16 * 1024,
+      read: () => {
+        this.wants = true;
+        this.drain();
+      },
+      destroy: (err, cb) => {
+        this.closed = true;
+        this.wakeRoom();
+        onClose(this);
+        cb(err);
+      },
+    });
+  }
+
+  matches(o: Offered): boolean {
+    const s = o.scan;
+    const scope = this.scope;
+    if (!scope.includeBots && s.is_bot) return false;
+    if (scope.codeId !== undefined && s.code_id !== scope.codeId) return false;
+    if (scope.brandId !== undefined && s.brand_id !== scope.brandId) return false;
+    if (scope.domainId !== undefined && s.domain_id !== scope.domainId) return false;
+    return true;
+  }
+
+  /** A live event: queued, held behind a replay, or counted as missed when the queue is full. */
+  offer(o: Offered): void {
+    if (this.closed || o.seq <= this.after || !this.matches(o)) return;
+    if (this.held) {
+      if (this.held.length < this.limit) this.held.push(o);
+      else this.miss(o);
+      return;
+    }
+    // Once events are missed, later ones are too until the gap is sent, so the gap comes in order.
+    if (this.missed || this.queue.length >= this.limit) return this.miss(o);
+    this.queue.push(o.frame);
+    this.drain();
+  }
+
+  private miss(o: Offered): void {
+    if (!this.missed) this.missedSince = o.scan.scanned_at_ms;
+    this.missed++;
+    this.missedUntil = o.scan.scanned_at_ms;
+    if (!this.missedCodes.has(o.codeUlid)) {
+      this.missedCodes.set(o.codeUlid, {
+        missed: 0,
+        cursor: encodeCursor(o.scan.scanned_at_ms, justBefore(o.scan.scan_id)),
+      });
+    }
+    this.missedCodes.get(o.codeUlid)!.missed++;
+  }
+
+  /** A frame of the replay or of the stream itself; the replay waits for room() between reads. */
+  send(frame: string): void {
+    if (this.closed) return;
+    this.queue.push(frame);
+    this.drain();
+  }
+
+  startReplay(): void {
+    this.held = [];
+  }
+
+  /** The replay is done: the live events held meanwhile follow it. */
+  endReplay(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const o of held) if (o.seq > this.after) this.queue.push(o.frame);
+    this.drain();
+  }
+
+  /** Resolves when the queue is at most half full (or the stream closed). */
+  room(): Promise<void> {
+    if (this.closed || this.queue.length <= this.limit / 2) return Promise.resolve();
+    return new Promise((r) => this.roomWaiters.push(r));
+  }
+
+  private wakeRoom(): void {
+    const w = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const r of w) r();
+  }
+
+  heartbeat(now: Date): void {
+    if (this.wants && !this.queue.length && !this.closed)
+      this.wants = this.stream.push(`: heartbeat ${now.toISOString()}\n\n`);
+  }
+
+  end(): void {
+    if (!this.closed) this.stream.push(null);
+    this.closed = true;
+    this.wakeRoom();
+  }
+
+  private drain(): void {
+    while (this.wants && this.queue.length) this.wants = this.stream.push(this.queue.shift()!);
+    if (this.wants && !this.queue.length && this.missed && !this.held) {
+      this.wants = this.stream.push(sseEvent('gap', this.gap()));
+      this.missed = 0;
+      this.missedCodes = new Map();
+    }
+    if (this.queue.length <= this.limit / 2) this.wakeRoom();
+  }
+
+  private gap(): unknown {
+    const include = this.scope.includeBots ? '&include_bots=true' : '';
+    return {
+      missed: this.missed,
+      since: new Date(this.missedSince).toISOString(),
+      until: new Date(this.missedUntil).toISOString(),
+      codes: [...this.missedCodes].map(([ulid, c]) => ({
+        code_ulid: ulid,
+        missed: c.missed,
+        raw_export: `/v1/analytics/qr-codes/${ulid}/raw-export?range=7&cursor=${c.cursor}${include}`,
+      })),
+    };
+  }
+}
+
+/** Code and brand facts of the events, cached for a minute. */
+class Labels {
+  private codes = new Map<number, { ulid: string; slug: string }>();
+  private brands = new Map<number, { ulid: string; name: string }>();
+  private at = 0;
+
+  constructor(private readonly app: AppContext) {}
+
+  async load(org: OrgRecord, scans: LiveScan[]): Promise<void> {
+    const now = Date.now();
+    if (now - this.at > 60_000) {
+      this.codes.clear();
+      this.brands.clear();
+      this.at = now;
+    }
+    const codes = [...new Set(scans.map((s) => s.code_id))].filter((id) => !this.codes.has(id));
+    for (const c of await codeNames(this.app.db, org, codes)) this.codes.set(c.id, { ulid: c.ulid, slug: c.slug });
+    const brands = [...new Set(scans.map((s) => s.brand_id))].filter((id) => id > 0 && !this.brands.has(id));
+    for (const b of await brandNames(this.app.db, org, brands)) this.brands.set(b.id, { ulid: b.ulid, name: b.name });
+  }
+
+  offered(seq: number, s: LiveScan): Offered {
+    const code = this.codes.get(s.code_id) ?? { ulid: '', slug: '' };
+    const brand = this.brands.get(s.brand_id);
+    const out: LiveScanOut = {
+      scan_id: s.scan_id,
+      scanned_at: new Date(s.scanned_at_ms).toISOString(),
+      country: s.country,
+      device_type: s.device_type,
+      os: s.os,
+      browser: s.browser,
+      referrer: s.referrer,
+      language: s.language,
+      provider: s.provider,
+      visitor_id: s.visitor_hash.toLowerCase(),
+      matched_rule: s.matched_rule < 0 ? null : s.matched_rule,
+      code_ulid: code.ulid,
+      slug: code.slug,
+      brand_ulid: brand?.ulid ?? null,
+      brand_name: brand?.name ?? null,
+      bot: s.is_bot === 1,
+    };
+    return { seq, scan: s, codeUlid: code.ulid, frame: sseEvent('scan', out, `${seq}-${s.scan_id}`) };
+  }
+}
+
+/** Rows of batches from ClickHouse in stream order (seq, then scan_id), read again while some are missing. */
+async function readBatches(app: AppContext, batches: StoredBatch[], orgIds: number[]): Promise<LiveScan[]> {
+  const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
+  const times = batches.map(tokenTime);
+  const wanted = new Set(orgIds);
+  let expected = 0;
+  for (const b of batches) b.org_ids.forEach((o, i) => (expected += wanted.has(o) ? b.org_rows[i] : 0));
+  let scans: LiveScan[];
+  for (let attempt = 0; ; attempt++) {
+    scans = await scansOfBatches(app.ch, {
+      orgIds,
+      tokens: batches.map((b) => b.token),
+      fromMs: Math.min(...times) - BEFORE_TOKEN_MS,
+      toMs: Math.max(...times) + AFTER_TOKEN_MS,
+    });
+    if (scans.length >= expected || attempt >= PARTIAL_READ_RETRIES) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (scans.length < expected) {
+    app.log.warn({ expected, read: scans.length, from: batches[0].seq }, 'live stream: fewer scans read than stored');
+  }
+  return scans.sort((a, b) => seqOf.get(a.batch)! - seqOf.get(b.batch)! || (a.scan_id < b.scan_id ? -1 : 1));
+}
+
+/** The fan-out of one application context (one API process). */
+class LiveHub {
+  private readonly subs = new Map<number, Set<Subscriber>>();
+  private lastSeq = 0;
+  private inflight: number | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly labels: Labels;
+  /** Work a closed stream left (its open-stream row removed), awaited by close(). */
+  private readonly leaving = new Set<Promise<unknown>>();
+
+  constructor(private readonly app: AppContext) {
+    this.labels = new Labels(app);
+  }
+
+  async start(): Promise<void> {
+    this.lastSeq = await lastBatchSeq(this.app.db);
+    await this.app.notify.subscribe(
+      SCAN_STREAM_CHANNEL,
+      () => this.kick(),
+      () => this.kick(),
+    );
+    const every = (ms: number, fn: () => void) => {
+      const t = setInterval(fn, ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    // A notification missed (the LISTEN connection down) is caught up within a second.
+    every(1000, () => {
+      if (this.subs.size) this.kick();
+    });
+    every(this.app.config.liveStreamHeartbeatMs, () => void this.heartbeat());
+    every(3_600_000, () => void pruneStoredBatches(this.app.db).catch(() => undefined));
+  }
+
+  /** The seq a new subscriber's live events start after: batches being read now are its replay's. */
+  get position(): number {
+    return this.inflight ?? this.lastSeq;
+  }
+
+  add(sub: Subscriber): void {
+    let set = this.subs.get(sub.org.id);
+    if (!set) this.subs.set(sub.org.id, (set = new Set()));
+    set.add(sub);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  remove(sub: Subscriber): void {
+    const set = this.subs.get(sub.org.id);
+    set?.delete(sub);
+    if (set && !set.size) this.subs.delete(sub.org.id);
+    const gone = this.app
+      .db('scan_stream_sessions')
+      .where({ id: sub.id })
+      .delete()
+      .catch(() => undefined)
+      .finally(() => this.leaving.delete(gone));
+    this.leaving.add(gone);
+  }
+
+  kick(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pump()
+      .catch((err) => this.app.log.warn({ err }, 'live stream: reading stored batches failed; retrying'))
+      .finally(() => {
+        this.running = null;
+        this.inflight = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.closed) {
+      const batches = await batchesAfter(this.app.db, this.lastSeq, BATCHES_PER_READ);
+      if (!batches.length) return;
+      this.inflight = batches[batches.length - 1].seq;
+      const orgIds = [...new Set(batches.flatMap((b) => b.org_ids))].filter((o) => this.subs.has(o));
+      if (orgIds.length) {
+        const scans = await readBatches(this.app, batches, orgIds);
+        const byOrg = new Map<number, LiveScan[]>();
+        for (const s of scans) {
+          const list = byOrg.get(s.org_id);
+          if (list) list.push(s);
+          else byOrg.set(s.org_id, [s]);
+        }
+        for (const [orgId, list] of byOrg) {
+          const subs = this.subs.get(orgId);
+          if (!subs?.size) continue;
+          const [first] = subs;
+          await this.labels.load(first.org, list);
+          const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
+          for (const s of list) {
+            const o = this.labels.offered(seqOf.get(s.batch)!, s);
+            for (const sub of this.subs.get(orgId) ?? []) sub.offer(o);
+          }
+        }
+      }
+      this.lastSeq = this.inflight;
+    }
+  }
+
+  /** Replays the batches after a Last-Event-ID up to where the subscriber's live events start. */
+  async replay(sub: Subscriber, from: { seq: number; scanId: string }): Promise<void> {
+    let after = from.seq - 1;
+    const org = sub.org;
+    while (!sub.closed) {
+      const batches = await batchesAfter(this.app.db, after, BATCHES_PER_READ, { orgId: org.id, upTo: sub.after });
+      if (!batches.length) break;
+      const scans = await readBatches(this.app, batches, [org.id]);
+      await this.labels.load(org, scans);
+      const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
+      for (const s of scans) {
+        const seq = seqOf.get(s.batch)!;
+        if (seq === from.seq && s.scan_id <= from.scanId) continue;
+        const o = this.labels.offered(seq, s);
+        if (sub.matches(o)) sub.send(o.frame);
+      }
+      after = batches[batches.length - 1].seq;
+      await sub.room();
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const now = this.app.clock.now();
+    const ids: string[] = [];
+    for (const set of this.subs.values()) {
+      for (const sub of set) {
+        sub.heartbeat(now);
+        ids.push(sub.id);
+      }
+    }
+    if (ids.length) {
+      await this.app
+        .db('scan_stream_sessions')
+        .whereIn('id', ids)
+        .update({ seen_at: this.app.db.fn.now() })
+        .catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    const all = [...this.subs.values()].flatMap((s) => [...s]);
+    for (const sub of all) sub.end();
+    while (this.running) await this.running;
+    await Promise.all([...this.leaving]);
+  }
+}
+
+const hubs = new WeakMap<AppContext, Promise<LiveHub>>();
+
+/** The hub of this application context, started on the first stream. */
+function hubOf(app: AppContext): Promise<LiveHub> {
+  let hub = hubs.get(app);
+  if (!hub) {
+    hub = (async () => {
+      const h = new LiveHub(app);
+      await h.start();
+      app.onClose(() => h.close());
+      return h;
+    })();
+    hub.catch(() => hubs.delete(app));
+    hubs.set(app, hub);
+  }
+  return hub;
+}
+
+/** A Last-Event-ID this stream sent: `<seq>-<scan_id>` (422 otherwise, before the stream starts). */
+export function parseLastEventId(header: string): { seq: number; scanId: string } | null {
+  if (!header) return null;
+  const m = EVENT_ID.exec(header.trim());
+  if (!m) throw ApiError.field('Last-Event-ID', 'Is not an event id this stream sent.');
+  return { seq: Number(m[1]), scanId: m[2] };
+}
+
+async function resolveScope(app: AppContext, org: OrgRecord, q: ScanStreamQuery): Promise<Scope> {
+  const scope: Scope = { includeBots: q.include_bots === true };
+  if (q.code_ulid !== undefined) scope.codeId = (await getCodeRow(app.db, org, q.code_ulid)).id;
+  if (q.brand_ulid !== undefined) scope.brandId = (await getBrand(app.db, org, q.brand_ulid)).id;
+  if (q.domain_ulid !== undefined) {
+    const domain = await getDomain(app.db, org, q.domain_ulid);
+    scope.domainId = domain.type === 'fallback' ? 0 : domain.id;
+  }
+  return scope;
+}
+
+/**
+ * Counts the stream toward the organization's plan limit (open streams of every process, those of
+ * a process that stopped refreshing them for 45 s excepted), or refuses it with 429.
+ */
+async function openSession(app: AppContext, org: OrgRecord, id: string): Promise<void> {
+  await app.db.transaction(async (trx) => {
+    await trx.raw("select pg_advisory_xact_lock(hashtextextended('scan_stream_sessions', ?))", [org.id]);
+    const plan = org.plan ? await trx('plans').where({ id: org.plan.id }).first('live_streams') : null;
+    const max = Number(plan?.live_streams ?? 0);
+    await trx('scan_stream_sessions')
+      .where({ org_id: org.id })
+      .whereRaw(`seen_at < now() - interval '${STALE_SESSION_SECONDS} seconds'`)
+      .delete();
+    const [{ n }] = await trx('scan_stream_sessions').where({ org_id: org.id }).count({ n: '*' });
+    if (Number(n) >= max)
+      throw ApiError.rateLimited(STALE_SESSION_SECONDS, rateLimitHelpUrl(app.config, app.apiPort()));
+    await trx('scan_stream_sessions').insert({ id, org_id: org.id });
+  });
+}
+
+/**
+ * Opens a live stream: checks the filters and the Last-Event-ID (404, 422), the limit (429), then
+ * returns the event stream. A resume replays what the client missed before the live events; an id
+ * older than 24 hours (or unknown) gets a `reset` event first.
+ */
+export async function openScanStream(
+  app: AppContext,
+  org: OrgRecord,
+  q: ScanStreamQuery,
+  lastEventId: string,
+): Promise<Readable> {
+  const from = parseLastEventId(lastEventId);
+  const scope = await resolveScope(app, org, q);
+  const hub = await hubOf(app);
+  if (hub.isClosed) throw ApiError.unavailable('The service is stopping; reconnect in a moment.');
+  const sub = new Subscriber(org, scope, app.config.liveStreamBuffer, (s) => hub.remove(s));
+  await openSession(app, org, sub.id);
+  sub.after = hub.position;
+  hub.add(sub);
+  sub.send(`retry: ${RETRY_MS}\n\n`);
+  if (from) {
+    sub.startReplay();
+    void (async () => {
+      const start = await batchAt(app.db, from.seq);
+      if (!start || Date.now() - start.stored_at.getTime() > RESUME_WINDOW_MS) {
+        sub.send(sseEvent('reset', { reason: 'Last-Event-ID is older than 24 hours or unknown; live scans follow.' }));
+      } else {
+        await hub.replay(sub, from);
+      }
+    })()
+      .catch((err) => {
+        app.log.error({ err }, 'live stream: replay failed');
+        sub.send(sseEvent('reset', { reason: 'The replay failed; live scans follow.' }));
+      })
+      .finally(() => sub.endReplay());
+  }
+  return sub.stream;
+}

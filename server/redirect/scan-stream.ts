@@ -1,0 +1,34 @@
+// The scan buffer's `stored` hook for scan_events: once a batch is in ClickHouse (sent, or replayed
+// from a journal or spill file), it is recorded in the live stream's ledger with the organizations
+// it holds, and every API process is notified (server/analytics/live-batches.ts). It never fails
+// the batch: the scans are stored; a record that cannot be written after a few tries is logged, and
+// live subscribers miss that batch (its scans are in the raw export).
+import type { Knex } from 'knex';
+import { recordStoredBatch } from '../analytics/live-batches.js';
+import type { Logger } from '../logger.js';
+import type { Batch } from './scan-buffer.js';
+import { countsOf } from './scan-counts.js';
+
+const ATTEMPTS = 3;
+
+export function scanBatchPublisher(db: Knex, log: Logger, columns: readonly string[]): (batch: Batch) => Promise<void> {
+  const column = columns.indexOf('org_id');
+  return async (batch) => {
+    const orgRows = countsOf(batch.tsv, column);
+    for (let i = 1; ; i++) {
+      try {
+        await recordStoredBatch(db, batch.token, orgRows);
+        return;
+      } catch (err) {
+        if (i >= ATTEMPTS) {
+          log.error(
+            { err, token: batch.token, rows: batch.rows },
+            'live stream: a stored scan batch was not published',
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100 * i));
+      }
+    }
+  };
+}

@@ -1,0 +1,384 @@
+// GET /v1/scans/stream (docs/stream.md): every recorded scan once per subscriber, filters,
+// isolation between organizations under load, refusals before the stream starts, heartbeats, the
+// per-plan stream limit, resume with Last-Event-ID (also across a restart of the service), reset,
+// the gap of a consumer that stops reading, and two API processes on one set of stores. Clients
+// are the `eventsource` package and eventsource-parser, not our own parser.
+import { expect } from 'chai';
+import { ulid } from 'ulid';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { clickHouseTime } from '../../server/analytics/scan-event.js';
+import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { makeBrand, scanRow } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/poll.js';
+import { RawEventStream, refusedStream, TestEventSource } from '../helpers/sse.js';
+import { ANDROID, chRows, DESKTOP, fallbackDomainId, FALLBACK, hit, insertCode, IPHONE } from './redirect-fixtures.js';
+
+const CURL = 'curl/8.5.0';
+const ENV = { LIVE_STREAM_HEARTBEAT_MS: '300', LIVE_STREAM_BUFFER: '50' };
+
+interface Code {
+  id: number;
+  ulid: string;
+  path: string;
+}
+
+describe('live scan stream (GET /v1/scans/stream)', function () {
+  this.timeout(180_000);
+  let svc: TestService;
+  let redirect: RedirectListener;
+  let a: TestOrg;
+  let b: TestOrg;
+  let fallbackId: number;
+  let n = 0;
+  const open: { close(): void }[] = [];
+
+  const start = async (over: Parameters<typeof startTestService>[0] = {}) => {
+    svc = await startTestService({ env: ENV, ...over });
+    redirect = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 100, tlsPort: null });
+  };
+
+  before(async () => {
+    await start();
+    a = await svc.createOrg({ slug: 'stream-a' });
+    b = await svc.createOrg({ slug: 'stream-b' });
+    fallbackId = await fallbackDomainId(svc.app);
+  });
+  afterEach(() => {
+    while (open.length) open.pop()!.close();
+  });
+  after(async () => {
+    while (open.length) open.pop()!.close();
+    await svc?.close();
+  });
+
+  const code = async (org: TestOrg, brandId: number | null = null): Promise<Code> => {
+    const slug = `s${++n}`;
+    const id = await insertCode(svc.app, {
+      orgId: org.org.id,
+      orgSlug: org.org.slug,
+      domainId: fallbackId,
+      slug,
+      brandId,
+    });
+    const row = await svc.app.db('qr_codes').where({ id }).first('ulid');
+    return { id, ulid: row.ulid, path: `/${org.org.slug}/${slug}` };
+  };
+  const scan = async (c: Code, ua = IPHONE) => {
+    const r = await hit(redirect.port, FALLBACK, c.path, { headers: { 'User-Agent': ua, 'Accept-Language': 'de-DE' } });
+    expect(r.status).to.equal(302);
+  };
+  const url = (query = '') => `${svc.url}/v1/scans/stream${query}`;
+  const source = (token: string, query = '') => {
+    const s = new TestEventSource(url(query), token);
+    open.push(s);
+    return s;
+  };
+  const raw = async (token: string, query = '', headers: Record<string, string> = {}) => {
+    const s = await RawEventStream.open(url(query), { Authorization: `Bearer ${token}`, ...headers });
+    open.push(s);
+    return s;
+  };
+  /** Until the hub serves the stream (the first event of the retry field or a heartbeat). */
+  const connected = (s: TestEventSource) => waitFor(() => s.opened > 0);
+  const storedIds = async (orgId: number, codeId?: number) =>
+    (
+      await chRows<{ scan_id: string }>(
+        svc.app,
+        `SELECT scan_id FROM ${svc.app.ch.database}.scan_events WHERE org_id = {org:UInt64}
+         ${codeId ? 'AND code_id = {code:UInt64}' : ''} ORDER BY scan_id`,
+        { org: orgId, code: codeId ?? 0 },
+      )
+    ).map((r) => r.scan_id);
+
+  it('sends every scan of the organization once to every subscriber, with the raw export fields, the code and its brand', async () => {
+    const brand = await makeBrand(svc.app, a.org, { name: 'Launch', slug: 'launch' });
+    const c1 = await code(a, brand.id);
+    const c2 = await code(a);
+    const s1 = source(a.token);
+    const s2 = source(a.token);
+    await connected(s1);
+    await connected(s2);
+    for (let i = 0; i < 15; i++) {
+      await Promise.all([scan(c1, i % 2 ? ANDROID : IPHONE), scan(c2, DESKTOP)]);
+    }
+    await waitFor(() => s1.scans().length >= 30 && s2.scans().length >= 30, Boolean, 20_000);
+    await redirect.scans.flush();
+    const stored = [...(await storedIds(a.org.id, c1.id)), ...(await storedIds(a.org.id, c2.id))].sort();
+    for (const s of [s1, s2]) {
+      const ids = s.scans().map((e) => e.data.scan_id);
+      expect(new Set(ids).size, 'no scan twice').to.equal(ids.length);
+      expect([...ids].sort()).to.deep.equal(stored);
+      // Event ids are unique and increase in the stream's order (batch, then scan id).
+      const eventIds = s.scans().map((e) => e.id!);
+      expect(new Set(eventIds).size).to.equal(eventIds.length);
+    }
+    const first = s1.scans().find((e) => e.data.code_ulid === c1.ulid)!.data;
+    expect(first).to.include({
+      code_ulid: c1.ulid,
+      slug: `${a.org.slug}/${c1.path.split('/')[2]}`,
+      brand_ulid: brand.ulid,
+      brand_name: 'Launch',
+      language: 'de',
+      bot: false,
+      matched_rule: null,
+    });
+    expect(first).to.have.keys(
+      'scan_id',
+      'scanned_at',
+      'country',
+      'device_type',
+      'os',
+      'browser',
+      'referrer',
+      'language',
+      'provider',
+      'visitor_id',
+      'matched_rule',
+      'code_ulid',
+      'slug',
+      'brand_ulid',
+      'brand_name',
+      'bot',
+    );
+    expect(s1.scans().find((e) => e.data.code_ulid === c2.ulid)!.data).to.include({
+      brand_ulid: null,
+      device_type: 'desktop',
+    });
+  });
+
+  it('filters by code, brand and domain, and leaves bots out unless include_bots=true', async () => {
+    const brand = await makeBrand(svc.app, a.org, { name: 'Filter', slug: 'filter' });
+    const branded = await code(a, brand.id);
+    const other = await code(a);
+    const domain = await svc.app.db('domains').where({ id: fallbackId }).first('ulid');
+    const byCode = source(a.token, `?code_ulid=${branded.ulid}`);
+    const byBrand = source(a.token, `?brand_ulid=${brand.ulid}`);
+    const byDomain = source(a.token, `?domain_ulid=${domain.ulid}`);
+    const withBots = source(a.token, '?include_bots=true');
+    const plain = source(a.token);
+    for (const s of [byCode, byBrand, byDomain, withBots, plain]) await connected(s);
+    await scan(branded);
+    await scan(other);
+    await scan(branded, CURL);
+    await scan(other, CURL);
+    await waitFor(() => withBots.scans().length >= 4 && plain.scans().length >= 2, Boolean, 20_000);
+    await waitFor(() => byCode.scans().length >= 1 && byBrand.scans().length >= 1 && byDomain.scans().length >= 2);
+    expect(withBots.scans().filter((e) => e.data.bot)).to.have.length(2);
+    expect(plain.scans().map((e) => e.data.bot)).to.deep.equal([false, false]);
+    expect(byCode.scans().map((e) => e.data.code_ulid)).to.deep.equal([branded.ulid]);
+    expect(byBrand.scans().map((e) => e.data.code_ulid)).to.deep.equal([branded.ulid]);
+    expect(
+      byDomain
+        .scans()
+        .map((e) => e.data.code_ulid)
+        .sort(),
+    ).to.deep.equal([branded.ulid, other.ulid].sort());
+  });
+
+  it('never sends a scan of another organization, under load from both', async () => {
+    const ca = await code(a);
+    const cb = await code(b);
+    const sa = source(a.token);
+    const sb = source(b.token);
+    await connected(sa);
+    await connected(sb);
+    const load = async (c: Code, k: number) => {
+      for (let i = 0; i < k; i++) await scan(c, [IPHONE, ANDROID, DESKTOP][i % 3]);
+    };
+    await Promise.all([load(ca, 60), load(cb, 40), load(ca, 60), load(cb, 40)]);
+    await waitFor(() => sa.scans().length >= 120 && sb.scans().length >= 80, Boolean, 30_000);
+    expect(sa.scans().every((e) => e.data.code_ulid === ca.ulid)).to.equal(true);
+    expect(sb.scans().every((e) => e.data.code_ulid === cb.ulid)).to.equal(true);
+    expect(sa.scans()).to.have.length(120);
+    expect(sb.scans()).to.have.length(80);
+    expect(
+      sb
+        .scans()
+        .map((e) => e.data.scan_id)
+        .sort(),
+    ).to.deep.equal(await storedIds(b.org.id, cb.id));
+  });
+
+  it('refuses unknown filters, another organization’s code, a malformed Last-Event-ID and a missing ability before the stream starts', async () => {
+    const cb = await code(b);
+    const auth = { Authorization: `Bearer ${a.token}` };
+    const unknown = await refusedStream(url('?range=7'), auth);
+    expect(unknown.status).to.equal(422);
+    expect(unknown.body).to.include({ code: 'validation_failed' });
+    expect(unknown.body.errors).to.have.property('range');
+    const foreign = await refusedStream(url(`?code_ulid=${cb.ulid}`), auth);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body.code).to.equal('not_found');
+    const malformed = await refusedStream(url(), { ...auth, 'Last-Event-ID': 'yesterday' });
+    expect(malformed.status).to.equal(422);
+    expect(malformed.body.errors).to.have.property('Last-Event-ID');
+    expect((await refusedStream(url(), {})).status).to.equal(401);
+    const narrow = await svc.createToken(a.org, { abilities: ['codes.view'] });
+    const forbidden = await refusedStream(url(), { Authorization: `Bearer ${narrow}` });
+    expect(forbidden.status).to.equal(403);
+    expect(forbidden.body).to.include({ code: 'forbidden', required_ability: 'analytics.view' });
+    const viewer = await svc.createToken(a.org, { role: 'viewer', abilities: ['analytics.view'] });
+    const s = await raw(viewer);
+    expect(s.status).to.equal(200);
+  });
+
+  it('sends the retry delay at once and a heartbeat comment at the configured interval', async () => {
+    const s = await raw(a.token);
+    await waitFor(() => s.comments.filter((c) => c.includes('heartbeat')).length >= 2, Boolean, 10_000);
+    expect(s.retry).to.equal(3000);
+  });
+
+  it('allows the plan’s number of concurrent streams per organization and refuses one more with 429', async () => {
+    const org = await svc.createOrg({ slug: 'stream-limit', plan: 'starter_monthly', balanceMinor: 10_000 });
+    const first = await raw(org.token);
+    const second = await raw(org.token);
+    const refused = await refusedStream(url(), { Authorization: `Bearer ${org.token}` });
+    expect(refused.status).to.equal(429);
+    expect(refused.body).to.include({ code: 'rate_limited' });
+    expect(refused.body.retry_after).to.be.a('number');
+    expect(refused.headers.get('retry-after')).to.equal(String(refused.body.retry_after));
+    // Another organization is not held back by this one's streams.
+    expect((await raw(b.token)).status).to.equal(200);
+    first.close();
+    await waitFor(async () => (await svc.app.db('scan_stream_sessions').where({ org_id: org.org.id })).length === 1);
+    const again = await raw(org.token);
+    expect(again.status).to.equal(200);
+    second.close();
+  });
+
+  it('resumes after a Last-Event-ID with every scan missed, in order, before the live ones; an unknown or old id gets a reset', async () => {
+    const c = await code(a);
+    const s = source(a.token, `?code_ulid=${c.ulid}`);
+    await connected(s);
+    for (let i = 0; i < 5; i++) await scan(c);
+    await waitFor(() => s.scans().length >= 5, Boolean, 20_000);
+    s.close();
+    const last = s.scans()[4].id!;
+    for (let i = 0; i < 7; i++) await scan(c, ANDROID);
+    await redirect.scans.flush();
+    await waitFor(async () => (await storedIds(a.org.id, c.id)).length === 12);
+    const resumed = await raw(a.token, `?code_ulid=${c.ulid}`, { 'Last-Event-ID': last });
+    await waitFor(() => resumed.scans().length >= 7, Boolean, 20_000);
+    await scan(c, DESKTOP);
+    await waitFor(() => resumed.scans().length >= 8, Boolean, 20_000);
+    const seen = [...s.scans(), ...resumed.scans()].map((e) => e.data.scan_id);
+    expect([...seen].sort()).to.deep.equal(await storedIds(a.org.id, c.id));
+    expect(resumed.scans()[7].data.device_type).to.equal('desktop');
+    expect(
+      resumed
+        .scans()
+        .slice(0, 7)
+        .every((e) => e.data.os === 'Android'),
+    ).to.equal(true);
+    expect(resumed.events.some((e) => e.event === 'reset')).to.equal(false);
+
+    const [seq] = last.split('-');
+    const unknown = await raw(a.token, '', { 'Last-Event-ID': `999999999-${ulid()}` });
+    await waitFor(() => unknown.events.length >= 1);
+    expect(unknown.events[0].event).to.equal('reset');
+    await svc.app
+      .db('scan_stream_batches')
+      .where({ seq: Number(seq) })
+      .update({ stored_at: new Date(Date.now() - 25 * 3_600_000) });
+    const old = await raw(a.token, '', { 'Last-Event-ID': last });
+    await waitFor(() => old.events.length >= 1);
+    expect(old.events[0].event).to.equal('reset');
+  });
+
+  it('tells a consumer that stopped reading how many scans it missed and where the raw export has them, and goes on', async () => {
+    const c = await code(a);
+    const s = await raw(a.token, `?code_ulid=${c.ulid}`);
+    await waitFor(() => s.retry !== undefined);
+    s.pause();
+    // Enough events to fill the socket buffers on both sides and the stream's 50 events.
+    const total = 20_000;
+    const now = Date.now();
+    for (let i = 0; i < total; i++) {
+      const at = now + i;
+      redirect.scans.push({
+        ...scanRow(at, { org_id: a.org.id, code_id: c.id, device_type: 'mobile' }),
+        scanned_at: clickHouseTime(at),
+      });
+    }
+    await redirect.scans.flush();
+    await waitFor(async () => (await storedIds(a.org.id, c.id)).length === total, Boolean, 60_000);
+    const accounted = () =>
+      s.scans().length + s.events.filter((e) => e.event === 'gap').reduce((sum, e) => sum + e.data.missed, 0);
+    // Read again a while later: every scan is either delivered or counted in a gap, none twice.
+    await new Promise((r) => setTimeout(r, 2000));
+    s.resume();
+    await waitFor(accounted, (v) => v >= total, 60_000);
+    expect(accounted()).to.equal(total);
+    const gapAt = s.events.findIndex((e) => e.event === 'gap');
+    expect(gapAt).to.be.above(0);
+    const gap = s.events[gapAt].data;
+    const before = s.events.slice(0, gapAt).filter((e) => e.event === 'scan').length;
+    expect(gap.missed).to.be.above(0);
+    expect(gap.codes).to.have.length(1);
+    expect(gap.codes[0]).to.include({ code_ulid: c.ulid, missed: gap.missed });
+    const stored = await storedIds(a.org.id, c.id);
+    // In the stream's order (the scans were made in scan_id order), none twice.
+    const ids = s.scans().map((e) => e.data.scan_id);
+    expect(ids).to.deep.equal([...new Set(ids)].sort());
+    // The raw export from the gap's cursor starts exactly at the first missed scan.
+    const page = await svc.get(gap.codes[0].raw_export + '&limit=5', a.token);
+    expect(page.status).to.equal(200);
+    expect(page.body.data.rows[0].scan_id).to.equal(stored[before]);
+    // Live scans flow again after the gap.
+    await scan(c);
+    await waitFor(() => s.events.slice(gapAt + 1).some((e) => e.event === 'scan'), Boolean, 20_000);
+  });
+
+  it('serves the same scans from a second API process on the same stores, each subscriber once', async () => {
+    const second = await startTestService({ env: ENV, stores: svc.stores });
+    try {
+      const c = await code(a);
+      const s1 = source(a.token, `?code_ulid=${c.ulid}`);
+      const s2 = new TestEventSource(`${second.url}/v1/scans/stream?code_ulid=${c.ulid}`, a.token);
+      open.push(s2);
+      await connected(s1);
+      await connected(s2);
+      for (let i = 0; i < 20; i++) await scan(c);
+      await waitFor(() => s1.scans().length >= 20 && s2.scans().length >= 20, Boolean, 20_000);
+      const stored = await storedIds(a.org.id, c.id);
+      expect(
+        s1
+          .scans()
+          .map((e) => e.data.scan_id)
+          .sort(),
+      ).to.deep.equal(stored);
+      expect(
+        s2
+          .scans()
+          .map((e) => e.data.scan_id)
+          .sort(),
+      ).to.deep.equal(stored);
+      expect(s2.scans().map((e) => e.id)).to.deep.equal(s1.scans().map((e) => e.id));
+    } finally {
+      open.pop()!.close();
+      await second.close();
+    }
+  });
+
+  it('resumes across a restart of the service: the EventSource reconnects with its Last-Event-ID and misses nothing', async () => {
+    const c = await code(a);
+    const s = source(a.token, `?code_ulid=${c.ulid}`);
+    await connected(s);
+    for (let i = 0; i < 4; i++) await scan(c);
+    await waitFor(() => s.scans().length >= 4, Boolean, 20_000);
+    const port = Number(new URL(svc.url).port);
+    const stores = svc.stores;
+    await svc.close();
+    await start({ stores, apiPort: port });
+    for (let i = 0; i < 6; i++) await scan(c, ANDROID);
+    await redirect.scans.flush();
+    await waitFor(() => s.scans().length >= 10, Boolean, 30_000);
+    expect(s.opened).to.be.at.least(2);
+    expect(
+      s
+        .scans()
+        .map((e) => e.data.scan_id)
+        .sort(),
+    ).to.deep.equal(await storedIds(a.org.id, c.id));
+  });
+});
