@@ -4,14 +4,13 @@
 // client received is stored exactly once (its journal is replayed by the process that replaces it).
 // One process (the default): the service itself is killed with SIGKILL and started again, and its
 // journals are replayed at start.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { waitFor } from '../helpers/poll.js';
-import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
+import { createOrgWithQrctl, embeddedServiceEnv, startService, until } from '../helpers/service-process.js';
 
 const run = promisify(execFile);
 const tick = () => new Promise((r) => setImmediate(r));
@@ -25,47 +24,6 @@ async function redirectProcesses(primary: number): Promise<number[]> {
     if (cmd.includes('server/main.ts')) pids.push(pid);
   }
   return pids;
-}
-
-/** Waits for `probe` (the test's own deadline bounds it), failing at once if the service exits. */
-function until(what: string, probe: () => Promise<boolean>, child: ChildProcess): Promise<boolean> {
-  return waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) while waiting for ${what}`);
-      return probe();
-    },
-    Boolean,
-    280_000,
-    50,
-  );
-}
-
-/** Starts server/main.ts on `env`; its output is collected for failure messages. */
-function startService(env: NodeJS.ProcessEnv) {
-  const server = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const state = { server, output: '' };
-  server.stdout!.on('data', (c: Buffer) => (state.output += c.toString()));
-  server.stderr!.on('data', (c: Buffer) => (state.output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-  const ready = () =>
-    until(
-      'readiness',
-      async () => (await fetch(`http://127.0.0.1:${env.API_PORT}/readyz`).catch(() => null))?.status === 200,
-      server,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${state.output}`);
-    });
-  return {
-    ...state,
-    get output() {
-      return state.output;
-    },
-    exited,
-    ready,
-  };
 }
 
 /**
