@@ -13,7 +13,7 @@ SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
 .PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
-        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render docs-images openapi install clean \
+        bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render bench-stream docs-images openapi install clean \
         mutation
 
 # Installs dependencies when package-lock.json is newer than the last install.
@@ -96,7 +96,7 @@ mutation: install
 	if [ -n "$$failed" ]; then echo "mutation score below the break threshold (or run failed):$$failed"; exit 1; fi
 
 ## bench: every benchmark
-bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render
+bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render bench-stream
 
 bench-api: install
 	$(TSX) test/bench/api.ts
@@ -104,6 +104,10 @@ bench-api: install
 
 bench-redirect: install
 	$(TSX) test/bench/redirect.ts
+
+## bench-stream: 20 live stream subscribers while wrk drives the redirect (realistic mix): answer-to-event latency, delivered = recorded, throughput with and without subscribers (docs/stream.md)
+bench-stream: install
+	$(TSX) test/bench/stream.ts
 
 ## bench-redirect-tls: the HTTPS redirect (SNI) with and without session resumption, beside plain HTTP and a bare node:https 302
 bench-redirect-tls: install

@@ -1,0 +1,226 @@
+// make bench-stream: the live scan stream (docs/stream.md) under redirect load. The service as
+// `make start` runs it (server/main.ts on embedded chDB, its own embedded Postgres), an enterprise
+// organization with 50 codes, and `wrk` driving the redirect with a realistic mix (random code,
+// user agent, language, referrer, client address; wrk-report.lua). In one run:
+//   1. the redirect alone (no subscriber),
+//   2. the same with 20 subscribers of the organization's stream, while a probe sends 10 redirects a
+//      second, each with a unique Referer, and every subscriber notes when that scan's event
+//      arrives: latency from the redirect's answer to the event, p50/p95/p99;
+//   3. the redirect alone again (so load drift shows).
+// Then: events delivered to every subscriber against the scans recorded meanwhile (the codes'
+// redirects_count), and no scan twice. BENCH_DURATION (default 10 s per phase), BENCH_CONNECTIONS
+// (50), BENCH_SUBSCRIBERS (20), REDIRECT_PROCESSES (1).
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createParser } from 'eventsource-parser';
+import { createLogger } from '../../server/logger.js';
+import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
+import { benchOrgToken, machine, startChild, stopChild } from './lib.js';
+import { runWrk, type WrkFigures } from './wrk.js';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 20);
+const PROCESSES = process.env.REDIRECT_PROCESSES ?? '1';
+const CODES = 50;
+const PROBE_PER_SECOND = 10;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Subscriber {
+  ids: Set<string>;
+  events: number;
+  probes: Map<string, number>;
+  req: http.ClientRequest;
+}
+
+/** A subscriber read with eventsource-parser: counts scans, notes when each probe's scan arrives. */
+function subscribe(url: string, token: string): Promise<Subscriber> {
+  return new Promise((resolve, reject) => {
+    const sub = { ids: new Set<string>(), events: 0, probes: new Map<string, number>() } as Subscriber;
+    const parser = createParser({
+      onEvent: (m) => {
+        if (m.event !== 'scan') return;
+        const d = JSON.parse(m.data) as { scan_id: string; referrer: string };
+        sub.events++;
+        sub.ids.add(d.scan_id);
+        if (d.referrer.endsWith('.probe.example')) sub.probes.set(d.referrer, performance.now());
+      },
+    });
+    sub.req = http.get(url, { headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`stream: ${res.statusCode}`));
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => parser.feed(c));
+      resolve(sub);
+    });
+    sub.req.on('error', reject);
+  });
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function main(): Promise<void> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-stream-'));
+  await fs.chmod(root, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
+  const [apiPort, redirectPort] = [await freePort(), await freePort()];
+  const env = {
+    DATABASE_URL: pg.url,
+    DATA_DIR: path.join(root, 'svc'),
+    API_PORT: String(apiPort),
+    REDIRECT_PORT: String(redirectPort),
+    FALLBACK_ORIGINS: 'http://localhost:3001',
+    ENABLE_WORKER: 'false',
+    LOG_LEVEL: 'warn',
+    TRUST_PROXY: '127.0.0.1',
+    REDIRECT_PROCESSES: PROCESSES,
+    PLATFORM_RATE_LIMIT_PER_MIN: '100000000',
+  };
+  const token = benchOrgToken(env);
+  const service = await startChild(
+    process.execPath,
+    ['--import', 'tsx', 'server/main.ts'],
+    { ...env, QR_PRINT_BANNER: '1' },
+    /API: +http:\/\/127\.0\.0\.1:(\d+)/,
+  );
+  const subs: Subscriber[] = [];
+  try {
+    const base = `http://127.0.0.1:${apiPort}`;
+    while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200) await sleep(100);
+    const call = async <T>(p: string, body?: object): Promise<T> => {
+      const res = await fetch(`${base}${p}`, {
+        method: body ? 'POST' : 'GET',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { data: T }).data;
+    };
+    const [domain] = await call<{ ulid: string }[]>('/v1/domains');
+    for (let i = 0; i < CODES; i++) {
+      await call('/v1/qr-codes', {
+        slug: `c${i}`,
+        destination: `https://example.com/p/${i}`,
+        domain_ulid: domain.ulid,
+      });
+    }
+    await call('/v1/qr-codes', { slug: 'probe', destination: 'https://example.com/probe', domain_ulid: domain.ulid });
+    const recorded = async () =>
+      (await call<{ redirects_count: number }[]>('/v1/qr-codes?limit=1000')).reduce((a, c) => a + c.redirects_count, 0);
+    /** Until redirects_count stops moving (every batch stored and counted). */
+    const settled = async () => {
+      let last = -1;
+      for (;;) {
+        const now = await recorded();
+        if (now === last) return now;
+        last = now;
+        await sleep(2500);
+      }
+    };
+    const paths = Array.from({ length: CODES }, (_, i) => `/bench/c${i}`);
+    const url = `http://127.0.0.1:${redirectPort}/bench/c0`;
+    const wrk = (label: string) =>
+      runWrk(label, url, { connections: CONNECTIONS, seconds: DURATION, headers: { Host: 'localhost:3001' }, paths });
+
+    await runWrk('warm-up', url, { connections: CONNECTIONS, seconds: 2, headers: { Host: 'localhost:3001' }, paths });
+    const alone1 = await wrk('redirect, no subscriber');
+    await settled();
+
+    for (let i = 0; i < SUBSCRIBERS; i++)
+      subs.push(await subscribe(`${base}/v1/scans/stream?include_bots=true`, token));
+    await sleep(1500);
+    const before = await recorded();
+    // The probe: a redirect every 100 ms, each named by its Referer; the answer's time is noted.
+    const answered = new Map<string, number>();
+    let probing = true;
+    const probe = (async () => {
+      for (let n = 0; probing; n++) {
+        const host = `p${n}.probe.example`;
+        await new Promise<void>((resolve) => {
+          const req = http.get(
+            {
+              host: '127.0.0.1',
+              port: redirectPort,
+              path: '/bench/probe',
+              headers: { Host: 'localhost:3001', Referer: `https://${host}/`, 'User-Agent': 'Mozilla/5.0 (iPhone)' },
+              agent: false,
+            },
+            (res) => {
+              answered.set(host, performance.now());
+              res.resume();
+              res.on('end', () => resolve());
+            },
+          );
+          req.on('error', () => resolve());
+        });
+        await sleep(1000 / PROBE_PER_SECOND);
+      }
+    })();
+    const withSubs = await wrk(`redirect, ${SUBSCRIBERS} subscribers`);
+    probing = false;
+    await probe;
+    const after = await settled();
+    // Every event of the scans stored so far has had time to arrive.
+    let stable = -1;
+    while (subs.reduce((a, s) => a + s.events, 0) !== stable) {
+      stable = subs.reduce((a, s) => a + s.events, 0);
+      await sleep(2000);
+    }
+    for (const s of subs) s.req.destroy();
+    const alone2 = await wrk('redirect, no subscriber (again)');
+
+    const latencies: number[] = [];
+    for (const s of subs) {
+      for (const [host, at] of answered) {
+        const got = s.probes.get(host);
+        if (got !== undefined) latencies.push(got - at);
+      }
+    }
+    latencies.sort((x, y) => x - y);
+    const expected = after - before;
+    const rows: WrkFigures[] = [alone1, withSubs, alone2];
+    const baseline = (alone1.rps + alone2.rps) / 2;
+    const [l1, l5, l15] = os.loadavg();
+    console.log(
+      `\nmake bench-stream: ${machine()}; REDIRECT_PROCESSES=${PROCESSES}, wrk -c${CONNECTIONS}, ${DURATION} s per phase`,
+    );
+    console.log(
+      `load average before the report: ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)} (${os.cpus().length} cores)\n`,
+    );
+    console.log('| phase | req/s | p50 ms | p99 ms | requests | errors |');
+    console.log('|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(
+        `| ${r.label} | ${r.rps} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.requests} | ${r.statusErrors + r.socketErrors} |`,
+      );
+    }
+    console.log(
+      `\nthroughput with ${SUBSCRIBERS} subscribers: ${((withSubs.rps / baseline) * 100).toFixed(1)}% of the mean without (goal ≥ 95%)`,
+    );
+    console.log(
+      `latency redirect answer → event (${latencies.length} probe events over ${SUBSCRIBERS} subscribers): ` +
+        `p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms, ` +
+        `p99 ${quantile(latencies, 0.99).toFixed(0)} ms (goal p95 ≤ 1000 ms); probes answered ${answered.size}`,
+    );
+    const delivered = subs.map((s) => s.ids.size);
+    const doubled = subs.reduce((a, s) => a + (s.events - s.ids.size), 0);
+    const exact = delivered.every((d) => d === expected) && doubled === 0;
+    console.log(
+      `scans recorded while subscribed: ${expected}; delivered per subscriber: ` +
+        `${Math.min(...delivered)}..${Math.max(...delivered)}; doubled: ${doubled} → ${exact ? 'delivered = recorded' : 'MISMATCH'}`,
+    );
+    if (!exact) process.exitCode = 1;
+  } finally {
+    for (const s of subs) s.req.destroy();
+    await stopChild(service.child);
+    await pg.stop();
+    await fs.rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();
