@@ -24,6 +24,7 @@ const Wallet = lazy(() => import('./pages/wallet'));
 const Members = lazy(() => import('./pages/members'));
 const Staff = lazy(() => import('./pages/staff'));
 const Account = lazy(() => import('./pages/account'));
+const Live = lazy(() => import('./pages/live'));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- lazy() components take any props
 type PageComponent = (props: any) => ComponentChildren;
@@ -32,6 +33,7 @@ type PageComponent = (props: any) => ComponentChildren;
 export const SECTIONS: { path: string; label: string; ability?: string; page: PageComponent }[] = [
   { path: 'overview', label: 'Overview', page: Overview },
   { path: 'codes', label: 'Codes', ability: 'codes.view', page: Codes },
+  { path: 'live', label: 'Live', ability: 'analytics.view', page: Live },
   { path: 'brands', label: 'Brands', ability: 'brands.view', page: Brands },
   { path: 'domains', label: 'Domains', ability: 'domains.view', page: Domains },
   { path: 'styles', label: 'Styles', ability: 'styles.manage', page: Styles },
@@ -185,6 +187,7 @@ const ORG_ROUTES: { path: string; page: PageComponent }[] = [
   { path: '/app/o/:org/codes/new', page: OrgPage(CodeEdit, 'codes.create') },
   { path: '/app/o/:org/codes/:code', page: OrgPage(CodeEdit, 'codes.view') },
   { path: '/app/o/:org/codes/:code/analytics', page: OrgPage(CodeAnalytics, 'analytics.view') },
+  { path: '/app/o/:org/codes/:code/live', page: OrgPage(Live, 'analytics.view') },
   { path: '/app/o/:org/styles/new', page: OrgPage(StyleDesigner, 'styles.manage') },
   { path: '/app/o/:org/styles/:style', page: OrgPage(StyleDesigner, 'styles.manage') },
 ];
