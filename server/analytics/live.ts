@@ -27,13 +27,12 @@ import {
   batchAt,
   batchesAfter,
   lastBatchSeq,
-  pruneStoredBatches,
   RESUME_WINDOW_MS,
   SCAN_STREAM_CHANNEL,
   type StoredBatch,
 } from './live-batches.js';
 import { scansOfBatches, type LiveScan } from './queries.js';
-import { encodeCursor } from './service.js';
+import { encodeCursor, rawExportRow, type RawExportRow } from './service.js';
 
 export interface ScanStreamQuery {
   code_ulid?: string;
@@ -44,24 +43,13 @@ export interface ScanStreamQuery {
 }
 
 /** One scan as the stream sends it: the raw export's fields, the code, its brand, bot. */
-export interface LiveScanOut {
-  scan_id: string;
-  scanned_at: string;
-  country: string;
-  device_type: string;
-  os: string;
-  browser: string;
-  referrer: string;
-  language: string;
-  provider: string;
-  visitor_id: string;
-  matched_rule: number | null;
+export type LiveScanOut = RawExportRow & {
   code_ulid: string;
   slug: string;
   brand_ulid: string | null;
   brand_name: string | null;
   bot: boolean;
-}
+};
 
 /** What a subscriber wants: ids resolved in its organization (domain 0: the shared fallback origins). */
 interface Scope {
@@ -223,8 +211,12 @@ class Subscriber {
       this.wants = this.stream.push(`: heartbeat ${now.toISOString()}\n\n`);
   }
 
+  /** Ends the stream after the events queued (at most the buffer's worth, pushed regardless of the reader). */
   end(): void {
-    if (!this.closed) this.stream.push(null);
+    if (!this.closed) {
+      while (this.queue.length) this.stream.push(this.queue.shift()!);
+      this.stream.push(null);
+    }
     this.closed = true;
     this.wakeRoom();
   }
@@ -279,17 +271,7 @@ class Labels {
     const code = this.codes.get(s.code_id) ?? { ulid: '', slug: '' };
     const brand = this.brands.get(s.brand_id);
     const out: LiveScanOut = {
-      scan_id: s.scan_id,
-      scanned_at: new Date(s.scanned_at_ms).toISOString(),
-      country: s.country,
-      device_type: s.device_type,
-      os: s.os,
-      browser: s.browser,
-      referrer: s.referrer,
-      language: s.language,
-      provider: s.provider,
-      visitor_id: s.visitor_hash.toLowerCase(),
-      matched_rule: s.matched_rule < 0 ? null : s.matched_rule,
+      ...rawExportRow(s),
       code_ulid: code.ulid,
       slug: code.slug,
       brand_ulid: brand?.ulid ?? null,
@@ -358,7 +340,6 @@ class LiveHub {
       if (this.subs.size) this.kick();
     });
     every(this.app.config.liveStreamHeartbeatMs, () => void this.heartbeat());
-    every(3_600_000, () => void pruneStoredBatches(this.app.db).catch(() => undefined));
   }
 
   /** The seq a new subscriber's live events start after: batches being read now are its replay's. */
@@ -553,11 +534,14 @@ export async function openScanStream(
   org: OrgRecord,
   q: ScanStreamQuery,
   lastEventId: string,
-): Promise<Readable> {
+): Promise<{ stream: Readable; stopping: boolean }> {
   const from = parseLastEventId(lastEventId);
   const scope = await resolveScope(app, org, q);
   const hub = await hubOf(app);
-  if (hub.isClosed) throw ApiError.unavailable('The service is stopping; reconnect in a moment.');
+  // The service is stopping: a stream that ends at once, so the client reconnects after `retry`
+  // (an error status would make an EventSource give up for good).
+  // Connection: close, so that its keep-alive connection does not hold the stopping listener open.
+  if (hub.isClosed) return { stream: Readable.from([`retry: ${RETRY_MS}\n\n`]), stopping: true };
   const sub = new Subscriber(org, scope, app.config.liveStreamBuffer, (s) => hub.remove(s));
   await openSession(app, org, sub.id);
   sub.after = hub.position;
@@ -579,5 +563,5 @@ export async function openScanStream(
       })
       .finally(() => sub.endReplay());
   }
-  return sub.stream;
+  return { stream: sub.stream, stopping: false };
 }

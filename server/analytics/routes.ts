@@ -158,12 +158,12 @@ export const scansStream = defineOperation<Record<string, never>, ScanStreamQuer
     media: { 'text/event-stream': { type: 'string' } },
   },
   errors: [404, 422],
-  handler: async ({ app, principal, lastEventId }, { query }) => ({
-    status: 200,
-    contentType: 'text/event-stream',
-    headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' },
-    body: await openScanStream(app, principal.org, query, lastEventId),
-  }),
+  handler: async ({ app, principal, lastEventId }, { query }) => {
+    const { stream, stopping } = await openScanStream(app, principal.org, query, lastEventId);
+    const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
+    if (stopping) headers.Connection = 'close';
+    return { status: 200, contentType: 'text/event-stream', headers, body: stream };
+  },
 });
 
 export const analyticsOperations = [

@@ -13,6 +13,7 @@ import {
   codeActions,
   type ActionCount,
   rawScanPage,
+  type RawScan,
   rollupReport,
   type Counted,
   type Report,
@@ -326,6 +327,23 @@ export interface RawExportPayload {
   meta: { count: number; limit: number; offset: number; has_more: boolean; next_cursor: string | null };
 }
 
+/** A raw scan as the raw export (and the live stream) shows it. */
+export function rawExportRow(s: RawScan): RawExportRow {
+  return {
+    scan_id: s.scan_id,
+    scanned_at: new Date(s.scanned_at_ms).toISOString(),
+    country: s.country,
+    device_type: s.device_type,
+    os: s.os,
+    browser: s.browser,
+    referrer: s.referrer,
+    language: s.language,
+    provider: s.provider,
+    visitor_id: s.visitor_hash.toLowerCase(),
+    matched_rule: s.matched_rule < 0 ? null : s.matched_rule,
+  };
+}
+
 /** A keyset cursor: the (scanned_at, scan_id) of the last row of a page, opaque to clients. */
 export function encodeCursor(ms: number, scanId: string): string {
   return Buffer.from(`${ms}.${scanId}`, 'utf8').toString('base64url');
@@ -365,19 +383,7 @@ export async function rawExport(
   const last = page[page.length - 1];
   return {
     qr_code: { ulid: code.ulid, slug: code.slug },
-    rows: page.map((s) => ({
-      scan_id: s.scan_id,
-      scanned_at: new Date(s.scanned_at_ms).toISOString(),
-      country: s.country,
-      device_type: s.device_type,
-      os: s.os,
-      browser: s.browser,
-      referrer: s.referrer,
-      language: s.language,
-      provider: s.provider,
-      visitor_id: s.visitor_hash.toLowerCase(),
-      matched_rule: s.matched_rule < 0 ? null : s.matched_rule,
-    })),
+    rows: page.map(rawExportRow),
     meta: {
       count: page.length,
       limit: q.limit,

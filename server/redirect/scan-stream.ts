@@ -4,16 +4,23 @@
 // the batch: the scans are stored; a record that cannot be written after a few tries is logged, and
 // live subscribers miss that batch (its scans are in the raw export).
 import type { Knex } from 'knex';
-import { recordStoredBatch } from '../analytics/live-batches.js';
+import { pruneStoredBatches, recordStoredBatch } from '../analytics/live-batches.js';
 import type { Logger } from '../logger.js';
 import type { Batch } from './scan-buffer.js';
 import { countsOf } from './scan-counts.js';
 
 const ATTEMPTS = 3;
+/** The ledger's rows past the resume window are deleted about hourly, by whoever writes it. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 export function scanBatchPublisher(db: Knex, log: Logger, columns: readonly string[]): (batch: Batch) => Promise<void> {
   const column = columns.indexOf('org_id');
+  let pruned = Date.now();
   return async (batch) => {
+    if (Date.now() - pruned > PRUNE_EVERY_MS) {
+      pruned = Date.now();
+      void pruneStoredBatches(db).catch((err) => log.warn({ err }, 'live stream: pruning the batch ledger failed'));
+    }
     const orgRows = countsOf(batch.tsv, column);
     for (let i = 1; ; i++) {
       try {

@@ -155,3 +155,14 @@ export async function startBenchService(prefix: string, nodeArgs: string[] = [])
     },
   };
 }
+
+/** A JSON call of the API (`{data}` unwrapped): a GET, or a POST of `body`. */
+export async function api<T>(base: string, token: string, p: string, body?: object): Promise<T> {
+  const res = await fetch(`${base}${p}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { data: T }).data;
+}

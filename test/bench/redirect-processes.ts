@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDatabase, freePort } from '../../server/stores/postgres.js';
-import { benchOrgToken, startChild, stopChild } from './lib.js';
+import { api, benchOrgToken, startChild, stopChild } from './lib.js';
 import { runWrk, type WrkFigures } from './wrk.js';
 
 export interface ProcessesRow extends WrkFigures {
@@ -41,16 +41,6 @@ async function treeCpuSeconds(pid: number): Promise<number> {
     total += (Number(f[11]) + Number(f[12])) / 100;
   }
   return total;
-}
-
-async function api<T>(base: string, token: string, p: string, body?: object): Promise<T> {
-  const res = await fetch(`${base}${p}`, {
-    method: body ? 'POST' : 'GET',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { data: T }).data;
 }
 
 /** One service with `processes` redirect processes: warm-up, the measured run, stop, count. */

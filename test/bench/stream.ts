@@ -17,7 +17,7 @@ import path from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
-import { benchOrgToken, machine, startChild, stopChild } from './lib.js';
+import { api, benchOrgToken, machine, startChild, stopChild } from './lib.js';
 import { runWrk, type WrkFigures } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -92,15 +92,7 @@ async function main(): Promise<void> {
   try {
     const base = `http://127.0.0.1:${apiPort}`;
     while ((await fetch(`${base}/readyz`).catch(() => null))?.status !== 200) await sleep(100);
-    const call = async <T>(p: string, body?: object): Promise<T> => {
-      const res = await fetch(`${base}${p}`, {
-        method: body ? 'POST' : 'GET',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { data: T }).data;
-    };
+    const call = <T>(p: string, body?: object) => api<T>(base, token, p, body);
     const [domain] = await call<{ ulid: string }[]>('/v1/domains');
     for (let i = 0; i < CODES; i++) {
       await call('/v1/qr-codes', {

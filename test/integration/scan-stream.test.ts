@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { clickHouseTime } from '../../server/analytics/scan-event.js';
+import { RAW_EXPORT_COLUMNS } from '../../server/analytics/service.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { makeBrand, scanRow } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/poll.js';
@@ -122,24 +123,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       bot: false,
       matched_rule: null,
     });
-    expect(first).to.have.keys(
-      'scan_id',
-      'scanned_at',
-      'country',
-      'device_type',
-      'os',
-      'browser',
-      'referrer',
-      'language',
-      'provider',
-      'visitor_id',
-      'matched_rule',
-      'code_ulid',
-      'slug',
-      'brand_ulid',
-      'brand_name',
-      'bot',
-    );
+    expect(first).to.have.keys(...RAW_EXPORT_COLUMNS, 'code_ulid', 'slug', 'brand_ulid', 'brand_name', 'bot');
     expect(s1.scans().find((e) => e.data.code_ulid === c2.ulid)!.data).to.include({
       brand_ulid: null,
       device_type: 'desktop',
