@@ -27,7 +27,7 @@ import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
 import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
-import { mixSlug, writeTrafficMix } from './traffic-mix.js';
+import { mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
 import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -85,10 +85,8 @@ await fs.chmod(root, 0o755);
 const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
 const mixCodes = Number(process.env.BENCH_MIX_CODES ?? 1000);
 const mixFile = path.join(root, 'traffic-mix.tsv');
-const mix = await writeTrafficMix(
-  mixFile,
-  Array.from({ length: mixCodes }, (_, i) => `/bench/${mixSlug(i)}`),
-);
+const mixPaths = Array.from({ length: mixCodes }, (_, i) => `/bench/${mixSlug(i)}`);
+const mix = await writeTrafficMix(mixFile, mixPaths);
 const mixTraffic = { mix: mixFile };
 const env = {
   DATABASE_URL: pg.url,
@@ -141,6 +139,7 @@ try {
     await run('warmup', bareUrl, 2, baseline.child.pid!, mixTraffic);
     bare = await run('bare node:http 302, mix', bareUrl, duration, baseline.child.pid!, mixTraffic);
   }
+  await warmMixCodes(`http://127.0.0.1:${service.port}`, headers.Host, mixPaths);
   await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid, mixTraffic);
   rss.push(`after warm-up ${await rssMiB(servicePid)}`);
   if (process.env.BENCH_PROBE === '1' || process.env.BENCH_PROFILE) service.child.kill('SIGUSR2'); // measure from here

@@ -11,6 +11,7 @@
 // The file is made from a fixed seed: every run sends the same requests in the same order.
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -131,4 +132,30 @@ export async function writeTrafficMix(file: string, paths: string[]): Promise<Mi
     addresses: addressList.length,
     languages: MIX_LANGUAGES.length,
   };
+}
+
+/**
+ * Requests every code of the mix once, a few at a time, so that the measured run finds every code
+ * in the service's cache (a short wrk warm-up on a loaded machine reaches only some of them, and the
+ * rest would be first lookups in Postgres inside the measured run).
+ */
+export async function warmMixCodes(origin: string, host: string, paths: string[]): Promise<void> {
+  // node:http rather than fetch, which does not send a Host header of the caller's.
+  const get = (p: string) =>
+    new Promise<number>((resolve, reject) => {
+      http
+        .get(origin + p, { headers: { Host: host } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        })
+        .on('error', reject);
+    });
+  for (let i = 0; i < paths.length; i += 16) {
+    await Promise.all(
+      paths.slice(i, i + 16).map(async (p) => {
+        const status = await get(p);
+        if (status !== 302) throw new Error(`warm-up: ${p} answered ${status}`);
+      }),
+    );
+  }
 }
