@@ -1,7 +1,7 @@
 // make bench-stream: the live scan stream (docs/stream.md) under redirect load. The service as
 // `make start` runs it (server/main.ts on embedded chDB, its own embedded Postgres), an enterprise
-// organization with 50 codes, and `wrk` driving the redirect with a realistic mix (random code,
-// user agent, language, referrer, client address; wrk-report.lua). In one run:
+// organization with 50 codes, and `wrk` driving the redirect with the benchmarks' realistic mix
+// (traffic-mix.ts: real browser and bot user agents, languages, client addresses). In one run:
 //   1. the redirect alone (no subscriber),
 //   2. the same with 20 subscribers of the organization's stream, while a probe sends 10 redirects a
 //      second, each with a unique Referer, and every subscriber notes when that scan's event
@@ -18,6 +18,7 @@ import { createParser } from 'eventsource-parser';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { api, benchOrgToken, machine, startChild, stopChild } from './lib.js';
+import { writeTrafficMix, warmMixCodes } from './traffic-mix.js';
 import { runWrk, type WrkFigures } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -116,10 +117,12 @@ async function main(): Promise<void> {
     };
     const paths = Array.from({ length: CODES }, (_, i) => `/bench/c${i}`);
     const url = `http://127.0.0.1:${redirectPort}/bench/c0`;
+    const mixFile = path.join(root, 'mix.tsv');
+    await writeTrafficMix(mixFile, paths);
     const wrk = (label: string) =>
-      runWrk(label, url, { connections: CONNECTIONS, seconds: DURATION, headers: { Host: 'localhost:3001' }, paths });
+      runWrk(label, url, { connections: CONNECTIONS, seconds: DURATION, headers: { Host: 'localhost:3001' }, mixFile });
 
-    await runWrk('warm-up', url, { connections: CONNECTIONS, seconds: 2, headers: { Host: 'localhost:3001' }, paths });
+    await warmMixCodes(`http://127.0.0.1:${redirectPort}`, 'localhost:3001', paths);
     const alone1 = await wrk('redirect, no subscriber');
     await settled();
 

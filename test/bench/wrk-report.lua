@@ -1,5 +1,7 @@
 -- wrk hooks of the redirect benchmarks (test/bench/wrk.ts): a random path per request when
--- WRK_RANDOM_PREFIX is set (a flood of unknown slugs), and one JSON line with the figures at the end.
+-- WRK_RANDOM_PREFIX is set (a flood of unknown slugs), the requests of a traffic mix file when
+-- WRK_MIX is set (traffic-mix.ts: path, User-Agent, Accept-Language, X-Forwarded-For a line, sent in
+-- turn), and one JSON line with the figures at the end.
 -- The random slugs come from a fixed seed, so every run sends the same paths in the same order and
 -- meets the same known-keys filter false positives.
 local prefix = os.getenv("WRK_RANDOM_PREFIX") or ""
@@ -19,36 +21,30 @@ if prefix ~= "" then
   end
 end
 
--- A realistic mix when WRK_PATHS is set (comma-separated paths): each request a random code, user
--- agent, language, referrer and client address (X-Forwarded-For, believed with TRUST_PROXY), from a
--- fixed seed. Used by the live stream benchmark (test/bench/stream.ts).
-local mix = os.getenv("WRK_PATHS") or ""
+local mix = os.getenv("WRK_MIX") or ""
+
 if mix ~= "" then
-  local paths = {}
-  for p in string.gmatch(mix, "[^,]+") do paths[#paths + 1] = p end
-  local agents = {
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1",
-    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
-    "Mozilla/5.0 (Linux; Android 13; SM-S911B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Mobile Safari/537.36",
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15",
-    "Mozilla/5.0 (iPad; CPU OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1",
-  }
-  local languages = { "en-US,en;q=0.9", "de-DE,de;q=0.9,en;q=0.5", "fr-FR,fr;q=0.8", "es-ES,es;q=0.9", "pt-BR,pt;q=0.9", "ja-JP,ja;q=0.9" }
-  local referrers = { "", "", "https://www.instagram.com/", "https://t.co/abc", "https://www.google.com/" }
-  local firsts = { 24, 31, 41, 62, 77, 81, 85, 91, 103, 151, 177, 185, 188, 193, 200, 212 }
+  local requests = {}
+  local n = 0
   init = function(args)
-    math.randomseed(20261127)
+    for line in io.lines(mix) do
+      local path, ua, lang, addr = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
+      if path then
+        local headers = {}
+        for k, v in pairs(wrk.headers) do headers[k] = v end
+        headers["User-Agent"] = ua
+        headers["Accept-Language"] = lang
+        headers["X-Forwarded-For"] = addr
+        n = n + 1
+        requests[n] = wrk.format("GET", path, headers)
+      end
+    end
+    if n == 0 then error("no requests in " .. mix) end
   end
+  local i = 0
   request = function()
-    local headers = {
-      ["User-Agent"] = agents[math.random(1, #agents)],
-      ["Accept-Language"] = languages[math.random(1, #languages)],
-      ["X-Forwarded-For"] = string.format("%d.%d.%d.%d", firsts[math.random(1, #firsts)], math.random(0, 255), math.random(0, 255), math.random(1, 254)),
-    }
-    local ref = referrers[math.random(1, #referrers)]
-    if ref ~= "" then headers["Referer"] = ref end
-    return wrk.format("GET", paths[math.random(1, #paths)], headers)
+    i = i % n + 1
+    return requests[i]
   end
 end
 
