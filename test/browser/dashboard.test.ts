@@ -287,7 +287,13 @@ describe('dashboard in a real browser', function () {
     await setFirstPassword(vp, PASSWORD, 'Join');
     await heading(vp, 'Acme Coffee: overview');
     const nav = vp.getByRole('navigation', { name: 'Sections' });
-    expect(await nav.getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Codes', 'Brands', 'Domains']);
+    expect(await nav.getByRole('link').allTextContents()).to.deep.equal([
+      'Overview',
+      'Codes',
+      'Live',
+      'Brands',
+      'Domains',
+    ]);
     await vp.goto(org(`/codes/${seededCode}`));
     await heading(vp, 'Spring menu');
     expect(await vp.getByRole('button', { name: 'Save changes' }).count()).to.equal(0);
