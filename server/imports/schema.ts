@@ -65,7 +65,8 @@ export const createImportBody = objectSchema(
       type: 'string',
       minLength: 1,
       maxLength: MAX_FILE_LENGTH,
-      description: 'An export file’s text (CSV, or for YOURLS a CSV or SQL dump); up to BODY_LIMIT_BYTES.',
+      description:
+        'An export file’s text: CSV; for YOURLS a CSV or SQL dump; for Bitly and Dub their CSV export instead of the API. Up to BODY_LIMIT_BYTES.',
     },
     log_file: {
       type: 'string',

@@ -135,8 +135,8 @@ export async function createImport(
   const errors: FieldErrors = {};
   const source = input.source;
   if (FILE_SOURCES.has(source) && !input.file) errors.file = [`Importing from ${source} takes its export file.`];
-  const needsToken = source === 'bitly' || (source === 'dub' && !input.file);
-  if (API_SOURCES.has(source) && !needsToken && !input.credentials?.url)
+  const needsToken = FILE_OR_API_SOURCES.has(source) && !input.file;
+  if (API_SOURCES.has(source) && !input.credentials?.url)
     errors['credentials.url'] = ['The address of the source is required.'];
   if (needsToken && !input.credentials?.token)
     errors['credentials.token'] = ['An API token of the source is required.'];

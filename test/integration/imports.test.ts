@@ -407,6 +407,50 @@ describe('Imports: /v1/imports', () => {
     });
   });
 
+  describe('Bitly (CSV export)', () => {
+    it('imports the export’s Bitlinks with their custom bitlinks, dates, tags and click totals; archived rows on request only', async () => {
+      const created = new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 19).replace('T', ' ');
+      const file = [
+        'Title,Bitlink,Long URL,Custom Bitlinks,Date Created,Tags,Total Engagements,Archived',
+        `Autumn,https://bit.ly/csvAut,https://example.com/autumn,https://go.bitly.test/autumn,${created},"fall,sale",1234,false`,
+        `,bit.ly/csvOld,https://example.com/old,,${created},,9,true`,
+        `Hostile,bit.ly/csvBad,javascript:alert(1),,${created},,,false`,
+      ].join('\n');
+      const { imp, token } = await start(b, { source: 'bitly', file });
+      expect(imp.status, imp.error_message).to.equal('staged');
+      expect(imp.preview.counts).to.deep.include({ links: 3, failed: 1, scans_expected: 1234 });
+      expect(
+        imp.preview.mappings.map(
+          (m: { short_code: string; source_domain: string }) => m.source_domain + '/' + m.short_code,
+        ),
+      ).to.deep.equal(['bit.ly/csvAut', 'go.bitly.test/autumn', 'bit.ly/csvBad']);
+      const done = await confirm(b, imp.ulid, token);
+      expect(done.status).to.equal('completed_with_errors');
+      expect(done.progress).to.deep.include({ links_created: 2, links_failed: 1, scans_done: 1234 });
+      const autumn = await svc.app
+        .db('qr_codes as c')
+        .join('domains as d', 'd.id', 'c.domain_id')
+        .where({ 'c.org_id': b.org.id, 'c.slug': 'impb/autumn' })
+        .first('d.host', 'c.name', 'c.created_at');
+      expect(autumn).to.deep.include({ host: 'go.bitly.test', name: 'Autumn' });
+      expect(autumn.created_at.toISOString()).to.equal(`${created.replace(' ', 'T')}.000Z`);
+      const main = await svc.app.db('qr_codes').where({ org_id: b.org.id, slug: 'impb/csvAut' }).first('id');
+      expect((await imported(b.org.id, Number(main.id))).n).to.equal(1234);
+
+      const again = await start(a, { source: 'bitly', file, options: { archived: true } });
+      expect(again.imp.preview.counts).to.deep.include({ links: 4 });
+    });
+
+    it('refuses an export without a Bitlink column with the row named, and needs the file or a token', async () => {
+      const { imp } = await start(b, { source: 'bitly', file: 'Title,Long URL\nx,https://example.com\n' });
+      expect(imp.status).to.equal('failed');
+      expect(imp.error_message).to.match(/Bitly CSV export needs a Bitlink.*row 1/);
+      const res = await svc.post('/v1/imports', b.token, { source: 'bitly' });
+      expect(res.status).to.equal(422);
+      expect(res.body.errors).to.have.property('credentials.token');
+    });
+  });
+
   describe('Kutt (API v2)', () => {
     let kutt: KuttServer;
     before(async () => {
