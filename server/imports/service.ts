@@ -378,6 +378,7 @@ export function mapLink(ctx: MappingContext, link: SourceLink): { code: CodeWrit
     name: link.title ? link.title.slice(0, 255) : null,
   };
   if (ctx.options.brand_ulid) code.brand_ulid = ctx.options.brand_ulid;
+  if (link.paused) code.status = 'paused';
   if (link.validSince) code.date_begin = link.validSince.toISOString();
   if (link.validUntil) code.expire_at = link.validUntil.toISOString();
   const features = new Set(ctx.org.plan?.features ?? []);

@@ -274,6 +274,44 @@ describe('Imports: /v1/imports', () => {
       expect((await imported(b.org.id)).n).to.equal(2510);
     });
 
+    it('imports orphan visits on request onto one paused code, reported, and a re-run adds only the newer ones', async function () {
+      this.timeout(90_000); // three imports of 121 links
+      shlink.orphanVisits = visits(30, 4).map((v, i) => ({
+        ...v,
+        visitedUrl: `https://s.test/${i % 2 ? 'nope' : ''}`,
+        type: i % 2 ? 'invalid_short_url' : 'base_url',
+      }));
+      const { imp, token } = await start(b, {
+        source: 'shlink',
+        credentials: creds(),
+        options: { orphan_visits: true },
+      });
+      expect(imp.status, imp.error_message).to.equal('staged');
+      expect(imp.preview.counts).to.deep.include({ links: 121, matched: 120, new: 1, scans_expected: 2540 });
+      const orphan = imp.preview.unmappable.find(
+        (u: { short_code: string }) => u.short_code === 'shlink-orphan-visits',
+      );
+      expect(orphan.problems.map((p: { field: string }) => p.field)).to.deep.equal(['orphan_visits']);
+      const done = await confirm(b, imp.ulid, token);
+      expect(done.status, done.error_message).to.equal('completed');
+      expect(done.progress.scans_done).to.equal(30);
+      const code = await svc.app.db('qr_codes').where({ org_id: b.org.id, slug: 'impb/shlink-orphan-visits' }).first();
+      expect(code).to.deep.include({ status: 'paused', name: 'Shlink orphan visits', destination: `${shlink.url}/` });
+      expect(await imported(b.org.id, Number(code.id))).to.deep.equal({ n: 30, sources: ['shlink'] });
+      expect(shlink.requests.some((r) => r.path.startsWith('/rest/v3/visits/orphan?'))).to.equal(true);
+
+      shlink.orphanVisits.push(
+        ...visits(4, 30).map((v) => ({ ...v, visitedUrl: 'https://s.test/x', type: 'regular_404' as const })),
+      );
+      const again = await start(b, { source: 'shlink', credentials: creds(), options: { orphan_visits: true } });
+      expect(again.imp.preview.counts).to.deep.include({ matched: 121, new: 0 });
+      expect((await confirm(b, again.imp.ulid, again.token)).progress.scans_done).to.equal(4);
+      expect((await imported(b.org.id, Number(code.id))).n).to.equal(34);
+      // Without the option the orphan visits stay where they are.
+      const plain = await start(b, { source: 'shlink', credentials: creds() });
+      expect(plain.imp.preview.counts).to.deep.include({ links: 120 });
+    });
+
     it('a 500 midway fails the import with the reason, keeps what was imported, and a resume finishes without duplicates', async () => {
       shlink.urls = [
         {

@@ -26,7 +26,7 @@ export async function openSource(
   source: SourceName,
   credentials: Credentials | null,
   file: string | null,
-  options: { archived?: boolean } = {},
+  options: { archived?: boolean; orphan_visits?: boolean } = {},
   logFile: string | null = null,
 ): Promise<ImportSource> {
   const http = (headers: Record<string, string>) =>
@@ -42,7 +42,9 @@ export async function openSource(
       return csvSource(need(file ?? undefined, 'The CSV file'));
     case 'shlink': {
       const url = await checkSourceUrl(need(credentials?.url, 'credentials.url'), app.config.importAllowPrivateSources);
-      return shlinkSource(url, need(credentials?.api_key, 'credentials.api_key'), http);
+      return shlinkSource(url, need(credentials?.api_key, 'credentials.api_key'), http, {
+        orphanVisits: options.orphan_visits === true,
+      });
     }
     case 'yourls':
       return yourlsSource(need(file ?? undefined, 'The YOURLS export'), logFile);
