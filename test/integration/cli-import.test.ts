@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Runner } from 'graphile-worker';
-import { importProgressLine, parseCommand, runCommand, UsageError, type CliIo } from '../../server/cli/commands.js';
+import { importProgressLine } from '../../server/cli/commands.js';
 import { startWorker } from '../../workers/index.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { runQrctl } from '../helpers/web-client.js';
 
 // qrctl import: the same import as POST /v1/imports, run by the service's worker, followed with a
 // progress bar on a terminal and plain progress lines otherwise.
@@ -37,21 +38,7 @@ describe('qrctl import', () => {
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  async function cli(live: boolean, ...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const progress: string[] = [];
-    const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), progress: (l) => progress.push(l), live };
-    let code: number;
-    try {
-      code = await runCommand(svc.app, parseCommand(argv), io);
-    } catch (e) {
-      expect(e).to.be.instanceOf(UsageError);
-      code = 2;
-      err.push((e as Error).message);
-    }
-    return { code, out: out.join('\n'), err: err.join('\n'), progress };
-  }
+  const cli = (live: boolean, ...argv: string[]) => runQrctl(svc.app, argv, { live });
 
   it('with --yes previews, confirms and runs the import, printing plain progress lines when not on a terminal', async () => {
     const r = await cli(false, 'import', '--org', 'clia', '--source', 'bitly', '--file', bitlyCsv, '--yes', '--json');
