@@ -26,6 +26,10 @@ import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-r
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
+import { looksLikeAi, parseKeySegments, type ParsedPath } from '../qr-codes/gs1.js';
+import { resolverStem } from '../qr-codes/gs1-links.js';
+import type { Gs1Entry } from '../qr-codes/scan-lookup.js';
+import { CORS, descriptionFile, gs1Answer, PREFLIGHT } from './gs1.js';
 
 /** A visit being answered: what the decision and the scan need. */
 interface Visit {
@@ -206,7 +210,7 @@ export class RedirectHandler {
 
   handle(req: http.IncomingMessage, res: http.ServerResponse): void | Promise<void> {
     const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST' && method !== 'OPTIONS') {
       res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
       res.end();
       return;
@@ -248,6 +252,21 @@ export class RedirectHandler {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
+    // GS1 Digital Link (docs/gs1.md): /01/<gtin>… on a custom domain, /<org-slug>/01/<gtin>… on a
+    // fallback host; the resolver description file at /.well-known/gs1resolver of every domain.
+    const raw = rawPath.split('/');
+    if (domain.type === 'custom' && domain.orgSlug && raw.length >= 3 && looksLikeAi(raw[1])) {
+      return this.gs1(req, res, method, domain, domain.orgSlug, raw.slice(1), q === -1 ? '' : url.slice(q + 1));
+    }
+    if (domain.type === 'fallback' && raw.length >= 4 && ORG_SLUG.test(raw[1]) && looksLikeAi(raw[2])) {
+      return this.gs1(req, res, method, domain, raw[1], raw.slice(2), q === -1 ? '' : url.slice(q + 1));
+    }
+    if (rawPath === '/.well-known/gs1resolver' && method !== 'POST') return this.gs1Description(res, method, domain);
+    if (method === 'OPTIONS') {
+      res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
+      res.end();
+      return;
+    }
     const pathname = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     if (pathname === '/' || pathname === '') {
       if (domain.rootRedirect) return this.redirect(res, 302, domain.rootRedirect);
@@ -354,6 +373,120 @@ export class RedirectHandler {
     }
     if (query && method !== 'POST') return this.onPage(visit, query);
     return this.count(visit, 302, null);
+  }
+
+  /** A GS1 Digital Link request: the codes of its GTIN (cache, else Postgres), then the answer. */
+  private gs1(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    orgSlug: string,
+    segments: string[],
+    query: string,
+  ): void | Promise<void> {
+    if (method === 'OPTIONS') {
+      res.writeHead(204, PREFLIGHT);
+      res.end();
+      return;
+    }
+    if (method === 'POST') {
+      res.writeHead(405, { ...CORS, Allow: 'GET, HEAD, OPTIONS', 'Content-Length': 0 });
+      res.end();
+      return;
+    }
+    const parsed = parseKeySegments(segments);
+    if (parsed.kind !== 'key') return this.gs1Answer(req, res, method, domain, orgSlug, parsed, null, query);
+    const key = `${orgSlug.toLowerCase()}|${parsed.key.gtin}`;
+    const entry = this.cache.peekGs1(key);
+    if (entry === undefined) {
+      return this.cache.loadGs1(key).then((e) => this.gs1Answer(req, res, method, domain, orgSlug, parsed, e, query));
+    }
+    return this.gs1Answer(req, res, method, domain, orgSlug, parsed, entry, query);
+  }
+
+  private gs1Answer(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    orgSlug: string,
+    parsed: ParsedPath,
+    entry: Gs1Entry | null,
+    query: string,
+    sameAs?: string,
+  ): void {
+    const head = method === 'HEAD';
+    const answer = gs1Answer(parsed, entry, domain, {
+      stem: resolverStem(domain, orgSlug),
+      query,
+      accept: req.headers.accept,
+      acceptLanguage: req.headers['accept-language'],
+      sameAs,
+    });
+    // Every resolution that found the item is one scan (HEAD is not a visit).
+    if (!head && answer.code) {
+      const code = answer.code;
+      const now = this.app.clock.now();
+      const ua = req.headers['user-agent'] ?? '';
+      const ip = this.clientIp(req);
+      const agent = this.enricher.agent(ua);
+      const network = this.enricher.network(ip);
+      this.pushScan(
+        req,
+        domain,
+        code,
+        now,
+        agent,
+        network,
+        {
+          device: agent.device,
+          os: agent.os,
+          country: network.country,
+          language: this.enricher.language(req.headers['accept-language']),
+          visitorHash: this.enricher.visitorHash(ip, ua),
+        },
+        -1,
+      );
+    }
+    const write = () => this.writeGs1(res, head, answer);
+    // A process of several answers after its scan is journaled (scan-ipc.ts), like every scan.
+    if (!head && answer.code && this.answerGate) return this.answerGate.after(write);
+    write();
+  }
+
+  private writeGs1(
+    res: http.ServerResponse,
+    head: boolean,
+    answer: { status: number; headers: Record<string, string>; body: string },
+  ): void {
+    const body = answer.body;
+    res.writeHead(
+      answer.status,
+      body ? { ...answer.headers, 'Content-Length': String(Buffer.byteLength(body)) } : answer.headers,
+    );
+    res.end(head || !body ? undefined : body);
+  }
+
+  /** /.well-known/gs1resolver: the resolver description file of this domain. */
+  private gs1Description(res: http.ServerResponse, method: string, domain: DomainEntry): void {
+    if (method === 'OPTIONS') {
+      res.writeHead(204, PREFLIGHT);
+      res.end();
+      return;
+    }
+    const root =
+      domain.type === 'fallback'
+        ? (domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')
+        : `https://${domain.host}`;
+    const body = JSON.stringify(descriptionFile(root, domain.host));
+    res.writeHead(200, {
+      ...CORS,
+      'Content-Type': 'application/json',
+      'Cache-Control': 'public, max-age=3600',
+      'Content-Length': String(Buffer.byteLength(body)),
+    });
+    res.end(method === 'HEAD' ? undefined : body);
   }
 
   /** The password form posted: 303 to the destination with a cookie, or the form again (401, 429). */
@@ -487,7 +620,29 @@ export class RedirectHandler {
   }
 
   private record(visit: Visit): void {
-    const { req, domain, code, now, agent, network, visitor } = visit;
+    this.pushScan(
+      visit.req,
+      visit.domain,
+      visit.code,
+      visit.now,
+      visit.agent,
+      visit.network,
+      visit.visitor,
+      visit.rule,
+    );
+  }
+
+  /** One scan event into the buffer: the code's organization, brand and id, and the visitor. */
+  private pushScan(
+    req: http.IncomingMessage,
+    domain: DomainEntry,
+    code: { orgId: number; brandId: number; id: number },
+    now: Date,
+    agent: AgentInfo,
+    network: NetworkInfo,
+    visitor: Visitor,
+    rule: number,
+  ): void {
     const ms = now.getTime();
     this.scans.push({
       scan_id: fastUlid(ms),
@@ -506,7 +661,7 @@ export class RedirectHandler {
       provider: network.provider,
       asn: network.asn,
       is_bot: agent.isBot ? 1 : 0,
-      matched_rule: visit.rule,
+      matched_rule: rule,
     });
   }
 
