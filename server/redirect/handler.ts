@@ -22,7 +22,7 @@ import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import type { AnswerGate } from './scan-ipc.js';
-import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { utcStamp, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
@@ -86,6 +86,7 @@ export class RedirectHandler {
   /** A redirect process of several: answers wait until their scans are journaled (scan-ipc.ts). */
   private readonly answerGate: AnswerGate | null;
   private readonly orphanSampler: OrphanSampler;
+  private readonly gs1Rows: ScanBuffer<Gs1Row> | null;
 
   constructor(
     private readonly app: AppContext,
@@ -96,8 +97,15 @@ export class RedirectHandler {
     readonly orphans: ScanBuffer<OrphanRow>,
     readonly actions: ScanBuffer<ActionRow>,
     readonly challenges: ChallengeCache,
-    opts: { throttle?: ThrottleOptions; orphansPerSecond?: number; answerGate?: AnswerGate } = {},
+    opts: {
+      throttle?: ThrottleOptions;
+      orphansPerSecond?: number;
+      answerGate?: AnswerGate;
+      /** Where GS1 resolutions' dimensions go (gs1_resolutions); without it they are not recorded. */
+      gs1?: ScanBuffer<Gs1Row>;
+    } = {},
   ) {
+    this.gs1Rows = opts.gs1 ?? null;
     this.answerGate = opts.answerGate ?? null;
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
@@ -432,7 +440,8 @@ export class RedirectHandler {
       const ip = this.clientIp(req);
       const agent = this.enricher.agent(ua);
       const network = this.enricher.network(ip);
-      this.pushScan(
+      const visitorHash = this.enricher.visitorHash(ip, ua);
+      const scanId = this.pushScan(
         req,
         domain,
         code,
@@ -444,10 +453,27 @@ export class RedirectHandler {
           os: agent.os,
           country: network.country,
           language: this.enricher.language(req.headers['accept-language']),
-          visitorHash: this.enricher.visitorHash(ip, ua),
+          visitorHash,
         },
         -1,
       );
+      const key = answer.key!;
+      this.gs1Rows?.push({
+        scan_id: scanId,
+        scanned_at: utcStamp(now.getTime()),
+        org_id: code.orgId,
+        brand_id: code.brandId,
+        domain_id: domain.type === 'fallback' ? 0 : domain.id,
+        code_id: code.id,
+        gtin: key.gtin,
+        cpv: key.cpv ?? '',
+        lot: key.lot ?? '',
+        serial: key.serial ?? '',
+        link_type_asked: answer.asked.slice(0, 100),
+        link_type_served: answer.served,
+        visitor_hash: visitorHash,
+        is_bot: agent.isBot ? 1 : 0,
+      });
     }
     const write = () => this.writeGs1(res, head, answer);
     // A process of several answers after its scan is journaled (scan-ipc.ts), like every scan.
@@ -642,10 +668,11 @@ export class RedirectHandler {
     network: NetworkInfo,
     visitor: Visitor,
     rule: number,
-  ): void {
+  ): string {
     const ms = now.getTime();
+    const scanId = fastUlid(ms);
     this.scans.push({
-      scan_id: fastUlid(ms),
+      scan_id: scanId,
       scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -663,6 +690,7 @@ export class RedirectHandler {
       is_bot: agent.isBot ? 1 : 0,
       matched_rule: rule,
     });
+    return scanId;
   }
 
   /** Whether the visitor reached us over https (directly, or through a trusted proxy that says so). */

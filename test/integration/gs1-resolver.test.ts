@@ -349,6 +349,27 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(product).to.be.greaterThan(0);
   });
 
+  it('records the GTIN, lot, serial and the link type asked and served of a resolution beside its scan (gs1_resolutions)', async () => {
+    await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:recipeInfo`, { 'Accept-Language': 'fr' });
+    await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:epil`);
+    await rd.scans.flush();
+    await rd.gs1.flush();
+    const db = svc.app.ch.database;
+    const rows = await chRows<Record<string, string>>(
+      svc.app,
+      `SELECT g.gtin, g.lot, g.serial, g.link_type_asked, g.link_type_served, g.code_id, e.code_id AS scan_code
+         FROM ${db}.gs1_resolutions AS g INNER JOIN ${db}.scan_events AS e ON e.scan_id = g.scan_id
+        WHERE g.serial = 'SER1' ORDER BY g.scanned_at`,
+    );
+    expect(rows.map((r) => [r.gtin, r.lot, r.serial, r.link_type_asked, r.link_type_served])).to.deep.equal([
+      [GTIN, 'LOT9', 'SER1', 'gs1:recipeInfo', 'gs1:recipeInfo'],
+      [GTIN, 'LOT9', 'SER1', 'gs1:epil', ''],
+    ]);
+    // A lot and serial without a code of their own are scans of the product.
+    const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
+    for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+  });
+
   it('a change of the links is served at once (the cache follows the code)', async () => {
     const res = await svc.patch(`/v1/qr-codes/${lotCode}`, a.token, {
       destination: {
