@@ -43,8 +43,8 @@ export interface Gs1Request {
   query: string;
   accept: string | undefined;
   acceptLanguage: string | undefined;
-  /** The uncompressed URI when the request was a compressed one (exposed as owl:sameAs). */
-  sameAs?: string;
+  /** The request was a compressed URI: its uncompressed URI (anchor + attributes) is exposed as owl:sameAs. */
+  compressed?: { query: string };
 }
 
 export interface Gs1Answer {
@@ -91,9 +91,9 @@ function withQuery(href: string, params: URLSearchParams): string {
   return `${base}${base.includes('?') ? '&' : '?'}${q}${frag}`;
 }
 
-const linkHeader = (anchor: string, sameAs?: string): string => {
+const linkHeader = (anchor: string, compressed?: { query: string }): string => {
   const parts = [`<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
-  if (sameAs) parts.push(`<${anchor}>; rel="owl:sameAs"`);
+  if (compressed) parts.push(`<${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`);
   return parts.join(', ');
 };
 
@@ -124,7 +124,7 @@ export function gs1Answer(
   const links: Gs1Link[] = mergeLinks(levels);
   const common = {
     ...CORS,
-    Link: linkHeader(anchor, req.sameAs),
+    Link: linkHeader(anchor, req.compressed),
     Vary: 'Accept, Accept-Language',
     'Cache-Control': 'private, max-age=0',
   };

@@ -28,6 +28,7 @@ import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
 import { looksLikeAi, parseKeySegments, type ParsedPath } from '../qr-codes/gs1.js';
 import { resolverStem } from '../qr-codes/gs1-links.js';
+import { decompressSegment } from '../qr-codes/gs1-compression.js';
 import type { Gs1Entry } from '../qr-codes/scan-lookup.js';
 import { CORS, descriptionFile, gs1Answer, PREFLIGHT } from './gs1.js';
 
@@ -318,6 +319,11 @@ export class RedirectHandler {
       found && (domain.type === 'custom' ? found.domainId !== domain.id : found.domainType !== 'fallback')
         ? null
         : found;
+    if (!found) {
+      // Not a slug: perhaps a compressed GS1 Digital Link (one segment after the stem).
+      const gs1 = this.compressedGs1(req, res, method, domain, pathname);
+      if (gs1 !== false) return gs1;
+    }
     if (!code || code.settings.status !== 'active') {
       if (!head && this.orphanSampler.take(domain.id, Date.now())) {
         this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
@@ -383,6 +389,30 @@ export class RedirectHandler {
     return this.count(visit, 302, null);
   }
 
+  /**
+   * A compressed Digital Link at `/<segment>` (custom domain) or `/<org-slug>/<segment>` (fallback):
+   * answered as its uncompressed URI, with owl:sameAs; false when the path is not one.
+   */
+  private compressedGs1(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    pathname: string,
+  ): void | Promise<void> | false {
+    const parts = pathname.slice(1).split('/');
+    const orgSlug = domain.type === 'custom' ? domain.orgSlug : parts.length === 2 ? parts[0] : null;
+    const segment = domain.type === 'custom' ? (parts.length === 1 ? parts[0] : null) : parts[1];
+    if (!orgSlug || !segment || method === 'POST') return false;
+    const dl = decompressSegment(segment);
+    if (!dl) return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const asked = q === -1 ? '' : url.slice(q + 1);
+    const query = [dl.query, asked].filter(Boolean).join('&');
+    return this.gs1(req, res, method, domain, orgSlug, dl.segments, query, { query: dl.query });
+  }
+
   /** A GS1 Digital Link request: the codes of its GTIN (cache, else Postgres), then the answer. */
   private gs1(
     req: http.IncomingMessage,
@@ -392,6 +422,7 @@ export class RedirectHandler {
     orgSlug: string,
     segments: string[],
     query: string,
+    compressed?: { query: string },
   ): void | Promise<void> {
     if (method === 'OPTIONS') {
       res.writeHead(204, PREFLIGHT);
@@ -404,13 +435,16 @@ export class RedirectHandler {
       return;
     }
     const parsed = parseKeySegments(segments);
-    if (parsed.kind !== 'key') return this.gs1Answer(req, res, method, domain, orgSlug, parsed, null, query);
+    if (parsed.kind !== 'key')
+      return this.gs1Answer(req, res, method, domain, orgSlug, parsed, null, query, compressed);
     const key = `${orgSlug.toLowerCase()}|${parsed.key.gtin}`;
     const entry = this.cache.peekGs1(key);
     if (entry === undefined) {
-      return this.cache.loadGs1(key).then((e) => this.gs1Answer(req, res, method, domain, orgSlug, parsed, e, query));
+      return this.cache
+        .loadGs1(key)
+        .then((e) => this.gs1Answer(req, res, method, domain, orgSlug, parsed, e, query, compressed));
     }
-    return this.gs1Answer(req, res, method, domain, orgSlug, parsed, entry, query);
+    return this.gs1Answer(req, res, method, domain, orgSlug, parsed, entry, query, compressed);
   }
 
   private gs1Answer(
@@ -422,7 +456,7 @@ export class RedirectHandler {
     parsed: ParsedPath,
     entry: Gs1Entry | null,
     query: string,
-    sameAs?: string,
+    compressed?: { query: string },
   ): void {
     const head = method === 'HEAD';
     const answer = gs1Answer(parsed, entry, domain, {
@@ -430,7 +464,7 @@ export class RedirectHandler {
       query,
       accept: req.headers.accept,
       acceptLanguage: req.headers['accept-language'],
-      sameAs,
+      compressed,
     });
     // Every resolution that found the item is one scan (HEAD is not a visit).
     if (!head && answer.code) {

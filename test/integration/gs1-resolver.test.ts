@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { Validator } from 'jsonschema';
+import digitalLink from 'digital-link.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { waitFor } from '../helpers/poll.js';
@@ -296,6 +297,28 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
   it('SHALL pass on the key=value pairs of the query string when redirecting (linkType excepted)', async () => {
     const res = await get(`${prefix}/01/${GTIN}?linkType=gs1:recallStatus&17=261231&utm_source=pack`);
     expect(res.headers.location).to.equal('https://brand.example/recall?gtin=1&17=261231&utm_source=pack');
+  });
+
+  it('SHALL decompress a compressed URI and expose the uncompressed URI in the Link header with rel owl:sameAs', async () => {
+    // Compressed by digital-link.js (GS1's compression), not by the service.
+    const compressed = digitalLink.Utils.compressWebUri(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1?17=261231`);
+    const path = new URL(compressed).pathname;
+    expect(path.split('/')).to.have.length(3); // /<org-slug>/<compressed>
+    const res = await get(`${path}?linkType=gs1:recallStatus`);
+    expect(res.status, res.body).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/recall/abc1?17=261231');
+    expect(res.headers.link).to.include(
+      `<http://localhost:3001${prefix}/01/${GTIN}/10/ABC1?17=261231>; rel="owl:sameAs"`,
+    );
+    const linkset = JSON.parse((await get(`${path}?linkType=linkset`)).body);
+    expect(linkset.linkset[0].anchor).to.equal(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1`);
+    // On a custom domain the compressed URI is one segment.
+    const custom = new URL(digitalLink.Utils.compressWebUri(`https://${customHost}/01/${GTIN}`)).pathname;
+    const onCustom = await get(custom, {}, customHost);
+    expect(onCustom.status).to.equal(307);
+    expect(onCustom.headers.location).to.equal('https://brand.example/custom');
+    // A slug that is no compressed URI stays a plain 404.
+    expect((await get(`${prefix}/no-such-code`)).status).to.equal(404);
   });
 
   it('SHOULD tolerate a trailing slash', async () => {
