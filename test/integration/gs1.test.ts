@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { toolError, toolOk } from './mcp-helpers.js';
 
 const GTIN = '09506000134352';
 const product = (extra: Record<string, unknown> = {}) => ({
@@ -113,6 +114,24 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
     });
     expect(res.status, res.text).to.equal(422);
     expect(res.body.errors.type.join(' ')).to.include('gs1');
+  });
+
+  it('MCP: codes_create makes a gs1 code and answers its errors like REST', async () => {
+    const made = await toolOk(svc, a.token, 'codes_create', {
+      slug: `g${++n}`,
+      domain_ulid: fallback,
+      type: 'gs1',
+      destination: product({ gtin: '036000291452' }),
+    });
+    expect(made.data.public_url).to.equal(`http://localhost:3001/${a.org.slug}/01/00036000291452`);
+    const bad = await toolError(svc, a.token, 'codes_create', {
+      slug: `g${++n}`,
+      domain_ulid: fallback,
+      type: 'gs1',
+      destination: product({ gtin: '036000291453' }),
+    });
+    expect(bad.code).to.equal('validation_failed');
+    expect(bad.errors['destination.gtin'].join(' ')).to.include('should end in 2');
   });
 
   it('another organization cannot read or change a gs1 code (404)', async () => {
