@@ -134,6 +134,23 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
     expect(bad.errors['destination.gtin'].join(' ')).to.include('should end in 2');
   });
 
+  it('bulk import: gs1 rows are staged like any code, a wrong check digit reported on its row', async () => {
+    const res = await svc.post('/v1/qr-codes/bulk', a.token, {
+      defaults: { domain_ulid: fallback },
+      rows: [
+        { slug: `g${++n}`, type: 'gs1', destination: product({ gtin: '6291041500213' }) },
+        { slug: `g${++n}`, type: 'gs1', destination: product({ gtin: '6291041500214' }) },
+      ],
+    });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.data.valid_row_count).to.equal(1);
+    expect(res.body.data.preview_errors).to.deep.include({
+      row: 1,
+      field: 'destination.gtin',
+      message: 'Wrong check digit: 6291041500214 should end in 3, not 4.',
+    });
+  });
+
   it('another organization cannot read or change a gs1 code (404)', async () => {
     const mine = await create(a, product({ gtin: '4006381333931' }));
     expect((await svc.get(`/v1/qr-codes/${mine.body.data.ulid}`, b.token)).status).to.equal(404);
