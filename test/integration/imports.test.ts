@@ -225,7 +225,8 @@ describe('Imports: /v1/imports', () => {
 
     const creds = () => ({ url: shlink.url, api_key: shlink.apiKey });
 
-    it('imports short URLs over every page (honouring a 429 with Retry-After), their rules and their visits oldest first', async () => {
+    it('imports short URLs over every page (honouring a 429 with Retry-After), their rules and their visits oldest first', async function () {
+      this.timeout(90_000); // 121 links over several pages, with a Retry-After wait
       shlink.faults.push({
         match: /^\/rest\/v3\/short-urls\?/,
         status: 429,
