@@ -69,6 +69,32 @@ const [card] = await app
   })
   .returning('id');
 ids.card = Number(card.id);
+// The GS1 row: a gs1 product code, resolved by the GS1-Conformant resolver from the same cache.
+const [gs1] = await app
+  .db('qr_codes')
+  .insert({
+    ulid: ulid(),
+    org_id: org.id,
+    domain_id: domain.id,
+    slug: 'bench/rice',
+    type: 'gs1',
+    destination: JSON.stringify({
+      gtin: '09506000134352',
+      links: [
+        { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
+        {
+          link_type: 'gs1:pip',
+          href: 'https://example.com/de/reis',
+          title: 'Produktseite',
+          hreflang: ['de'],
+          default: true,
+        },
+        { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
+      ],
+    }),
+  })
+  .returning('id');
+ids.gs1 = Number(gs1.id);
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/handler.js');
@@ -215,6 +241,7 @@ onShutdown(log, async () => {
   process.stdout.write(`SCANS ${await scansOf([ids.go])} spilled=${rd.scans.stats.spilledRows}\n`);
   process.stdout.write(`MIXSCANS ${await scansOf(mixIds)} codes=${mixIds.length}\n`);
   process.stdout.write(`PAGES ${await scansOf([ids.card])}\n`);
+  process.stdout.write(`GS1 ${await scansOf([ids.gs1])}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(

@@ -9,8 +9,10 @@
 //      the goal row: >= 50% of 2, p99 <= 10 ms, every scan stored once; then the same with one
 //      request repeated (one code, one user agent), for comparison with the earlier figures;
 //   4. the landing page of a vcard code with scan recording on (from the same cache; goal >= 80% of 3);
-//   5. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
-//   6. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
+//   5. a GS1 Digital Link resolution (/bench/01/<gtin>/10/<lot>, a 307 to the product's default
+//      link, with the scan and its gs1_resolutions row; goal >= 80% of 3);
+//   6. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
+//   7. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
 //      cores (BENCH_PROCESSES=1,2,4 to choose), the scaling from one process and the scans counted
 //      against the redirects served for each (redirect-processes.ts).
 // Prints req/s, p50, p99 for each, the ratios and goals, the Postgres lookups the flood caused, the
@@ -113,6 +115,7 @@ let mixLine = '';
 let cacheLine = '';
 let probeLine = '';
 let pagesLine = '';
+let gs1Line = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
   const m = /^SCANS .*/m.exec(chunk.toString());
   if (m) scansLine = m[0];
@@ -124,6 +127,8 @@ service.child.stdout!.on('data', (chunk: Buffer) => {
   if (p) probeLine = p[0];
   const pg = /PAGES .*/.exec(chunk.toString());
   if (pg) pagesLine = pg[0];
+  const g = /GS1 .*/.exec(chunk.toString());
+  if (g) gs1Line = g[0];
 });
 
 try {
@@ -174,6 +179,13 @@ try {
     servicePid,
   );
   rss.push(`after landing page ${await rssMiB(servicePid)}`);
+  const gs1 = await run(
+    'GS1 resolution (307) + scan',
+    `http://127.0.0.1:${service.port}/bench/01/09506000134352/10/LOT1`,
+    duration,
+    servicePid,
+  );
+  rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
   const unknown = await run(
     'random unknown slugs (404)',
     `http://127.0.0.1:${service.port}/bench/go`,
@@ -195,7 +207,8 @@ try {
       `traffic mix: ${mix.requests} requests over ${mix.paths} codes, ${mix.userAgents} browser and ${mix.bots} bot ` +
       `user agents, ${mix.addresses} client addresses (X-Forwarded-For), ${mix.languages} languages\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, unknown];
+  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, gs1, unknown];
+  const [, gs1Count, gs1Distinct, gs1Served] = /GS1 (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
   const [, pageCount, pageDistinct, pagesServed] = /PAGES (\d+) (\d+) (\d+)/.exec(pagesLine) ?? [];
   const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
   process.stdout.write(table(rows) + '\n\n');
@@ -211,9 +224,12 @@ try {
       `${mixOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
       `scans in ClickHouse, the repeated code: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served` +
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
-      `landing page: ${((landing.rps / ours.rps) * 100).toFixed(1)}% of the redirect's throughput (goal >= 80%), ` +
+      `landing page: ${((landing.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
       `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
-      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n`,
+      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n` +
+      `GS1 resolution: ${((gs1.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
+      `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
+      `${Number(gs1Count) === Number(gs1Served) && Number(gs1Distinct) === Number(gs1Served) ? ': every resolution recorded once' : ': MISMATCH'}\n`,
   );
   process.stdout.write(
     `server CPU per request (all threads): ${top && bare ? `ceiling ${top.cpuUs} µs, bare ${bare.cpuUs} µs, ` : ''}` +
@@ -222,7 +238,7 @@ try {
   );
   const stat = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheLine)?.[1] ?? NaN);
   process.stdout.write(
-    `random unknown slugs: ${((unknown.rps / ours.rps) * 100).toFixed(1)}% of the known code's throughput ` +
+    `random unknown slugs: ${((unknown.rps / single.rps) * 100).toFixed(1)}% of the known code's throughput, one request repeated ` +
       `(goal >= 50%); Postgres lookups over the whole run: ${stat('misses')} for ${unknown.requests} unknown ` +
       `slugs (${stat('filtered')} answered by the known-keys filter); orphan rows written ${stat('orphans')}, ` +
       `dropped by the per-domain sampling ${stat('dropped')}\n`,
