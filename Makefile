@@ -12,7 +12,7 @@ MOCHA := node_modules/.bin/mocha
 SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/**/*.test.ts'
 DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
 
-.PHONY: start test test-unit test-integration lint typecheck migrate worker qrctl seed-demo \
+.PHONY: start test test-unit test-integration test-node22 test-node24 lint typecheck migrate worker qrctl seed-demo \
         bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render bench-import bench-stream docs-images openapi install clean \
         mutation
 
@@ -49,6 +49,12 @@ test-unit: install
 
 test-integration: install
 	$(MOCHA) 'test/integration/**/*.test.ts'
+
+## test-node22, test-node24: the unit and integration suites on Node 22 or 24, taken from the npm
+## registry as the `node` package (`npx -y node@22`); NODE_SPECS narrows them to some files.
+NODE_SPECS ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
+test-node22 test-node24: test-node%: install dashboard
+	npx -y node@$* node_modules/mocha/bin/mocha.js $(NODE_SPECS)
 
 ## test-browser: the dashboard in Debian's Chromium (installed with apt-get when missing)
 test-browser: install dashboard

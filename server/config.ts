@@ -3,6 +3,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { parseDecimalInteger } from './schemas/decimal.js';
+import { LOG_FORMATS, type LogFormat } from './logger.js';
 
 export interface Config {
   nodeEnv: string;
@@ -30,6 +31,7 @@ export interface Config {
   metricsToken: string | null;
   fallbackOrigins: string[];
   logLevel: string;
+  logFormat: LogFormat;
   bodyLimitBytes: number;
   importAllowPrivateSources: boolean;
   importMaxRetryAfterSeconds: number;
@@ -176,6 +178,13 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     env: 'LOG_LEVEL',
     default: 'info',
     help: 'pino log level: fatal, error, warn, info, debug, trace, silent.',
+  },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    default: 'auto',
+    help:
+      'Log lines: json (one JSON object a line), pretty (readable lines, pino-pretty), or auto: pretty when ' +
+      'standard output is a terminal, json otherwise (a pipe, a file, a log collector).',
   },
   bodyLimitBytes: {
     env: 'BODY_LIMIT_BYTES',
@@ -392,6 +401,11 @@ function int(key: string, value: string, min = 0, max = Number.MAX_SAFE_INTEGER)
   return n;
 }
 
+function oneOf<T extends string>(key: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`${key} must be one of ${allowed.join(', ')}, got "${value}"`);
+}
+
 function bool(key: string, value: string): boolean {
   if (/^(1|true|yes|on)$/i.test(value)) return true;
   if (/^(0|false|no|off)$/i.test(value)) return false;
@@ -434,6 +448,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     metricsToken: raw('metricsToken') || null,
     fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
     logLevel: raw('logLevel'),
+    logFormat: oneOf('LOG_FORMAT', raw('logFormat'), LOG_FORMATS),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
     importAllowPrivateSources: bool('IMPORT_ALLOW_PRIVATE_SOURCES', raw('importAllowPrivateSources')),
     importMaxRetryAfterSeconds: int('IMPORT_MAX_RETRY_AFTER_SECONDS', raw('importMaxRetryAfterSeconds'), 0),

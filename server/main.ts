@@ -17,7 +17,7 @@ import { isRedirectProcess, runRedirectProcess, startRedirectCluster } from './r
 
 async function start(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, {}, config.logFormat);
   // Before the stores: a second `make start` says so and touches nothing.
   await checkPortsFree(config);
   if (process.env.QR_PRINT_BANNER) {

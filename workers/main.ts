@@ -6,7 +6,7 @@ import { onShutdown } from '../server/process.js';
 import { startWorker } from './index.js';
 
 const config = loadConfig();
-const log = createLogger(config.logLevel, { process: 'worker' });
+const log = createLogger(config.logLevel, { process: 'worker' }, config.logFormat);
 // In embedded mode the server process owns chDB; a standalone worker then runs without ClickHouse.
 const app = await boot(config, log, { clickhouse: Boolean(config.clickhouseUrl) });
 const runner = await startWorker(app);

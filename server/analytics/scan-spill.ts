@@ -175,6 +175,17 @@ export function spillFilePid(name: string, table: string): number {
   return Number(name.slice(table.length + 1).split('-')[0]);
 }
 
+/** Whether a spill file or journal of this process id (of any table) is still in the spill directory. */
+export function pidHasSpill(spillDir: string, pid: number): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync(spillDir);
+  } catch {
+    return false;
+  }
+  return names.some((f) => f.includes(`-${pid}-`) && (f.endsWith('.tsv') || f.endsWith('.ndjson')));
+}
+
 /**
  * What waits in the spill directory for ClickHouse: spill files (`.ndjson`) and journals (`.tsv`)
  * of processes that are gone. A live process's journal is its batch being filled, not a backlog.

@@ -25,6 +25,7 @@ import { createToken } from '../tokens/service.js';
 import { createImportBody, type CreateImportInput, type Credentials } from '../imports/schema.js';
 import { confirmImport, createImport, readImport, type ImportOut } from '../imports/service.js';
 import { checkStoredStyles } from '../qr-styles/operator.js';
+import { createCodeFromFlags, updateCodeFromFlags, type CodeFlags } from '../qr-codes/operator.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
 import { setLowBalanceThreshold, topUp } from '../wallet/service.js';
 
@@ -126,6 +127,35 @@ export interface CliCommand {
 }
 
 const json = { type: 'boolean' as const, help: 'Print one JSON object.' };
+
+/** The options of `codes create` and `codes update`: a JSON body file, and flags on top of it. */
+function codeWriteOptions(body: string): CliCommand['options'] {
+  return {
+    file: { type: 'string', help: `A JSON file (- for standard input) holding ${body}; flags override its keys.` },
+    type: { type: 'string', help: 'url (default), vcard, links, app, event, wifi, text, email, sms, phone or geo.' },
+    slug: { type: 'string', help: 'The code’s slug (create: required here or in the file).' },
+    destination: { type: 'string', help: 'A URL, or the type’s destination object as JSON ({...}).' },
+    'destination-file': { type: 'string', help: 'A JSON file holding the type’s destination object.' },
+    domain: { type: 'string', help: 'Domain ULID (create: default the organization’s first domain).' },
+    name: { type: 'string', help: 'The code’s name.' },
+    status: { type: 'string', help: 'active, paused or archived.' },
+    json,
+  };
+}
+
+function codeFlags(a: Record<string, string | boolean | undefined>): CodeFlags {
+  const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+  return {
+    file: s('file'),
+    destinationFile: s('destination-file'),
+    destination: s('destination'),
+    type: s('type'),
+    slug: s('slug'),
+    name: s('name'),
+    status: s('status'),
+    domain: s('domain'),
+  };
+}
 
 export const COMMANDS: Record<string, CliCommand> = {
   'org create': {
@@ -344,6 +374,33 @@ export const COMMANDS: Record<string, CliCommand> = {
         codes: result.codes.length,
         scans: result.scans,
       };
+    },
+  },
+  'codes create': {
+    usage:
+      'qrctl codes create --org ULID|SLUG [--file BODY.json] [--type TYPE] [--slug SLUG] ' +
+      '[--destination URL|JSON | --destination-file FILE.json] [--domain ULID] [--name NAME] [--status STATUS] [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      ...codeWriteOptions('the body of POST /v1/qr-codes'),
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      return { code: await createCodeFromFlags(app, org, codeFlags(a)) };
+    },
+  },
+  'codes update': {
+    usage:
+      'qrctl codes update CODE_ULID --org ULID|SLUG [--file PATCH.json] [--type TYPE] ' +
+      '[--destination URL|JSON | --destination-file FILE.json] [--name NAME] [--status STATUS] [--json]',
+    positional: { name: 'code', help: 'The code’s ULID.' },
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      ...codeWriteOptions('the body of PATCH /v1/qr-codes/{code_ulid}; omitted keys stay unchanged'),
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      return { code: await updateCodeFromFlags(app, org, String(a.code), codeFlags(a)) };
     },
   },
   'domains list': {

@@ -1,7 +1,7 @@
 // What the redirect asks of QR codes, across organizations (a scan names no organization, only the
 // stored slug `<org-slug>/<slug>`): the code a scan resolves to, the keys of every code for the
-// redirect's known-keys filter, and the redirect counters (uncapped counts added, capped codes'
-// redirects reserved in blocks that never take redirects_count past redirect_cap). The redirect
+// redirect's known-keys filter, and the redirect counters (counts added per scan batch, capped codes'
+// redirects reserved in blocks that never take redirects_count past redirect_cap, per holder). The redirect
 // (server/redirect/) caches and answers; the SQL on qr_codes is here.
 import type { Knex } from 'knex';
 import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
@@ -106,22 +106,36 @@ export async function liveSlugPage(db: Db, after: number, limit: number): Promis
   return rows.map((r) => ({ id: Number(r.id), key: r.k }));
 }
 
+/** A redirect process's counters as the holder of reservations: one id per life, where it runs. */
+export interface ReservationHolder {
+  id: string;
+  host: string;
+  pid: number;
+}
+
 /**
  * Reserves up to `want` redirects of a capped code in one atomic UPDATE that never takes
- * redirects_count past redirect_cap. granted 0: the code is full, or (uncapped) has no cap any
+ * redirects_count past redirect_cap, recorded as the holder's (sql/0022) so that what it does not
+ * use comes back even if it is killed. granted 0: the code is full, or (uncapped) has no cap any
  * more.
  */
 export async function reserveRedirects(
   db: Db,
+  holder: ReservationHolder,
   codeId: number,
   want: number,
 ): Promise<{ granted: number; uncapped: boolean }> {
   const { rows } = await db.raw(
-    `with cur as (select id, redirects_count as c, redirect_cap as cap from qr_codes where id = ? for update)
-     update qr_codes q set redirects_count = cur.c + least(?, cur.cap - cur.c)
-     from cur where q.id = cur.id and cur.cap is not null and cur.c < cur.cap
-     returning least(?, cur.cap - cur.c)::int as granted`,
-    [codeId, want, want],
+    `with cur as (select id, redirects_count as c, redirect_cap as cap from qr_codes where id = ? for update),
+     g as (update qr_codes q set redirects_count = cur.c + least(?, cur.cap - cur.c)
+           from cur where q.id = cur.id and cur.cap is not null and cur.c < cur.cap
+           returning q.id, least(?, cur.cap - cur.c)::int as granted),
+     r as (insert into redirect_reservations (holder, code_id, reserved, host, pid)
+           select ?, id, granted, ?, ? from g
+           on conflict (holder, code_id)
+           do update set reserved = redirect_reservations.reserved + excluded.reserved, seen_at = now())
+     select granted from g`,
+    [codeId, want, want, holder.id, holder.host, holder.pid],
   );
   const granted = rows.length ? Number(rows[0].granted) : 0;
   if (granted > 0) return { granted, uncapped: false };
@@ -129,12 +143,61 @@ export async function reserveRedirects(
   return { granted: 0, uncapped: row !== undefined && row.redirect_cap === null };
 }
 
-/** Adds n (negative: unused reservations given back) to each code's redirects_count, never below 0. */
-export async function addRedirects(db: Db, deltas: [codeId: number, n: number][]): Promise<void> {
+/**
+ * Gives back reserved redirects the holder did not use: off its reservations and off
+ * redirects_count, never more than it still holds (what a release took already is not given twice).
+ */
+export async function giveBackRedirects(db: Db, holder: string, unused: [codeId: number, n: number][]): Promise<void> {
   await db.raw(
-    `update qr_codes q set redirects_count = greatest(0, q.redirects_count + v.n)
-     from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v where q.id = v.id`,
-    [deltas.map(([id]) => id), deltas.map(([, n]) => n)],
+    `with v as (select unnest(?::bigint[]) as id, unnest(?::int[]) as n),
+     old as (select r.code_id, least(r.reserved, v.n) as d from redirect_reservations r join v on v.id = r.code_id
+             where r.holder = ? for update of r),
+     upd as (update redirect_reservations r set reserved = r.reserved - old.d
+             from old where r.holder = ? and r.code_id = old.code_id)
+     update qr_codes q set redirects_count = greatest(0, q.redirects_count - old.d)
+     from old where q.id = old.code_id and old.d > 0`,
+    [unused.map(([id]) => id), unused.map(([, n]) => n), holder, holder],
+  );
+}
+
+/** Keeps the holder's reservations from looking abandoned, and drops its settled rows. */
+export async function touchReservations(db: Db, holder: string): Promise<void> {
+  await db.raw(`delete from redirect_reservations where holder = ? and reserved = 0`, [holder]);
+  await db.raw(`update redirect_reservations set seen_at = now() where holder = ?`, [holder]);
+}
+
+/** The holders with reservations, other than `self`; stale: not seen for `staleSeconds`. */
+export async function reservationHolders(
+  db: Db,
+  self: string,
+  staleSeconds: number,
+): Promise<(ReservationHolder & { stale: boolean })[]> {
+  const { rows } = await db.raw(
+    `select holder, host, pid, max(seen_at) < now() - make_interval(secs => ?) as stale
+     from redirect_reservations where holder <> ? group by holder, host, pid`,
+    [staleSeconds, self],
+  );
+  return (rows as { holder: string; host: string; pid: number; stale: boolean }[]).map((r) => ({
+    id: r.holder,
+    host: r.host,
+    pid: Number(r.pid),
+    stale: r.stale,
+  }));
+}
+
+/**
+ * Releases everything the holders still hold: off redirects_count, rows deleted, in one statement
+ * (so a holder released by two processes at once is released once). Their scans not counted yet
+ * are counted when their batches are (countScanBatch without a holder adds them).
+ */
+export async function releaseReservations(db: Db, holders: string[]): Promise<void> {
+  if (!holders.length) return;
+  await db.raw(
+    `with r as (delete from redirect_reservations where holder = any(?) returning code_id, reserved)
+     update qr_codes q set redirects_count = greatest(0, q.redirects_count - s.n)
+     from (select code_id, sum(reserved)::bigint as n from r group by code_id) s
+     where q.id = s.code_id and s.n > 0`,
+    [holders],
   );
 }
 
@@ -142,18 +205,31 @@ export async function addRedirects(db: Db, deltas: [codeId: number, n: number][]
 export const SCAN_BATCH_COUNT_DAYS = 30;
 
 /**
- * Adds one scan batch's redirects of codes without a cap (capped codes are counted by their
- * reservations), once per batch token: the token's ledger row (sql/0025) and the counts are one
- * statement, so a batch replayed after a crash, or by two processes at once, is counted once.
+ * Adds one scan batch's redirects to redirects_count, once per batch token: the token's ledger row
+ * (sql/0025) and the counts are one statement, so a batch replayed after a crash, or by two
+ * processes at once, is counted once. `holder`: the process that served the batch, counting it
+ * itself; its redirects of capped codes were counted when it reserved them, so they settle its
+ * reservations instead (the count stays). Without a holder (a journal or spill file replayed)
+ * every redirect is added: a holder that is gone has its reservations released (releaseReservations).
  */
-export async function countScanBatch(db: Db, token: string, counts: [codeId: number, n: number][]): Promise<void> {
+export async function countScanBatch(
+  db: Db,
+  token: string,
+  counts: [codeId: number, n: number][],
+  holder: string | null = null,
+): Promise<void> {
   if (!counts.length) return;
   await db.raw(
-    `with batch as (insert into scan_batch_counts (token) values (?) on conflict do nothing returning token)
-     update qr_codes q set redirects_count = q.redirects_count + v.n
-     from (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n) v
-     where q.id = v.id and q.redirect_cap is null and exists (select 1 from batch)`,
-    [token, counts.map(([id]) => id), counts.map(([, n]) => n)],
+    `with batch as (insert into scan_batch_counts (token) values (?) on conflict do nothing returning token),
+     v as (select unnest(?::bigint[]) as id, unnest(?::int[]) as n),
+     old as (select r.code_id, least(r.reserved, v.n) as m from redirect_reservations r join v on v.id = r.code_id
+             where r.holder = ? and exists (select 1 from batch) for update of r),
+     upd as (update redirect_reservations r set reserved = r.reserved - old.m
+             from old where r.holder = ? and r.code_id = old.code_id)
+     update qr_codes q set redirects_count = q.redirects_count + v.n - coalesce(old.m, 0)
+     from v left join old on old.code_id = v.id
+     where q.id = v.id and exists (select 1 from batch) and v.n > coalesce(old.m, 0)`,
+    [token, counts.map(([id]) => id), counts.map(([, n]) => n), holder, holder],
   );
 }
 

@@ -146,7 +146,7 @@ export function isRedirectProcess(): boolean {
  */
 export async function runRedirectProcess(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel).child({ redirectProcess: process.pid });
+  const log = createLogger(config.logLevel, {}, config.logFormat).child({ redirectProcess: process.pid });
   const app = await boot(config, log, { clickhouse: config.clickhouseUrl !== null, migrate: false });
   const channel = process as unknown as OwnerChannel;
   const owner = config.clickhouseUrl === null ? new OwnerInserts(channel) : null;

@@ -105,7 +105,7 @@ export async function startRedirectListener(
     onError: (err) => app.log.warn({ err }, 'redirect: building the known-keys filter failed; lookups read Postgres'),
   });
   await cache.start();
-  const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs });
+  const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs, spillDir });
   counters.start();
   // The scans' journal groups a turn's rows and holds their answers until they are written; orphan
   // rows (404s, sampled) are written one by one and hold nothing.
@@ -116,7 +116,7 @@ export async function startRedirectListener(
     columns: readonly (keyof R & string)[],
     encode?: (row: R) => string,
     journal?: FileJournal,
-    count?: (batch: Batch) => Promise<void>,
+    count?: (batch: Batch, own: boolean) => Promise<void>,
     stored?: (batch: Batch) => Promise<void>,
   ) =>
     new ScanBuffer<R>({
@@ -135,14 +135,14 @@ export async function startRedirectListener(
       count,
       stored,
     });
-  // redirects_count of codes without a cap is added per batch (scan-counts.ts), capped codes' by
-  // their reservations (counters.ts).
+  // redirects_count is added per batch (scan-counts.ts); a capped code's batch settles the
+  // reservation it was served from (counters.ts).
   const scans = buffer<ScanRow>(
     'scan_events',
     SCAN_EVENT_COLUMNS,
     encodeScanRow,
     scanJournal,
-    scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS),
+    scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS, counters.holder.id),
     scanBatchPublisher(app.db, app.log, SCAN_EVENT_COLUMNS),
   );
   const orphans = buffer<OrphanRow>(

@@ -45,9 +45,10 @@ export interface ScanBufferOptions<Row extends object> {
   journal?: BatchJournal;
   /**
    * Called with each batch before it is sent or replayed (scan-counts.ts: redirects_count, once per
-   * token); a failure counts as a failed insert (retried, spilled, replayed later).
+   * token); a failure counts as a failed insert (retried, spilled, replayed later). `own`: a batch
+   * this buffer formed and is sending (not one read back from a journal or spill file).
    */
-  count?: (batch: Batch) => Promise<void>;
+  count?: (batch: Batch, own: boolean) => Promise<void>;
   /**
    * Called with each batch once it is stored (sent, or replayed; the live stream's ledger,
    * scan-stream.ts). It is awaited, so batches are published in the order they were stored, and it
@@ -288,7 +289,7 @@ export class ScanBuffer<Row extends object> {
     const attempts = this.healthy && !this.closed ? this.attempts : 1;
     for (let i = 0; i < attempts; i++) {
       try {
-        await this.opts.count?.(batch);
+        await this.opts.count?.(batch, true);
         const t0 = performance.now();
         await this.insert(batch);
         const ms = performance.now() - t0;
@@ -420,7 +421,7 @@ export class ScanBuffer<Row extends object> {
         continue;
       }
       try {
-        await this.opts.count?.(batch);
+        await this.opts.count?.(batch, false);
         await this.insert(batch);
         await this.opts.stored?.(batch);
         rows += batch.rows;

@@ -1,8 +1,10 @@
-// redirects_count of codes without a cap, counted from the scan batches themselves: each batch's
-// rows are summed per code_id and added once per batch token (countScanBatch, the sql/0025 ledger),
-// before the batch is sent and again (a no-op if it was counted) whenever a journal or spill file is
-// replayed. So the count follows the stored scans: a process killed outright leaves its rows in a
-// journal, and whoever replays the journal counts them, once.
+// redirects_count, counted from the scan batches themselves: each batch's rows are summed per
+// code_id and added once per batch token (countScanBatch, the sql/0025 ledger), before the batch is
+// sent and again (a no-op if it was counted) whenever a journal or spill file is replayed. So the
+// count follows the stored scans: a process killed outright leaves its rows in a journal, and
+// whoever replays the journal counts them, once. A capped code's redirects were counted when they
+// were reserved (counters.ts): the batch its process sends settles that reservation instead, and a
+// replayed batch adds them, its process's reservations being released (sql/0022).
 import { decodeTime } from 'ulid';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
@@ -25,10 +27,18 @@ export function countsOf(tsv: string, column: number): [codeId: number, n: numbe
   return [...counts];
 }
 
-/** The scan buffer's `count` hook for scan_events. */
-export function scanBatchCounter(db: Knex, log: Logger, columns: readonly string[]): (batch: Batch) => Promise<void> {
+/**
+ * The scan buffer's `count` hook for scan_events. `holder`: the reservation holder of the process's
+ * counters (counters.ts), which its own batches settle; none for a buffer that only replays.
+ */
+export function scanBatchCounter(
+  db: Knex,
+  log: Logger,
+  columns: readonly string[],
+  holder: string | null = null,
+): (batch: Batch, own: boolean) => Promise<void> {
   const column = columns.indexOf('code_id');
-  return async (batch) => {
+  return async (batch, own) => {
     let sealedAt = Date.now();
     try {
       sealedAt = decodeTime(batch.token);
@@ -40,6 +50,6 @@ export function scanBatchCounter(db: Knex, log: Logger, columns: readonly string
       log.warn({ token: batch.token, rows: batch.rows }, 'scan batch too old to count into redirects_count');
       return;
     }
-    await countScanBatch(db, batch.token, countsOf(batch.tsv, column));
+    await countScanBatch(db, batch.token, countsOf(batch.tsv, column), own ? holder : null);
   };
 }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -7,6 +8,7 @@ import { ulid } from 'ulid';
 import { quarantineBatch, spillDirOf } from '../../server/analytics/scan-spill.js';
 import { parseCommand, runCommand, type CliIo } from '../../server/cli/commands.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { runQrctl } from '../helpers/web-client.js';
 
 const run = promisify(execFile);
@@ -154,6 +156,122 @@ describe('qrctl', () => {
     const stranger = await cli('token', 'create', '--org', 'token-co', '--email', 'nobody@x.test', '--name', 'x');
     expect(stranger.code).to.equal(2);
     expect(stranger.err).to.include('is not a member');
+  });
+
+  it('creates and updates codes of every type from a JSON file or flags, checked like the API', async () => {
+    const org = ['--org', 'codes-co'];
+    expect(
+      (
+        await cli(
+          'org',
+          'create',
+          '--name',
+          'Codes',
+          '--slug',
+          'codes-co',
+          '--plan',
+          'business_monthly',
+          '--currency',
+          'EUR',
+          '--owner-email',
+          'c@x.test',
+        )
+      ).code,
+    ).to.equal(0);
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'qrctl-codes-'));
+    try {
+      const made = async (...argv: string[]) => {
+        const r = await cli('codes', 'create', ...org, ...argv, '--json');
+        expect(r.code, r.out + r.err).to.equal(0);
+        return JSON.parse(r.out).code as { ulid: string; type: string; destination: unknown; trackable?: boolean };
+      };
+      // Each landing-page type from a destination file; the same object comes back.
+      for (const [type, destination] of Object.entries(LANDING_CASES)) {
+        const file = path.join(dir, `${type}.json`);
+        await fs.writeFile(file, JSON.stringify(destination));
+        const code = await made('--type', type, '--slug', `t-${type}`, '--destination-file', file);
+        expect(code.type).to.equal(type);
+        const title = type === 'vcard' || type === 'app' ? 'name' : 'title';
+        expect(code.destination).to.deep.include({ [title]: destination[title] });
+      }
+      // A static type from a JSON flag, a URL code from a whole body file with a flag on top.
+      const wifi = await made(
+        '--type',
+        'wifi',
+        '--slug',
+        'guest',
+        '--destination',
+        '{"ssid":"Guest","password":"s3cret;pw"}',
+      );
+      expect([wifi.type, wifi.trackable]).to.deep.equal(['wifi', false]);
+      await fs.writeFile(
+        path.join(dir, 'body.json'),
+        JSON.stringify({ slug: 'menu', destination: 'https://example.com/a', redirect_cap: 10 }),
+      );
+      const menu = await made('--file', path.join(dir, 'body.json'), '--name', 'Menu');
+      expect(menu).to.deep.include({
+        type: 'url',
+        destination: 'https://example.com/a',
+        name: 'Menu',
+        redirect_cap: 10,
+      });
+
+      // Updates: a dynamic type change (the printed URL stays), a destination flag, and the API's refusals.
+      const vcard = JSON.parse(
+        (
+          await cli(
+            'codes',
+            'update',
+            menu.ulid,
+            ...org,
+            '--type',
+            'vcard',
+            '--destination-file',
+            path.join(dir, 'vcard.json'),
+            '--json',
+          )
+        ).out,
+      ).code;
+      expect(vcard.type).to.equal('vcard');
+      const back = await cli(
+        'codes',
+        'update',
+        menu.ulid,
+        ...org,
+        '--type',
+        'url',
+        '--destination',
+        'https://example.com/b',
+        '--json',
+      );
+      expect(JSON.parse(back.out).code).to.deep.include({ type: 'url', destination: 'https://example.com/b' });
+      const toStatic = await cli(
+        'codes',
+        'update',
+        menu.ulid,
+        ...org,
+        '--type',
+        'text',
+        '--destination',
+        '{"text":"hi"}',
+      );
+      expect(toStatic.code).to.equal(2);
+      expect(toStatic.err).to.match(/^qrctl: type: .*static/);
+      const bad = await cli('codes', 'create', ...org, '--type', 'wifi', '--slug', 'x', '--destination', '{"ssid":""}');
+      expect(bad.code).to.equal(2);
+      expect(bad.err).to.include('destination.ssid');
+      const notJson = await cli('codes', 'create', ...org, '--slug', 'y', '--destination', '{nope');
+      expect([notJson.code, notJson.err]).to.deep.equal([
+        2,
+        'qrctl: destination: Starts with { but is not a JSON object.',
+      ]);
+      // Another organization's code is not found.
+      const other = await cli('codes', 'update', menu.ulid, '--org', 'acme', '--name', 'x');
+      expect(other.code).to.equal(2);
+      expect(other.err).to.match(/not found/i);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists, shows and re-queues a quarantined scan batch, which /readyz and /metrics report meanwhile', async () => {

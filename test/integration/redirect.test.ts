@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import http from 'node:http';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
-import { countScanBatch } from '../../server/qr-codes/scan-lookup.js';
+import { countScanBatch, giveBackRedirects, reserveRedirects } from '../../server/qr-codes/scan-lookup.js';
+import { RedirectCounters, STALE_SECONDS } from '../../server/redirect/counters.js';
 import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
@@ -192,7 +193,7 @@ describe('public redirect', function () {
       expect((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count).to.equal(12);
     });
 
-    it('counts a scan batch once per token, however often it is sent or replayed, and only codes without a cap', async () => {
+    it('counts a scan batch once per token, however often it is sent or replayed, capped codes included', async () => {
       const free = await code();
       const capped = await code({ redirect_cap: 100 });
       const token = ulid();
@@ -206,9 +207,56 @@ describe('public redirect', function () {
       await Promise.all([countScanBatch(svc.app.db, token, counts), countScanBatch(svc.app.db, token, counts)]);
       await countScanBatch(svc.app.db, token, counts);
       expect(await countOf(free.id)).to.equal(3);
-      expect(await countOf(capped.id)).to.equal(0); // capped codes are counted by their reservations
+      // Replayed without a holder: no reservation served them (or its holder was released).
+      expect(await countOf(capped.id)).to.equal(2);
       await countScanBatch(svc.app.db, ulid(), [[free.id, 1]]);
       expect(await countOf(free.id)).to.equal(4);
+    });
+
+    it("settles a capped code's reservation with its holder's own batch, without counting it twice", async () => {
+      const capped = await code({ redirect_cap: 1000 });
+      const holder = { id: ulid(), host: 'test-host', pid: 1 };
+      const countOf = async () =>
+        Number((await svc.app.db('qr_codes').where({ id: capped.id }).first('redirects_count')).redirects_count);
+      expect(await reserveRedirects(svc.app.db, holder, capped.id, 10)).to.deep.equal({ granted: 10, uncapped: false });
+      expect(await countOf()).to.equal(10); // reserved redirects count at once: the cap holds
+      await countScanBatch(svc.app.db, ulid(), [[capped.id, 4]], holder.id); // 4 served and sent
+      expect(await countOf()).to.equal(10);
+      await giveBackRedirects(svc.app.db, holder.id, [[capped.id, 6]]); // 6 unused, given back
+      expect(await countOf()).to.equal(4);
+      await giveBackRedirects(svc.app.db, holder.id, [[capped.id, 6]]); // nothing held any more
+      expect(await countOf()).to.equal(4);
+    });
+
+    it("gives back a killed process's unused reservation, and counts its journaled scans once", async () => {
+      const c = await code({ redirect_cap: 1000 });
+      // A second redirect's counters, on the same stores: 40 served, sent and flushed (so its next
+      // block is 10), then 3 more served from a new block and the process killed outright: its
+      // journal holds the 3, its reservation the 7 it never used.
+      const killed = new RedirectCounters(svc.app.db, svc.app.log);
+      for (let i = 0; i < 40; i++) expect(await killed.take(c.id)).to.equal(true);
+      await countScanBatch(svc.app.db, ulid(), [[c.id, 40]], killed.holder.id);
+      await killed.flush();
+      for (let i = 0; i < 3; i++) expect(await killed.take(c.id)).to.equal(true);
+      const countOf = async () =>
+        Number((await svc.app.db('qr_codes').where({ id: c.id }).first('redirects_count')).redirects_count);
+      expect(await countOf()).to.equal(50);
+      // Its journal replayed by another process, without a holder.
+      await countScanBatch(svc.app.db, ulid(), [[c.id, 3]]);
+      // Not seen for longer than STALE_SECONDS (a process that is gone): the next look releases it.
+      await svc.app
+        .db('redirect_reservations')
+        .where({ holder: killed.holder.id })
+        .update({
+          seen_at: svc.app.db.raw(`now() - make_interval(secs => ?)`, [STALE_SECONDS + 1]),
+        });
+      const other = new RedirectCounters(svc.app.db, svc.app.log);
+      await other.flush();
+      expect(await countOf()).to.equal(43);
+      expect(await svc.app.db('redirect_reservations').where({ holder: killed.holder.id })).to.deep.equal([]);
+      await other.flush(); // a second look finds nothing more to release
+      expect(await countOf()).to.equal(43);
+      await other.close();
     });
   });
 
