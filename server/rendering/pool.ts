@@ -125,9 +125,9 @@ export class RenderPool {
     }
   }
 
-  /** The scannability of a config, measured in a render thread. */
-  scannability(config: StyleConfig, text?: string, background = false): Promise<Scannability> {
-    return this.submit({ op: 'scannability', config, text }, background) as Promise<Scannability>;
+  /** The scannability of a config (the full verdict, or the quick check), measured in a render thread. */
+  scannability(config: StyleConfig, text?: string, background = false, full = true): Promise<Scannability> {
+    return this.submit({ op: 'scannability', config, text, full }, background) as Promise<Scannability>;
   }
 
   /**

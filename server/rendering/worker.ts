@@ -13,7 +13,7 @@ import type { StyleConfig } from './style.js';
 
 export type RenderJob =
   | { op: 'render'; req: RenderRequest }
-  | { op: 'scannability'; config: StyleConfig; text?: string }
+  | { op: 'scannability'; config: StyleConfig; text?: string; full?: boolean }
   | { op: 'logoCost'; uri: string; budgetMs: number };
 
 export interface RenderJobMessage {
@@ -44,7 +44,9 @@ async function run(job: RenderJob): Promise<{ value: unknown; transfer: ArrayBuf
     bytes.set(image.body);
     return { value: { ...image, body: bytes }, transfer: [bytes.buffer] };
   }
-  if (job.op === 'scannability') return { value: await checkScannability(job.config, job.text), transfer: [] };
+  if (job.op === 'scannability') {
+    return { value: await checkScannability(job.config, job.text, job.full ?? true), transfer: [] };
+  }
   return { value: await logoDrawCost(parseLogo(job.uri), job.budgetMs), transfer: [] };
 }
 

@@ -50,8 +50,8 @@ const EXAMPLES: [string, string, StyleConfig][] = [
   ],
   [
     'logo',
-    'A PNG logo (`data:` URI), `imageSize` 0.1, level H',
-    { image: LOGO, imageOptions: { imageSize: 0.1, margin: 4 }, qrOptions: { errorCorrectionLevel: 'H' } },
+    'A PNG logo (`data:` URI), `imageSize` 0.4 (qr-code-styling’s default), level H',
+    { image: LOGO, imageOptions: { imageSize: 0.4, margin: 4 }, qrOptions: { errorCorrectionLevel: 'H' } },
   ],
   ['frame-box', '`frame: {style: box, text: "Scan the menu"}`', { frame: { style: 'box', text: 'Scan the menu' } }],
   [
@@ -64,7 +64,7 @@ const EXAMPLES: [string, string, StyleConfig][] = [
       cornersDotOptions: { type: 'dot', color: '#000000' },
       backgroundOptions: { color: '#fffde7' },
       image: LOGO,
-      imageOptions: { imageSize: 0.1, margin: 4 },
+      imageOptions: { imageSize: 0.4, margin: 4 },
       frame: { style: 'banner', text: 'Scan me', color: '#1a237e' },
     },
   ],

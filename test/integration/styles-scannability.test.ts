@@ -30,11 +30,6 @@ describe('QR styles: scannability, preview and the stored-style check', () => {
       'low_contrast',
     ],
     ['no quiet zone', { margin: 0 }, 'quiet_zone_missing'],
-    [
-      'a logo covering 40% at level L',
-      { image: LOGO, imageOptions: { imageSize: 0.4 }, qrOptions: { errorCorrectionLevel: 'L' } },
-      'logo_exceeds_error_correction',
-    ],
   ];
   for (const [what, config, reason] of knownBad) {
     it(`refuses a style with ${what}: 422 style_not_scannable with ${reason}, nothing saved`, async () => {
@@ -47,6 +42,19 @@ describe('QR styles: scannability, preview and the stored-style check', () => {
       expect(await styleCount()).to.equal(before);
     });
   }
+
+  it('accepts qr-code-styling’s default imageSize 0.4 at level H (a coefficient of the capacity, not 40% of the area)', async () => {
+    for (const imageSize of [0.4, 0.3]) {
+      const res = await svc.post('/v1/qr-styles/preview', a.token, {
+        config: { image: LOGO, imageOptions: { imageSize }, qrOptions: { errorCorrectionLevel: 'H' } },
+      });
+      expect(res.status, res.text).to.equal(200);
+      const s = res.body.data.scannability;
+      expect(s.verdict, JSON.stringify(s)).to.not.equal('fail');
+      expect(s.logo_coverage).to.be.at.most(imageSize * 0.3);
+      expect(s.logo_area).to.be.above(0).and.at.most(s.logo_coverage);
+    }
+  });
 
   it('measures the contrast on the worst gradient stop with the WCAG formula', async () => {
     const res = await svc.post('/v1/qr-styles/preview', a.token, {

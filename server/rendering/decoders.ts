@@ -1,0 +1,169 @@
+// The three decoder families the scannability verdict asks, each of its own lineage:
+// - `zxing-cpp`: ZXing-C++ compiled to WebAssembly (zxing-wasm, MIT; ZXing-C++ is Apache-2.0), in
+//   this thread; its binary is read from the package, never fetched;
+// - `jsqr`: jsQR (Apache-2.0), a JavaScript reader of its own, in this thread;
+// - `zbar`: ZBar (LGPL-2.1-or-later, via @undecaf/zbar-wasm), the reader behind many scanner apps
+//   and point-of-sale readers, in a separate process (./zbar-process.mjs) because of its licence.
+// Every image is greyscale, one byte per pixel.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import jsqrModule from 'jsqr';
+import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
+
+export const DECODER_FAMILIES = ['zxing-cpp', 'jsqr', 'zbar'] as const;
+export type DecoderFamily = (typeof DECODER_FAMILIES)[number];
+
+export interface Gray {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+// jsqr is CommonJS whose module.exports is the function itself; under NodeNext its default import
+// is typed as the module namespace.
+const jsQR = jsqrModule as unknown as typeof jsqrModule.default;
+const require = createRequire(import.meta.url);
+
+function rgba(img: Gray): Uint8ClampedArray {
+  const out = new Uint8ClampedArray(img.width * img.height * 4);
+  for (let i = 0, j = 0; i < img.data.length; i++, j += 4) {
+    out[j] = out[j + 1] = out[j + 2] = img.data[i];
+    out[j + 3] = 255;
+  }
+  return out;
+}
+
+let zxingReady: Promise<unknown> | undefined;
+function zxing(): Promise<unknown> {
+  if (!zxingReady) {
+    const wasm = readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm'));
+    zxingReady = prepareZXingModule({
+      overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) },
+      fireImmediately: true,
+    }) as Promise<unknown>;
+  }
+  return zxingReady;
+}
+
+async function decodeZxing(img: Gray): Promise<string[]> {
+  await zxing();
+  const found = await readBarcodes(
+    { data: rgba(img), width: img.width, height: img.height, colorSpace: 'srgb' } as ImageData,
+    { formats: ['QRCode'], tryHarder: true, tryInvert: true, tryRotate: true, maxNumberOfSymbols: 1 },
+  );
+  return found.filter((b) => b.isValid).map((b) => b.text);
+}
+
+function decodeJsqr(img: Gray): string[] {
+  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: 'attemptBoth' });
+  return found ? [found.data] : [];
+}
+
+const ZBAR_ENTRY = fileURLToPath(new URL('./zbar-process.mjs', import.meta.url));
+
+/** The ZBar process of this thread: started on first use, started again if it dies. */
+class ZbarProcess {
+  private child?: ChildProcessWithoutNullStreams;
+  private ready?: Promise<void>;
+  private nextId = 1;
+  private waiting = new Map<number, { resolve: (t: string[]) => void; reject: (e: Error) => void }>();
+
+  private start(): Promise<void> {
+    const child = spawn(process.execPath, [ZBAR_ENTRY], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = child;
+    let buffered = '';
+    let onReady: () => void;
+    const ready = new Promise<void>((resolve) => (onReady = resolve));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s: string) => {
+      buffered += s;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const msg = JSON.parse(buffered.slice(0, nl)) as { ready?: boolean; id?: number; texts?: string[] };
+        buffered = buffered.slice(nl + 1);
+        if (msg.ready) onReady();
+        const w = msg.id !== undefined ? this.waiting.get(msg.id) : undefined;
+        if (w) {
+          this.waiting.delete(msg.id!);
+          if (!this.waiting.size) this.hold(false);
+          w.resolve(msg.texts ?? []);
+        }
+      }
+    });
+    child.stderr.resume();
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      this.ready = undefined;
+      for (const w of this.waiting.values()) w.reject(new Error(`the ZBar process ended: ${why}`));
+      this.waiting.clear();
+    };
+    child.on('exit', (code, signal) => gone(`exit ${code ?? signal}`));
+    child.on('error', (err) => gone(err.message));
+    child.stdin.on('error', () => gone('its input closed'));
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
+    this.hold(false);
+    return Promise.race([
+      ready,
+      new Promise<void>((_, reject) => child.once('exit', () => reject(new Error('the ZBar process did not start')))),
+    ]);
+  }
+
+  /** The process keeps this thread alive only while an answer is awaited. */
+  private hold(on: boolean): void {
+    const c = this.child;
+    if (!c) return;
+    for (const h of [c, c.stdout, c.stdin] as unknown as { ref?: () => void; unref?: () => void }[]) {
+      if (on) h.ref?.();
+      else h.unref?.();
+    }
+  }
+
+  async decode(img: Gray): Promise<string[]> {
+    if (!this.ready) this.ready = this.start();
+    this.hold(true);
+    try {
+      await this.ready;
+    } finally {
+      if (!this.waiting.size) this.hold(false);
+    }
+    const id = this.nextId++ >>> 0;
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(id, 0);
+    header.writeUInt32LE(img.width, 4);
+    header.writeUInt32LE(img.height, 8);
+    return new Promise<string[]>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.hold(true);
+      this.child!.stdin.write(Buffer.concat([header, img.data]));
+    });
+  }
+}
+
+const zbar = new ZbarProcess();
+
+/** The texts a family reads in a greyscale image (none: empty). */
+export async function decodeWith(family: DecoderFamily, img: Gray): Promise<string[]> {
+  if (family === 'zxing-cpp') return decodeZxing(img);
+  if (family === 'jsqr') return decodeJsqr(img);
+  return zbar.decode(img);
+}
+
+/**
+ * Which families read `text` in `img`, every family asked (ZBar's process works while this thread
+ * runs the other two).
+ */
+export async function familiesReading(
+  img: Gray,
+  text: string,
+  families = DECODER_FAMILIES,
+): Promise<Set<DecoderFamily>> {
+  // ZBar first: its request is on its way before the other two take this thread.
+  const ordered = [...families].sort((a, b) => Number(b === 'zbar') - Number(a === 'zbar'));
+  const asked = ordered.map(async (f) => [f, (await decodeWith(f, img)).includes(text)] as const);
+  const read = new Set<DecoderFamily>();
+  for (const [f, ok] of await Promise.all(asked)) if (ok) read.add(f);
+  return read;
+}
