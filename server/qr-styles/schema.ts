@@ -65,7 +65,7 @@ export const Scannability: JsonSchema = {
     robustness_margin: {
       type: ['number', 'null'],
       description:
-        'Full check: the declared print size over the smallest size that still passes (2: passes at half the size; under 1: print it larger); null when no size up to three times the declared one passes.',
+        'Full check: the declared print size over the smallest size that still passes (2: passes at half the size; under 1: print it larger); null when not even twice the declared size passes.',
     },
     smallest_print_size_mm: {
       type: ['number', 'null'],

@@ -85,20 +85,29 @@ export function gaussianBlur(img: Gray, sigma: number): Gray {
   return { data: out, width: w, height: h };
 }
 
-/** The symbol on white paper, `pxPerModule` camera pixels a module, turned by `rotationDeg`. */
-async function photograph(scene: Scene, pxPerModule: number, rotationDeg = 0): Promise<Gray> {
+/** The printed symbol on white paper, `pxPerModule` camera pixels a module, with room to turn it. */
+export async function photograph(scene: Scene, pxPerModule: number): Promise<Canvas> {
   const widthPx = Math.max(8, Math.round(scene.width * pxPerModule));
   const symbol = await sceneToCanvas(scene, widthPx, '#ffffff');
-  // Paper around the printed image, room for the turn.
-  const pad = Math.ceil(Math.max(symbol.width, symbol.height) * 0.2);
+  // A turn of 10° reaches 8% of the side past each edge.
+  const pad = Math.ceil(Math.max(symbol.width, symbol.height) * 0.1);
   const canvas = createCanvas(symbol.width + 2 * pad, symbol.height + 2 * pad);
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(symbol, pad, pad);
+  return canvas;
+}
+
+function rotated(photo: Canvas, deg: number): Canvas {
+  const canvas = createCanvas(photo.width, photo.height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.translate(canvas.width / 2, canvas.height / 2);
-  ctx.rotate((rotationDeg * Math.PI) / 180);
-  ctx.drawImage(symbol, -symbol.width / 2, -symbol.height / 2);
-  return toGray(canvas);
+  ctx.rotate((deg * Math.PI) / 180);
+  ctx.drawImage(photo, -photo.width / 2, -photo.height / 2);
+  return canvas;
 }
 
 /** The paper turned `deg` about its vertical axis, as the camera's pinhole sees it (white outside). */
@@ -121,13 +130,11 @@ function tilt(img: Gray, deg: number): Gray {
       if (x0 < 0 || y0 < 0 || x0 + 1 >= w || y0 + 1 >= h) continue;
       const fx = sx - x0;
       const fy = sy - y0;
-      const p = (yy: number, xx: number) => img.data[yy * w + xx];
-      out[v * w + u] = Math.round(
-        p(y0, x0) * (1 - fx) * (1 - fy) +
-          p(y0, x0 + 1) * fx * (1 - fy) +
-          p(y0 + 1, x0) * (1 - fx) * fy +
-          p(y0 + 1, x0 + 1) * fx * fy,
-      );
+      const i = y0 * w + x0;
+      const d = img.data;
+      const top = d[i] + (d[i + 1] - d[i]) * fx;
+      const bottom = d[i + w] + (d[i + w + 1] - d[i + w]) * fx;
+      out[v * w + u] = (top + (bottom - top) * fy + 0.5) | 0;
     }
   }
   return { data: out, width: w, height: h };
@@ -185,12 +192,12 @@ async function jpeg(img: Gray, quality: number): Promise<Gray> {
   return toGray(back);
 }
 
-/** One capture of the scene at `pxPerModule` camera pixels a module. */
-export async function capture(scene: Scene, pxPerModule: number, kind: CaptureKind): Promise<Gray> {
+/** One capture of a photograph (./photograph). */
+export async function capture(photo: Canvas, kind: CaptureKind): Promise<Gray> {
   const I = IMPAIRMENTS;
   const lens = (g: Gray) => gaussianBlur(g, I.lensSigmaPx);
-  if (kind === 'rotation') return lens(await photograph(scene, pxPerModule, I.rotationDeg));
-  const flat = await photograph(scene, pxPerModule);
+  if (kind === 'rotation') return lens(toGray(rotated(photo, I.rotationDeg)));
+  const flat = toGray(photo);
   if (kind === 'blur') return gaussianBlur(flat, I.defocusSigmaPx);
   if (kind === 'jpeg') return jpeg(lens(flat), I.jpegQuality);
   if (kind === 'tilt') return lens(tilt(flat, I.tiltDeg));

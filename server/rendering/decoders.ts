@@ -51,13 +51,15 @@ async function decodeZxing(img: Gray): Promise<string[]> {
   await zxing();
   const found = await readBarcodes(
     { data: rgba(img), width: img.width, height: img.height, colorSpace: 'srgb' } as ImageData,
-    { formats: ['QRCode'], tryHarder: true, tryInvert: true, tryRotate: true, maxNumberOfSymbols: 1 },
+    // A phone is held roughly upright: no quarter turns (they cost time and read nothing more).
+    { formats: ['QRCode'], tryHarder: true, tryInvert: true, tryRotate: false, maxNumberOfSymbols: 1 },
   );
   return found.filter((b) => b.isValid).map((b) => b.text);
 }
 
-function decodeJsqr(img: Gray): string[] {
-  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: 'attemptBoth' });
+function decodeJsqr(img: Gray, inverted: boolean): string[] {
+  // One binarisation, the way the symbol is printed: light modules on dark are read inverted.
+  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: inverted ? 'onlyInvert' : 'dontInvert' });
   return found ? [found.data] : [];
 }
 
@@ -145,25 +147,36 @@ class ZbarProcess {
 const zbar = new ZbarProcess();
 
 /** The texts a family reads in a greyscale image (none: empty). */
-export async function decodeWith(family: DecoderFamily, img: Gray): Promise<string[]> {
+export async function decodeWith(family: DecoderFamily, img: Gray, inverted = false): Promise<string[]> {
   if (family === 'zxing-cpp') return decodeZxing(img);
-  if (family === 'jsqr') return decodeJsqr(img);
+  if (family === 'jsqr') return decodeJsqr(img, inverted);
   return zbar.decode(img);
 }
 
 /**
- * Which families read `text` in `img`, every family asked (ZBar's process works while this thread
- * runs the other two).
+ * Which families read `text` in each image: ZBar's requests all go out first, so its process works
+ * while this thread runs the other two families. With `stopAtFirst`, the in-thread families stop at
+ * the first image one of them misses (ZBar's answers are then not awaited).
  */
 export async function familiesReading(
-  img: Gray,
+  imgs: Gray[],
   text: string,
-  families = DECODER_FAMILIES,
-): Promise<Set<DecoderFamily>> {
-  // ZBar first: its request is on its way before the other two take this thread.
-  const ordered = [...families].sort((a, b) => Number(b === 'zbar') - Number(a === 'zbar'));
-  const asked = ordered.map(async (f) => [f, (await decodeWith(f, img)).includes(text)] as const);
-  const read = new Set<DecoderFamily>();
-  for (const [f, ok] of await Promise.all(asked)) if (ok) read.add(f);
+  opts: { families?: readonly DecoderFamily[]; inverted?: boolean; stopAtFirst?: boolean } = {},
+): Promise<Set<DecoderFamily>[]> {
+  const families = opts.families ?? DECODER_FAMILIES;
+  const zbarAnswers = families.includes('zbar') ? imgs.map((img) => zbar.decode(img)) : [];
+  // An abandoned answer must not become an unhandled rejection.
+  for (const a of zbarAnswers) a.catch(() => undefined);
+  const read: Set<DecoderFamily>[] = [];
+  for (const img of imgs) {
+    const set = new Set<DecoderFamily>();
+    for (const f of families) {
+      if (f !== 'zbar' && (await decodeWith(f, img, opts.inverted)).includes(text)) set.add(f);
+    }
+    read.push(set);
+    if (opts.stopAtFirst && families.some((f) => f !== 'zbar' && !set.has(f))) return read;
+  }
+  const texts = await Promise.all(zbarAnswers);
+  texts.forEach((t, i) => t.includes(text) && read[i].add('zbar'));
   return read;
 }

@@ -233,9 +233,8 @@ export function logoBox(o: {
   let height = Math.round(width * k);
   if (hideY * hideX > maxHidden || (maxAxis && maxAxis < hideY)) {
     if (maxAxis && maxAxis < hideY) {
+      // (qr-code-styling decrements hideX here when hideY is even; hideX is computed again below.)
       hideY = maxAxis;
-      // Stryker disable next-line all: qr-code-styling decrements x here (not y); kept as it is
-      if (hideY % 2 === 0) hideX--;
     } else {
       hideY -= 2;
     }

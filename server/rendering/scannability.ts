@@ -6,7 +6,15 @@
 // stable reason code. The quick check (contrast, quiet zone, logo, the ideal image read by the two
 // in-thread families) is what a live preview asks while the user types; the full verdict adds ZBar,
 // the captures and the smallest print size.
-import { capture, capturePxPerModule, CAPTURES, DEFAULT_PRINT, type CaptureKind, type PrintHint } from './captures.js';
+import {
+  capture,
+  capturePxPerModule,
+  CAPTURES,
+  photograph,
+  DEFAULT_PRINT,
+  type CaptureKind,
+  type PrintHint,
+} from './captures.js';
 import { DECODER_FAMILIES, decodeWith, familiesReading, type DecoderFamily, type Gray } from './decoders.js';
 import { DEFAULT_ERROR_CORRECTION, EC_CAPACITY, type Scene } from './geometry.js';
 import { paintColors, type Rgba } from './paint.js';
@@ -113,9 +121,12 @@ const WHITE: Rgba = { r: 255, g: 255, b: 255, a: 1 };
 
 /** Pixels per module of the full-size rasters that are decoded, in the order tried. */
 const CHECK_MODULE_PX = [4, 3, 5, 2.5];
-/** Capture sizes tried for the smallest print size: the declared size divided by these. */
-const SHRINK = [1.25, 1.5, 2, 2.5];
-const GROW = [0.8, 2 / 3, 0.5, 1 / 3];
+/**
+ * Capture sizes tried for the smallest print size: the declared size divided by these, searched by
+ * halves (two steps each way: the middle one, then the one beside it on the side the answer lies).
+ */
+const SHRINK = [1.25, 1.5, 2];
+const GROW = [0.8, 2 / 3, 0.5];
 /** Past this many camera pixels a module, a capture is as good as it gets (and costs more). */
 const MAX_CAPTURE_PX = 10;
 
@@ -134,13 +145,14 @@ async function readIdeal(
   scene: Scene,
   text: string,
   families: readonly DecoderFamily[],
+  inverted: boolean,
 ): Promise<{ read: Set<DecoderFamily>; other?: string }> {
   const read = new Set<DecoderFamily>();
   let other: string | undefined;
   for (const px of CHECK_MODULE_PX) {
     const img = await idealImage(scene, px);
     const left = families.filter((f) => !read.has(f));
-    const texts = await Promise.all(left.map((f) => decodeWith(f, img)));
+    const texts = await Promise.all(left.map((f) => decodeWith(f, img, inverted)));
     left.forEach((f, i) => {
       if (texts[i].includes(text)) read.add(f);
       else if (texts[i].length) other ??= texts[i][0];
@@ -151,19 +163,22 @@ async function readIdeal(
   return { read, other };
 }
 
-/** Every capture at `sizeMm` read by every family; the misses (all of them, or the first one when `stopAtFirst`). */
-async function captureMisses(scene: Scene, text: string, print: PrintHint, stopAtFirst: boolean): Promise<Miss[]> {
-  const px = Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print));
+/** Every capture at the print size read by every family: the misses (or the first one only, when `stopAtFirst`). */
+async function captureMisses(
+  scene: Scene,
+  text: string,
+  print: PrintHint,
+  stopAtFirst: boolean,
+  inverted: boolean,
+): Promise<Miss[]> {
+  const photo = await photograph(scene, Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print)));
+  const imgs = await Promise.all(CAPTURES.map((kind) => capture(photo, kind)));
+  const read = await familiesReading(imgs, text, { inverted, stopAtFirst });
   const misses: Miss[] = [];
-  for (const kind of CAPTURES) {
-    const read = await familiesReading(await capture(scene, px, kind), text);
-    for (const family of DECODER_FAMILIES) {
-      if (read.has(family)) continue;
-      misses.push({ family, capture: kind });
-      if (stopAtFirst) return misses;
-    }
-  }
-  return misses;
+  read.forEach((set, i) => {
+    for (const family of DECODER_FAMILIES) if (!set.has(family)) misses.push({ family, capture: CAPTURES[i] });
+  });
+  return stopAtFirst ? misses.slice(0, 1) : misses;
 }
 
 const mm = (x: number) => Math.round(x * 10) / 10;
@@ -174,20 +189,22 @@ async function smallestPrintSize(
   text: string,
   print: PrintHint,
   passesAsDeclared: boolean,
+  inverted: boolean,
 ): Promise<number | null> {
-  const at = (f: number) => ({ ...print, size_mm: print.size_mm / f });
+  const passes = async (f: number) =>
+    (await captureMisses(scene, text, { ...print, size_mm: print.size_mm / f }, true, inverted)).length === 0;
   if (passesAsDeclared) {
-    let smallest = print.size_mm;
-    for (const f of SHRINK) {
-      if ((await captureMisses(scene, text, at(f), true)).length) break;
-      smallest = print.size_mm / f;
-    }
-    return mm(smallest);
+    // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not.
+    const [small, mid, smallest] = SHRINK;
+    let best = 1;
+    if (await passes(mid)) best = (await passes(smallest)) ? smallest : mid;
+    else if (await passes(small)) best = small;
+    return mm(print.size_mm / best);
   }
-  for (const f of GROW) {
-    if (!(await captureMisses(scene, text, at(f), true)).length) return mm(print.size_mm / f);
-  }
-  return null;
+  // Larger: 1.5 times first; then 1.25 times when it passes, twice when it does not.
+  const [near, mid, far] = GROW;
+  if (await passes(mid)) return mm(print.size_mm / ((await passes(near)) ? near : mid));
+  return (await passes(far)) ? mm(print.size_mm / far) : null;
 }
 
 export interface MeasureOptions {
@@ -230,12 +247,13 @@ export async function measure(
   const share = coverage / EC_CAPACITY[level];
   if (share > RULES.logoFail) reasons.push('logo_exceeds_error_correction');
   else if (share > RULES.logoWarn) reasons.push('logo_near_error_correction_limit');
-  if (inverted > (fgs.length * bgs.length) / 2) reasons.push('inverted_colors');
+  const isInverted = inverted > (fgs.length * bgs.length) / 2;
+  if (isInverted) reasons.push('inverted_colors');
   if (transparent) reasons.push('transparent_background');
 
   // The ideal image: a few module sizes are tried, as a phone sees the symbol at many distances.
   const families: readonly DecoderFamily[] = full ? DECODER_FAMILIES : ['zxing-cpp', 'jsqr'];
-  const ideal = await readIdeal(scene, text, families);
+  const ideal = await readIdeal(scene, text, families, isInverted);
   const decoded = ideal.read.size > 0;
   if (!decoded) reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
 
@@ -243,12 +261,14 @@ export async function measure(
   if (full && decoded && !reasons.some((r) => REASONS[r].startsWith('fail'))) {
     const misses: Miss[] = families.filter((f) => !ideal.read.has(f)).map((family) => ({ family, capture: 'ideal' }));
     if (misses.length) reasons.push('decoder_missed_symbol');
-    const captured = await captureMisses(scene, text, print, false);
+    const captured = await captureMisses(scene, text, print, false, isInverted);
     if (captured.length) reasons.push('capture_not_decoded');
     misses.push(...captured);
     result.misses = misses;
     result.smallest_print_size_mm =
-      ideal.read.size === families.length ? await smallestPrintSize(scene, text, print, misses.length === 0) : null;
+      ideal.read.size === families.length
+        ? await smallestPrintSize(scene, text, print, misses.length === 0, isInverted)
+        : null;
     result.robustness_margin = result.smallest_print_size_mm
       ? Math.round((print.size_mm / result.smallest_print_size_mm) * 100) / 100
       : null;

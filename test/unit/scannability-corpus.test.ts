@@ -165,7 +165,8 @@ describe('scannability verdicts against Debian’s zbarimg (a corpus of styles)'
     // The corpus means something: most of it passes, zbarimg reads the plain styles, and the issue's
     // ring finder patterns with classy-rounded dots at H is not called pass.
     const passes = judged.filter((j) => j.verdict.verdict === 'pass');
-    expect(passes.length, 'styles judged pass').to.be.at.least(judged.length / 3);
+    const tally = judged.map((j) => `${j.name}: ${j.verdict.verdict}`).join('\n');
+    expect(passes.length, `styles judged pass:\n${tally}`).to.be.at.least(5);
     expect(read.get(judged.find((j) => j.name === 'box frame with text')!.files[1])).to.include(SAMPLE_TEXT);
     const ring = judged.find((j) => j.name.startsWith('issue 29'))!;
     expect(ring.verdict.verdict).to.not.equal('pass');

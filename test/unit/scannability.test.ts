@@ -346,12 +346,12 @@ describe('scannability rules', function () {
     });
 
     it('judges the captures at the declared print size: too small a print is a warning, and the smallest size that passes is larger', async () => {
-      const tiny = await checkScannability({ print: { size_mm: 8, distance_mm: 200 } });
-      expect(tiny.print).to.deep.equal({ size_mm: 8, distance_mm: 200 });
+      const tiny = await checkScannability({ print: { size_mm: 10, distance_mm: 200 } });
+      expect(tiny.print).to.deep.equal({ size_mm: 10, distance_mm: 200 });
       expect(tiny.verdict).to.equal('warn');
       expect(tiny.reasons).to.deep.equal(['capture_not_decoded']);
       // It passes larger; the margin says by how much it falls short.
-      expect(tiny.smallest_print_size_mm).to.be.a('number').above(8).and.at.most(24);
+      expect(tiny.smallest_print_size_mm).to.be.a('number').above(10).and.at.most(20);
       expect(tiny.robustness_margin).to.be.below(1);
     });
 
