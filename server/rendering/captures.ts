@@ -44,7 +44,7 @@ export const IMPAIRMENTS = {
   /** Light falls from full on one corner to this share on the opposite one. */
   darkestLight: 0.35,
   /** Sensor noise: Gaussian, sigma in grey levels, from a fixed seed. */
-  noiseSigma: 22,
+  noiseSigma: 12,
   noiseSeed: 18004,
 } as const;
 

@@ -58,8 +58,8 @@ async function decodeZxing(img: Gray): Promise<string[]> {
 }
 
 function decodeJsqr(img: Gray, inverted: boolean): string[] {
-  // One binarisation, the way the symbol is printed: light modules on dark are read inverted.
-  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: inverted ? 'onlyInvert' : 'dontInvert' });
+  // One binarisation for a dark-on-light symbol; both for an inverted one (jsqr's onlyInvert throws).
+  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: inverted ? 'attemptBoth' : 'dontInvert' });
   return found ? [found.data] : [];
 }
 
@@ -113,6 +113,11 @@ class ZbarProcess {
     ]);
   }
 
+  warm(): void {
+    if (!this.ready) this.ready = this.start();
+    this.ready.catch(() => (this.ready = undefined));
+  }
+
   /** The process keeps this thread alive only while an answer is awaited. */
   private hold(on: boolean): void {
     const c = this.child;
@@ -145,6 +150,15 @@ class ZbarProcess {
 }
 
 const zbar = new ZbarProcess();
+
+/**
+ * Compiles ZXing-C++'s WebAssembly and starts ZBar's process ahead of the first verdict (a render
+ * thread calls it when it starts), so the first check is not the one that pays for them.
+ */
+export function warmDecoders(): void {
+  void zxing().catch(() => undefined);
+  zbar.warm();
+}
 
 /** The texts a family reads in a greyscale image (none: empty). */
 export async function decodeWith(family: DecoderFamily, img: Gray, inverted = false): Promise<string[]> {

@@ -9,6 +9,7 @@ import { renderQr, type RenderRequest } from './index.js';
 import { parseLogo } from './logo.js';
 import { logoDrawCost } from './raster.js';
 import { checkScannability } from './scannability.js';
+import { warmDecoders } from './decoders.js';
 import type { StyleConfig } from './style.js';
 
 export type RenderJob =
@@ -66,6 +67,7 @@ function yieldToEventLoop(): void {
 const port = parentPort;
 if (port) {
   yieldToEventLoop();
+  warmDecoders();
   port.on('message', (msg: RenderJobMessage) => {
     run(msg.job).then(
       ({ value, transfer }) => port.postMessage({ id: msg.id, ok: true, value } satisfies RenderReply, transfer),
