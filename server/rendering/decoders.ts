@@ -36,7 +36,8 @@ function rgba(img: Gray): Uint8ClampedArray {
 }
 
 let zxingReady: Promise<unknown> | undefined;
-function zxing(): Promise<unknown> {
+/** ZXing-C++'s WebAssembly, compiled once per thread from the package's binary (never fetched). */
+export function zxing(): Promise<unknown> {
   if (!zxingReady) {
     const wasm = readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm'));
     zxingReady = prepareZXingModule({
