@@ -129,6 +129,7 @@ function createAppContext(parts: ContextParts): AppContext {
       threads: parts.config.renderThreads,
       queue: parts.config.renderQueue,
       timeoutMs: parts.config.renderTimeoutMs,
+      scannabilityTimeoutMs: parts.config.scannabilityTimeoutMs,
       cacheBytes: parts.config.renderCacheMb * 1024 * 1024,
       onThreadLost: (reason) => parts.log.warn({ reason }, 'render thread replaced'),
     }),

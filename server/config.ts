@@ -67,6 +67,7 @@ export interface Config {
   renderThreads: number;
   renderQueue: number;
   renderTimeoutMs: number;
+  scannabilityTimeoutMs: number;
   renderCacheMb: number;
   logoDrawBudgetMs: number;
   oauthRegistrationsPerHour: number;
@@ -286,6 +287,11 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
     default: '5000',
     help: 'Time budget of one render: a render still running after it is abandoned (its thread replaced) and answered 503.',
   },
+  scannabilityTimeoutMs: {
+    env: 'SCANNABILITY_TIMEOUT_MS',
+    default: '30000',
+    help: 'Time budget of one scannability check in a render thread (the full verdict reads the symbol and its phone-like captures with three decoders, a few hundred ms on a quiet machine): past it the check is abandoned and answered 503.',
+  },
   renderCacheMb: {
     env: 'RENDER_CACHE_MB',
     default: '64',
@@ -469,6 +475,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     renderThreads: int('RENDER_THREADS', raw('renderThreads'), 1, 64),
     renderQueue: int('RENDER_QUEUE', raw('renderQueue')),
     renderTimeoutMs: int('RENDER_TIMEOUT_MS', raw('renderTimeoutMs'), 100),
+    scannabilityTimeoutMs: int('SCANNABILITY_TIMEOUT_MS', raw('scannabilityTimeoutMs'), 100),
     renderCacheMb: int('RENDER_CACHE_MB', raw('renderCacheMb')),
     logoDrawBudgetMs: int('LOGO_DRAW_BUDGET_MS', raw('logoDrawBudgetMs'), 1),
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),

@@ -112,6 +112,11 @@ export interface Scannability {
   logo_coverage: number | null;
   error_correction: string | null;
   reasons: string[];
+  check?: 'quick' | 'full';
+  misses?: { family: string; capture: string }[];
+  print?: { size_mm: number; distance_mm: number };
+  robustness_margin?: number | null;
+  smallest_print_size_mm?: number | null;
 }
 
 export interface QrStyle {

@@ -2,6 +2,8 @@ import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 import { StyleConfigSchema, type StyleConfig } from '../rendering/style.js';
+import { CAPTURES } from '../rendering/captures.js';
+import { DECODER_FAMILIES } from '../rendering/decoders.js';
 import { REASONS } from '../rendering/scannability.js';
 
 const reasonCodes = Object.keys(REASONS);
@@ -24,9 +26,52 @@ export const Scannability: JsonSchema = {
     decoded: { type: 'boolean', description: 'Whether the rendered raster decoded to the encoded text.' },
     contrast_ratio: { type: 'number', description: 'Worst foreground/background contrast (WCAG formula), e.g. 21.' },
     quiet_zone_modules: { type: 'number' },
-    logo_coverage: { type: 'number', description: 'Share of the modules the logo covers, 0 to 1.' },
+    logo_coverage: { type: 'number', description: 'Share of the symbol’s modules the logo hides, 0 to 1.' },
+    logo_area: {
+      type: 'number',
+      description:
+        'Share of the symbol’s area the drawn logo takes, 0 to 1 (absent from checks stored before it was measured).',
+    },
     error_correction: { type: 'string', enum: ['L', 'M', 'Q', 'H'] },
     reasons: { type: 'array', items: { type: 'string', enum: reasonCodes } },
+    check: {
+      type: 'string',
+      enum: ['quick', 'full'],
+      description:
+        'quick: a live preview’s check (no captures); full: the whole verdict. Absent on checks stored before it.',
+    },
+    decoders: {
+      type: 'array',
+      items: { type: 'string', enum: [...DECODER_FAMILIES] },
+      description: 'The decoder families asked: zxing-cpp, jsqr and (full) zbar.',
+    },
+    misses: {
+      type: 'array',
+      description: 'Full check: which decoder family did not read which image (ideal: the full-size one).',
+      items: {
+        type: 'object',
+        required: ['family', 'capture'],
+        properties: {
+          family: { type: 'string', enum: [...DECODER_FAMILIES] },
+          capture: { type: 'string', enum: ['ideal', ...CAPTURES] },
+        },
+      },
+    },
+    print: {
+      type: 'object',
+      description: 'The print hint the captures imitate: symbol side and scanning distance, in mm.',
+      properties: { size_mm: { type: 'number' }, distance_mm: { type: 'number' } },
+    },
+    robustness_margin: {
+      type: ['number', 'null'],
+      description:
+        'Full check: the declared print size over the smallest size that still passes (2: passes at half the size; under 1: print it larger); null when not even twice the declared size passes.',
+    },
+    smallest_print_size_mm: {
+      type: ['number', 'null'],
+      description:
+        'Full check: the smallest symbol side (mm) at which every decoder family reads every capture at the declared distance.',
+    },
   },
 };
 
@@ -114,6 +159,12 @@ export const previewStyleBody = objectSchema(
       maxLength: 2048,
       description: 'The text to encode (default: a sample as long as a typical public_url).',
     },
+    check: {
+      type: 'string',
+      enum: ['full', 'quick'],
+      description:
+        'full (default): the whole verdict, every decoder family on phone-like captures; quick: contrast, quiet zone, logo and the ideal image, for a live preview while the user edits.',
+    },
   },
   ['config'],
 );
@@ -123,6 +174,7 @@ export interface PreviewStyleBody {
   size?: number;
   brand_ulid?: string;
   text?: string;
+  check?: 'full' | 'quick';
 }
 
 export const StylePreview: JsonSchema = {

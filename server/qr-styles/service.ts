@@ -297,7 +297,7 @@ export async function previewStyle(app: AppContext, org: OrgRecord, input: Previ
   const format = input.format ?? 'svg';
   const [image, scannability] = await Promise.all([
     app.renders.render({ text, config, format, size: input.size ?? 512 }),
-    app.renders.scannability(config, text),
+    app.renders.scannability(config, text, false, input.check !== 'quick'),
   ]);
   return {
     image: format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),

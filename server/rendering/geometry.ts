@@ -42,7 +42,8 @@ export interface Scene {
 
 export const DEFAULT_WIDTH = 300;
 export const DEFAULT_QUIET_ZONE = 4;
-export const DEFAULT_IMAGE_SIZE = 0.1;
+/** qr-code-styling's default `imageSize`. */
+export const DEFAULT_IMAGE_SIZE = 0.4;
 export const DEFAULT_ERROR_CORRECTION = 'Q';
 const FRAME_BORDER = 1;
 const FRAME_BAND = 5;
@@ -193,6 +194,57 @@ function cornerDotPath(type: string, x: number, y: number): string {
   return p.toString();
 }
 
+/** Share of the codewords each error-correction level restores (qr-code-styling's errorCorrectionPercents). */
+export const EC_CAPACITY = { L: 0.07, M: 0.15, Q: 0.25, H: 0.3 } as const;
+
+export interface LogoBox {
+  /** The box, in modules (qr-code-styling's width and height in pixels over its dot size). */
+  width: number;
+  height: number;
+  /** Modules hidden across and down: odd, centred. */
+  hideX: number;
+  hideY: number;
+}
+
+/**
+ * The logo's box exactly as qr-code-styling 1.9 computes it (src/tools/calculateImageSize.ts, MIT,
+ * and QRSVG.drawQR): at most `imageSize` × the level's capacity of the modules hidden, an odd number
+ * of modules across and down, the logo's aspect kept, at most `modules - 14` across. Its pixel
+ * arithmetic is kept (the height rounded to a pixel at `dotSize`) so the box matches to the pixel.
+ */
+export function logoBox(o: {
+  modules: number;
+  dotSize: number;
+  imageSize: number;
+  capacity: number;
+  logoWidth: number;
+  logoHeight: number;
+}): LogoBox {
+  const maxHidden = Math.floor(o.imageSize * o.capacity * o.modules * o.modules);
+  const maxAxis = o.modules - 14;
+  const none = { width: 0, height: 0, hideX: 0, hideY: 0 };
+  if (o.logoHeight <= 0 || o.logoWidth <= 0 || maxHidden <= 0 || o.dotSize <= 0) return none;
+  const k = o.logoHeight / o.logoWidth;
+  let hideX = Math.max(1, Math.floor(Math.sqrt(maxHidden / k)));
+  if (maxAxis && maxAxis < hideX) hideX = maxAxis;
+  if (hideX % 2 === 0) hideX--;
+  let width = hideX * o.dotSize;
+  let hideY = 1 + 2 * Math.ceil((hideX * k - 1) / 2);
+  let height = Math.round(width * k);
+  if (hideY * hideX > maxHidden || (maxAxis && maxAxis < hideY)) {
+    if (maxAxis && maxAxis < hideY) {
+      // (qr-code-styling decrements hideX here when hideY is even; hideX is computed again below.)
+      hideY = maxAxis;
+    } else {
+      hideY -= 2;
+    }
+    height = hideY * o.dotSize;
+    hideX = 1 + 2 * Math.ceil((hideY / k - 1) / 2);
+    width = Math.round(height / k);
+  }
+  return { width: width / o.dotSize, height: height / o.dotSize, hideX, hideY };
+}
+
 /** Bytes of byte-mode text a version 40 symbol holds per error-correction level (ISO/IEC 18004, table 7). */
 export const BYTE_CAPACITY = { L: 2953, M: 2331, Q: 1663, H: 1273 } as const;
 
@@ -243,25 +295,27 @@ export function buildScene(input: SceneInput): Scene {
   const symbol: Box = { x: sx, y: sy, w: n, h: n };
   const all: Box = { x: 0, y: 0, w: width, h: height };
 
-  // The logo's box: `imageSize` of the symbol's area, with the logo's aspect, centred.
+  // The logo's box as qr-code-styling computes it (logoBox); the modules under it are hidden.
   const hidden = new Uint8Array(n * n);
   let logo: LogoPlacement | undefined;
   if (input.logo) {
-    const area = (c.imageOptions?.imageSize ?? DEFAULT_IMAGE_SIZE) * n * n;
-    const aspect = input.logo.width / input.logo.height;
-    const w = Math.min(n, Math.sqrt(area * aspect));
-    const h = Math.min(n, Math.sqrt(area / aspect));
+    const level = (c.qrOptions?.errorCorrectionLevel ?? DEFAULT_ERROR_CORRECTION) as keyof typeof EC_CAPACITY;
+    const box = logoBox({
+      modules: n,
+      dotSize: Math.floor(px) >= 1 ? Math.floor(px) : px,
+      imageSize: c.imageOptions?.imageSize ?? DEFAULT_IMAGE_SIZE,
+      capacity: EC_CAPACITY[level],
+      logoWidth: input.logo.width,
+      logoHeight: input.logo.height,
+    });
+    // imageOptions.margin insets the drawing inside the box, as there.
+    const m = (c.imageOptions?.margin ?? 0) / (Math.floor(px) >= 1 ? Math.floor(px) : px);
+    const w = box.width - 2 * m;
+    const h = box.height - 2 * m;
     if (w > 0 && h > 0) {
-      logo = { x: sx + (n - w) / 2, y: sy + (n - h) / 2, w, h, logo: input.logo };
-      const m = (c.imageOptions?.margin ?? 0) / px;
-      const x0 = (n - w) / 2 - m;
-      const x1 = (n + w) / 2 + m;
-      const y0 = (n - h) / 2 - m;
-      const y1 = (n + h) / 2 + m;
-      for (let r = 0; r < n; r++) {
-        for (let col = 0; col < n; col++) {
-          if (col + 1 > x0 && col < x1 && r + 1 > y0 && r < y1) hidden[r * n + col] = 1;
-        }
+      logo = { x: sx + (n - box.width) / 2 + m, y: sy + (n - box.height) / 2 + m, w, h, logo: input.logo };
+      for (let r = (n - box.hideY) / 2; r < (n + box.hideY) / 2; r++) {
+        for (let col = (n - box.hideX) / 2; col < (n + box.hideX) / 2; col++) hidden[r * n + col] = 1;
       }
     }
   }

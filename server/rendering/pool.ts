@@ -19,6 +19,8 @@ export interface RenderPoolOptions {
   queue: number;
   /** Longest a job may run before it is abandoned (RENDER_TIMEOUT_MS). */
   timeoutMs: number;
+  /** Longest a scannability check may run (SCANNABILITY_TIMEOUT_MS); default: timeoutMs. */
+  scannabilityTimeoutMs?: number;
   /** Bytes of images the cache keeps (RENDER_CACHE_MB). 0: no cache. */
   cacheBytes: number;
   /** Told about threads that failed or were stopped. */
@@ -125,9 +127,9 @@ export class RenderPool {
     }
   }
 
-  /** The scannability of a config, measured in a render thread. */
-  scannability(config: StyleConfig, text?: string, background = false): Promise<Scannability> {
-    return this.submit({ op: 'scannability', config, text }, background) as Promise<Scannability>;
+  /** The scannability of a config (the full verdict, or the quick check), measured in a render thread. */
+  scannability(config: StyleConfig, text?: string, background = false, full = true): Promise<Scannability> {
+    return this.submit({ op: 'scannability', config, text, full }, background) as Promise<Scannability>;
   }
 
   /**
@@ -235,7 +237,11 @@ export class RenderPool {
       }
       const job = this.waiting.shift()!;
       const id = this.nextId++;
-      const timer = setTimeout(() => this.abandon(thread), this.options.timeoutMs);
+      const budget =
+        job.job.op === 'scannability'
+          ? (this.options.scannabilityTimeoutMs ?? this.options.timeoutMs)
+          : this.options.timeoutMs;
+      const timer = setTimeout(() => this.abandon(thread, budget), budget);
       thread.busy = { id, job, timer, started: performance.now() };
       thread.worker.postMessage({ id, job: job.job } satisfies RenderJobMessage);
     }
@@ -260,13 +266,13 @@ export class RenderPool {
    * once it has exited (a thread inside a Skia call exits when the call returns), so no more than
    * `threads` ever draw at once.
    */
-  private abandon(thread: Thread): void {
+  private abandon(thread: Thread, budgetMs: number): void {
     const busy = thread.busy;
     if (!busy) return;
     thread.busy = null;
     thread.stopping = true;
-    busy.job.reject(new RenderTimeout(this.options.timeoutMs));
-    this.options.onThreadLost?.(`stopped after ${this.options.timeoutMs} ms`);
+    busy.job.reject(new RenderTimeout(budgetMs));
+    this.options.onThreadLost?.(`stopped after ${budgetMs} ms`);
     void thread.worker.terminate();
   }
 

@@ -1,58 +1,64 @@
-// Scannability of a style, measured rather than guessed: the symbol is rendered and its raster
-// decoded by real decoders (jsqr, Apache-2.0, then ZXing's JavaScript port, MIT; the tests decode
-// with ZXing-C++ compiled to WebAssembly instead), and the
-// contrast (WCAG 2 formula, worst gradient stop), quiet zone, logo coverage against the error
-// correction's capacity and inverted colours are measured. Every finding has a stable reason code.
-import jsqrModule from 'jsqr';
-import { BinaryBitmap, DecodeHintType, HybridBinarizer, QRCodeReader, RGBLuminanceSource } from '@zxing/library';
-import { DEFAULT_ERROR_CORRECTION, type Scene } from './geometry.js';
+// Scannability of a style, measured rather than guessed: the symbol is rendered and read by three
+// decoder families of separate lineages (./decoders.ts: ZXing-C++, jsQR and ZBar), first as an ideal
+// full-size image, then as captures like a phone's at the smallest print size the style declares
+// (./captures.ts); contrast (WCAG 2 formula, worst gradient stop), quiet zone, logo coverage against
+// the error correction's capacity and inverted colours are measured beside. Every finding has a
+// stable reason code. The quick check (contrast, quiet zone, logo, the ideal image read by the two
+// in-thread families) is what a live preview asks while the user types; the full verdict adds ZBar,
+// the captures and the smallest print size.
+import {
+  capture,
+  capturePxPerModule,
+  CAPTURES,
+  photograph,
+  DEFAULT_PRINT,
+  type CaptureKind,
+  type PrintHint,
+} from './captures.js';
+import { DECODER_FAMILIES, decodeWith, familiesReading, type DecoderFamily, type Gray } from './decoders.js';
+import { DEFAULT_ERROR_CORRECTION, EC_CAPACITY, type Scene } from './geometry.js';
 import { paintColors, type Rgba } from './paint.js';
 import { sceneToCanvas } from './raster.js';
 import { sceneOf } from './index.js';
 import type { ErrorCorrectionLevel, StyleConfig } from './style.js';
 
+export { EC_CAPACITY } from './geometry.js';
+
 export type Verdict = 'pass' | 'warn' | 'fail';
+
+export interface Miss {
+  family: DecoderFamily;
+  /** `ideal`: the full-size image; else the capture at the declared print size. */
+  capture: 'ideal' | CaptureKind;
+}
 
 export interface Scannability {
   verdict: Verdict;
+  /** `quick`: contrast, quiet zone, logo and the ideal image read in-thread; `full`: the whole verdict. */
+  check: 'quick' | 'full';
   decoded: boolean;
   contrast_ratio: number;
   quiet_zone_modules: number;
+  /** Share of the symbol's modules the logo hides. */
   logo_coverage: number;
+  /** Share of the symbol's area the drawn logo takes. */
+  logo_area: number;
   error_correction: ErrorCorrectionLevel;
   reasons: string[];
+  /** The families asked. */
+  decoders: DecoderFamily[];
+  /** Full check: which family missed which image. */
+  misses?: Miss[];
+  /** The print hint the captures were made for. */
+  print: PrintHint;
+  /**
+   * Full check: the declared print size over the smallest that passes (2: it still passes at half
+   * the size; under 1: it must be printed larger); null when no size up to the largest tried passes.
+   */
+  robustness_margin?: number | null;
+  /** Full check: the smallest print size (symbol side, mm) at which every family reads every capture. */
+  smallest_print_size_mm?: number | null;
 }
-
-// jsqr is CommonJS whose module.exports is the function itself; under NodeNext its default import
-// is typed as the module namespace.
-const jsQR = jsqrModule as unknown as typeof jsqrModule.default;
-
-// Stryker disable all: the adapter to ZXing is left out of mutation testing. A changed luminance
-// weight or index weakens the second look without stopping it on the rasters a test can make; the
-// tests check what the decoders read (test/unit/scannability.test.ts), not how.
-async function zxingDecode(scene: Scene): Promise<string | undefined> {
-  const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * 4)), '#ffffff');
-  const { width, height } = canvas;
-  const { data } = canvas.getContext('2d').getImageData(0, 0, width, height);
-  const luminance = new Uint8ClampedArray(width * height);
-  for (let i = 0; i < width * height; i++) {
-    luminance[i] = (data[i * 4] * 299 + data[i * 4 + 1] * 587 + data[i * 4 + 2] * 114) / 1000;
-  }
-  const hints = new Map([[DecodeHintType.TRY_HARDER, true]]);
-  const source = new RGBLuminanceSource(luminance, width, height);
-  for (const reading of [source, source.invert()]) {
-    try {
-      return new QRCodeReader().decode(new BinaryBitmap(new HybridBinarizer(reading)), hints).getText();
-    } catch {
-      // not found in this reading
-    }
-  }
-  return undefined;
-}
-// Stryker restore all
-
-/** Share of the codewords each level can restore. */
-export const EC_CAPACITY: Record<ErrorCorrectionLevel, number> = { L: 0.07, M: 0.15, Q: 0.25, H: 0.3 };
 
 /** Thresholds, in one place (docs/rendering.md lists them). */
 export const RULES = {
@@ -75,6 +81,9 @@ export const REASONS = {
   contrast_below_recommended: `warn: contrast below ${RULES.contrastWarn}:1`,
   quiet_zone_narrow: `warn: quiet zone under ${RULES.quietZoneWarn} modules`,
   logo_near_error_correction_limit: `warn: the logo hides over ${RULES.logoWarn * 100}% of what the error correction restores`,
+  decoder_missed_symbol: 'warn: a decoder family did not read the full-size image (see misses)',
+  capture_not_decoded:
+    'warn: a decoder family did not read a phone-like capture at the declared print size (see misses)',
   inverted_colors: 'warn: light modules on a dark background (not every scanner reads inverted codes)',
   transparent_background: 'warn: transparent background, judged on white; the surface it is printed on decides',
 } as const;
@@ -110,10 +119,108 @@ function over(top: Rgba, under: Rgba): Rgba {
 
 const WHITE: Rgba = { r: 255, g: 255, b: 255, a: 1 };
 
-/** Pixels per module of the rasters that are decoded, in the order tried. */
+/** Pixels per module of the full-size rasters that are decoded, in the order tried. */
 const CHECK_MODULE_PX = [4, 3, 5, 2.5];
+/**
+ * Capture sizes tried for the smallest print size: the declared size divided by these, searched by
+ * halves (two steps each way: the middle one, then the one beside it on the side the answer lies).
+ */
+const SHRINK = [1.25, 1.5, 2];
+const GROW = [0.8, 2 / 3, 0.5];
+/** Past this many camera pixels a module, a capture is as good as it gets (and costs more). */
+const MAX_CAPTURE_PX = 10;
 
-export async function measure(scene: Scene, text: string, level: ErrorCorrectionLevel): Promise<Scannability> {
+async function idealImage(scene: Scene, px: number): Promise<Gray> {
+  const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * px)), '#ffffff');
+  const { width, height } = canvas;
+  const { data } = canvas.getContext('2d').getImageData(0, 0, width, height);
+  const gray = new Uint8Array(width * height);
+  for (let i = 0, j = 0; i < gray.length; i++, j += 4)
+    gray[i] = (data[j] * 299 + data[j + 1] * 587 + data[j + 2] * 114) / 1000;
+  return { data: gray, width, height };
+}
+
+/** Which families read the ideal image at some module size, and any other text read meanwhile. */
+async function readIdeal(
+  scene: Scene,
+  text: string,
+  families: readonly DecoderFamily[],
+  inverted: boolean,
+): Promise<{ read: Set<DecoderFamily>; other?: string }> {
+  const read = new Set<DecoderFamily>();
+  let other: string | undefined;
+  for (const px of CHECK_MODULE_PX) {
+    const img = await idealImage(scene, px);
+    const left = families.filter((f) => !read.has(f));
+    const texts = await Promise.all(left.map((f) => decodeWith(f, img, inverted)));
+    left.forEach((f, i) => {
+      if (texts[i].includes(text)) read.add(f);
+      else if (texts[i].length) other ??= texts[i][0];
+    });
+    // The quick check stops at the first reader; the full one asks every family.
+    if (read.size === families.length || (families.length < DECODER_FAMILIES.length && read.size > 0)) break;
+  }
+  return { read, other };
+}
+
+/** Every capture at the print size read by every family: the misses (or the first one only, when `stopAtFirst`). */
+async function captureMisses(
+  scene: Scene,
+  text: string,
+  print: PrintHint,
+  stopAtFirst: boolean,
+  inverted: boolean,
+): Promise<Miss[]> {
+  const photo = await photograph(scene, Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print)));
+  const imgs = await Promise.all(CAPTURES.map((kind) => capture(photo, kind)));
+  const read = await familiesReading(imgs, text, { inverted, stopAtFirst });
+  const misses: Miss[] = [];
+  read.forEach((set, i) => {
+    for (const family of DECODER_FAMILIES) if (!set.has(family)) misses.push({ family, capture: CAPTURES[i] });
+  });
+  return stopAtFirst ? misses.slice(0, 1) : misses;
+}
+
+const mm = (x: number) => Math.round(x * 10) / 10;
+
+/** The smallest print size on the ladder at which every family reads every capture, or null. */
+async function smallestPrintSize(
+  scene: Scene,
+  text: string,
+  print: PrintHint,
+  passesAsDeclared: boolean,
+  inverted: boolean,
+): Promise<number | null> {
+  const passes = async (f: number) =>
+    (await captureMisses(scene, text, { ...print, size_mm: print.size_mm / f }, true, inverted)).length === 0;
+  if (passesAsDeclared) {
+    // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not.
+    const [small, mid, smallest] = SHRINK;
+    let best = 1;
+    if (await passes(mid)) best = (await passes(smallest)) ? smallest : mid;
+    else if (await passes(small)) best = small;
+    return mm(print.size_mm / best);
+  }
+  // Larger: 1.5 times first; then 1.25 times when it passes, twice when it does not.
+  const [near, mid, far] = GROW;
+  if (await passes(mid)) return mm(print.size_mm / ((await passes(near)) ? near : mid));
+  return (await passes(far)) ? mm(print.size_mm / far) : null;
+}
+
+export interface MeasureOptions {
+  /** The full verdict (every family, the captures, the smallest print size); else the quick check. */
+  full?: boolean;
+  print?: Partial<PrintHint>;
+}
+
+export async function measure(
+  scene: Scene,
+  text: string,
+  level: ErrorCorrectionLevel,
+  options: MeasureOptions = {},
+): Promise<Scannability> {
+  const full = options.full ?? true;
+  const print: PrintHint = { ...DEFAULT_PRINT, ...options.print };
   const reasons: Reason[] = [];
   // Colours: the background's (transparent: white, as most print), the foreground's every stop.
   const bgLayer = scene.background;
@@ -140,24 +247,32 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
   const share = coverage / EC_CAPACITY[level];
   if (share > RULES.logoFail) reasons.push('logo_exceeds_error_correction');
   else if (share > RULES.logoWarn) reasons.push('logo_near_error_correction_limit');
-  if (inverted > (fgs.length * bgs.length) / 2) reasons.push('inverted_colors');
+  const isInverted = inverted > (fgs.length * bgs.length) / 2;
+  if (isInverted) reasons.push('inverted_colors');
   if (transparent) reasons.push('transparent_background');
 
-  // The raster, laid on white, decoded; a few module sizes are tried, as a phone sees the symbol at
-  // many distances (jsqr's sampling misses some shapes at one size and reads them at the next).
-  let found: string | undefined;
-  for (const px of CHECK_MODULE_PX) {
-    const canvas = await sceneToCanvas(scene, Math.min(1600, Math.ceil(scene.width * px)), '#ffffff');
-    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-    // Stryker disable next-line ObjectLiteral,StringLiteral: 'attemptBoth' is jsqr's default, which it keeps for a missing or empty value
-    found = jsQR(data, canvas.width, canvas.height, { inversionAttempts: 'attemptBoth' })?.data;
-    if (found === text) break;
+  // The ideal image: a few module sizes are tried, as a phone sees the symbol at many distances.
+  const families: readonly DecoderFamily[] = full ? DECODER_FAMILIES : ['zxing-cpp', 'jsqr'];
+  const ideal = await readIdeal(scene, text, families, isInverted);
+  const decoded = ideal.read.size > 0;
+  if (!decoded) reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
+
+  const result: Partial<Scannability> = {};
+  if (full && decoded && !reasons.some((r) => REASONS[r].startsWith('fail'))) {
+    const misses: Miss[] = families.filter((f) => !ideal.read.has(f)).map((family) => ({ family, capture: 'ideal' }));
+    if (misses.length) reasons.push('decoder_missed_symbol');
+    const captured = await captureMisses(scene, text, print, false, isInverted);
+    if (captured.length) reasons.push('capture_not_decoded');
+    misses.push(...captured);
+    result.misses = misses;
+    result.smallest_print_size_mm =
+      ideal.read.size === families.length
+        ? await smallestPrintSize(scene, text, print, misses.length === 0, isInverted)
+        : null;
+    result.robustness_margin = result.smallest_print_size_mm
+      ? Math.round((print.size_mm / result.smallest_print_size_mm) * 100) / 100
+      : null;
   }
-  // jsqr misses some styled symbols that phones read (circular finder patterns, mostly); ZXing's
-  // reader gets a second look before a symbol is called undecodable.
-  if (found !== text) found = (await zxingDecode(scene)) ?? found;
-  if (found === undefined) reasons.push('not_decodable');
-  else if (found !== text) reasons.push('decoded_text_mismatch');
 
   const order = Object.keys(REASONS) as Reason[];
   reasons.sort((a, b) => order.indexOf(a) - order.indexOf(b));
@@ -168,17 +283,22 @@ export async function measure(scene: Scene, text: string, level: ErrorCorrection
       : 'pass';
   return {
     verdict,
-    decoded: found === text,
+    check: full ? 'full' : 'quick',
+    decoded,
     contrast_ratio: Math.floor(worst * 100) / 100,
     quiet_zone_modules: Math.round(scene.quietZone * 100) / 100,
     logo_coverage: Math.round(coverage * 1000) / 1000,
+    logo_area: scene.logo ? Math.round(((scene.logo.w * scene.logo.h) / (n * n)) * 1000) / 1000 : 0,
     error_correction: level,
     reasons,
+    decoders: [...families],
+    print,
+    ...result,
   };
 }
 
 /** The scannability of a style config (brand-kit references resolved), checked with SAMPLE_TEXT. */
-export async function checkScannability(config: StyleConfig, text = SAMPLE_TEXT): Promise<Scannability> {
+export async function checkScannability(config: StyleConfig, text = SAMPLE_TEXT, full = true): Promise<Scannability> {
   const level = config.qrOptions?.errorCorrectionLevel ?? (DEFAULT_ERROR_CORRECTION as ErrorCorrectionLevel);
-  return measure(sceneOf({ text, config }), text, level);
+  return measure(sceneOf({ text, config }), text, level, { full, print: config.print });
 }

@@ -44,6 +44,8 @@ export interface StyleConfig {
   image?: string;
   imageOptions?: { imageSize?: number; margin?: number; hideBackgroundDots?: boolean };
   frame?: { style?: FrameStyle; text?: string; color?: string; textColor?: string };
+  /** How small it will be printed and from how far it is scanned: what the verdict's captures imitate. */
+  print?: { size_mm?: number; distance_mm?: number };
 }
 
 /** Largest logo, decoded. */
@@ -137,11 +139,16 @@ export const StyleConfigSchema: JsonSchema = {
         imageSize: {
           type: 'number',
           minimum: 0,
-          maximum: 0.5,
+          maximum: 1,
           description:
-            'Share of the symbol’s area the logo takes, 0 to 0.5 (default 0.1); keep it well under the error correction’s capacity.',
+            'As in qr-code-styling: a coefficient of the error correction’s capacity (default 0.4); the logo hides at most imageSize × (L 7%, M 15%, Q 25%, H 30%) of the modules. Keep it at 0.5 or under.',
         },
-        margin: { type: 'integer', minimum: 0, maximum: 256, description: 'Pixels at `width` around the logo.' },
+        margin: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 256,
+          description: 'Pixels at `width` between the logo and the edge of its box (as qr-code-styling).',
+        },
         hideBackgroundDots: { type: 'boolean', description: 'Clear the modules behind the logo (default true).' },
       },
       'Placement of the logo.',
@@ -159,6 +166,24 @@ export const StyleConfigSchema: JsonSchema = {
         textColor: color,
       },
       'A frame around the symbol: box (a border, text below) or banner (a filled band with the text).',
+    ),
+    print: obj(
+      {
+        size_mm: {
+          type: 'number',
+          minimum: 5,
+          maximum: 2000,
+          description:
+            'The smallest size it will be printed at: the side of the symbol (quiet zone left out), in mm (default 20).',
+        },
+        distance_mm: {
+          type: 'number',
+          minimum: 50,
+          maximum: 20000,
+          description: 'How far from the print a phone scans it, in mm (default 200).',
+        },
+      },
+      'A print hint (ours, not qr-code-styling’s): the scannability verdict imitates phone captures of the symbol at this size and distance.',
     ),
   },
 };

@@ -9,11 +9,12 @@ import { renderQr, type RenderRequest } from './index.js';
 import { parseLogo } from './logo.js';
 import { logoDrawCost } from './raster.js';
 import { checkScannability } from './scannability.js';
+import { warmDecoders } from './decoders.js';
 import type { StyleConfig } from './style.js';
 
 export type RenderJob =
   | { op: 'render'; req: RenderRequest }
-  | { op: 'scannability'; config: StyleConfig; text?: string }
+  | { op: 'scannability'; config: StyleConfig; text?: string; full?: boolean }
   | { op: 'logoCost'; uri: string; budgetMs: number };
 
 export interface RenderJobMessage {
@@ -44,7 +45,9 @@ async function run(job: RenderJob): Promise<{ value: unknown; transfer: ArrayBuf
     bytes.set(image.body);
     return { value: { ...image, body: bytes }, transfer: [bytes.buffer] };
   }
-  if (job.op === 'scannability') return { value: await checkScannability(job.config, job.text), transfer: [] };
+  if (job.op === 'scannability') {
+    return { value: await checkScannability(job.config, job.text, job.full ?? true), transfer: [] };
+  }
   return { value: await logoDrawCost(parseLogo(job.uri), job.budgetMs), transfer: [] };
 }
 
@@ -64,6 +67,7 @@ function yieldToEventLoop(): void {
 const port = parentPort;
 if (port) {
   yieldToEventLoop();
+  warmDecoders();
   port.on('message', (msg: RenderJobMessage) => {
     run(msg.job).then(
       ({ value, transfer }) => port.postMessage({ id: msg.id, ok: true, value } satisfies RenderReply, transfer),

@@ -56,7 +56,7 @@ const styled: StyleConfig = {
   cornersDotOptions: { type: 'dot', color: '#000000' },
   backgroundOptions: { color: '#fffde7' },
   image: samplePngLogo(),
-  imageOptions: { imageSize: 0.1, margin: 4 },
+  imageOptions: { imageSize: 0.4, margin: 4 },
   frame: { style: 'banner', text: 'Scan me', color: '#1a237e' },
 };
 

@@ -163,7 +163,7 @@ describe('QR codes and the style designer in a real browser', function () {
       '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#b45309"/></svg>';
     await page.getByLabel(/Logo file/).setInputFiles(tmpFile('logo.svg', logo));
     await page.getByRole('button', { name: 'Remove the logo' }).waitFor();
-    await page.getByLabel(/Logo size/).fill('0.08');
+    await page.getByLabel(/Logo size/).fill('0.3');
     await page.getByLabel('Frame', { exact: true }).selectOption('banner');
     await page.getByLabel('Frame text', { exact: true }).fill('Scan for the menu');
     await settledVerdict(page, 'pass');

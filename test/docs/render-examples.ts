@@ -50,8 +50,8 @@ const EXAMPLES: [string, string, StyleConfig][] = [
   ],
   [
     'logo',
-    'A PNG logo (`data:` URI), `imageSize` 0.1, level H',
-    { image: LOGO, imageOptions: { imageSize: 0.1, margin: 4 }, qrOptions: { errorCorrectionLevel: 'H' } },
+    'A PNG logo (`data:` URI), `imageSize` 0.4 (qr-code-styling’s default), level H',
+    { image: LOGO, imageOptions: { imageSize: 0.4, margin: 4 }, qrOptions: { errorCorrectionLevel: 'H' } },
   ],
   ['frame-box', '`frame: {style: box, text: "Scan the menu"}`', { frame: { style: 'box', text: 'Scan the menu' } }],
   [
@@ -64,7 +64,7 @@ const EXAMPLES: [string, string, StyleConfig][] = [
       cornersDotOptions: { type: 'dot', color: '#000000' },
       backgroundOptions: { color: '#fffde7' },
       image: LOGO,
-      imageOptions: { imageSize: 0.1, margin: 4 },
+      imageOptions: { imageSize: 0.4, margin: 4 },
       frame: { style: 'banner', text: 'Scan me', color: '#1a237e' },
     },
   ],
@@ -80,9 +80,13 @@ const EXAMPLES: [string, string, StyleConfig][] = [
   ],
   ['fail-quiet-zone', '`margin: 0`: refused (`quiet_zone_missing`)', { margin: 0 }],
   [
-    'fail-logo',
-    'A logo over 40% of the symbol at level L: refused (`logo_exceeds_error_correction`)',
-    { image: LOGO, imageOptions: { imageSize: 0.4 }, qrOptions: { errorCorrectionLevel: 'L' } },
+    'warn-rings',
+    'Ring finder patterns, `classy-rounded` dots, level H: some decoder family misses some phone-like capture',
+    {
+      cornersSquareOptions: { type: 'dot' },
+      dotsOptions: { type: 'classy-rounded' },
+      qrOptions: { errorCorrectionLevel: 'H' },
+    },
   ],
 ];
 
@@ -93,6 +97,7 @@ for (const [name, what, config] of EXAMPLES) {
   const png = await renderQr({ text: TEXT, config, format: 'png', size: 240 });
   writeFileSync(path.join(DIR, `${name}.png`), png.body);
   const s = await checkScannability(config, TEXT);
-  const verdict = `${s.verdict}${s.reasons.length ? ': ' + s.reasons.map((r) => '`' + r + '`').join(', ') : ''}`;
+  const missed = s.misses?.length ? ` (missed: ${s.misses.map((m) => `${m.family} ${m.capture}`).join(', ')})` : '';
+  const verdict = `${s.verdict}${s.reasons.length ? ': ' + s.reasons.map((r) => '`' + r + '`').join(', ') : ''}${missed}`;
   console.log(`| ![${name}](images/rendering/${name}.png) | ${what} | ${verdict} |`);
 }

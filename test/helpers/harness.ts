@@ -169,6 +169,7 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
       // The production budget (5 s) abandons renders on a CI machine loaded by other work; tests of
       // the budget itself set their own.
       renderTimeoutMs: 60_000,
+      scannabilityTimeoutMs: 120_000,
       ...opts.config,
     },
   );

@@ -3,12 +3,13 @@
 // the test DNS server (-dnsserver), and its HTTP-01 validations to `httpPort` on the address that
 // server answers (the redirect listener under test). Validation is real: the always-valid switch is
 // never set. The CA's root and intermediate (new on every start) come from the management interface.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ensureDebianBinary } from './debian.js';
 import { createTestCa } from './test-certs.js';
 
 export interface Pebble {
@@ -36,32 +37,9 @@ export interface PebbleOptions {
   dnsServer: string;
 }
 
-function onPath(cmd: string): string | null {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':').concat('/usr/bin', '/usr/sbin')) {
-    const file = path.join(dir, cmd);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
 /** The pebble binary, installed from Debian's archive when missing. */
 export function ensurePebble(): string {
-  const found = onPath('pebble');
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error('pebble is not installed and this process is not root: run `apt-get install -y pebble` first.');
-  }
-  const apt = (args: string[]) => execFileSync('apt-get', args, { stdio: 'pipe', timeout: 600_000 });
-  apt(['update', '-qq']);
-  apt(['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '-qq', 'pebble']);
-  const installed = onPath('pebble');
-  if (!installed) throw new Error('apt-get installed pebble, but no pebble binary is on PATH');
-  return installed;
+  return ensureDebianBinary('pebble', 'pebble');
 }
 
 export function freePort(): Promise<number> {

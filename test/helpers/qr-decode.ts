@@ -1,25 +1,10 @@
-// Decodes rendered QR images in tests with ZXing-C++ compiled to WebAssembly (zxing-wasm, MIT), a
-// different decoder from those of the service's scannability check (jsqr, then ZXing's JavaScript
-// port), so they cannot share a blind spot. The WebAssembly binary is read from the package: no
-// network.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// Decodes rendered QR images in tests with ZXing-C++ compiled to WebAssembly (zxing-wasm, MIT),
+// prepared as the service prepares it (the binary read from the package: no network). ZXing-C++ is
+// also one of the scannability verdict's three families; the outside check of verdicts is Debian's
+// zbarimg (test/unit/scannability-corpus.test.ts).
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
-
-const require = createRequire(import.meta.url);
-let ready: Promise<unknown> | undefined;
-
-function zxing(): Promise<unknown> {
-  if (!ready) {
-    const wasm = readFileSync(require.resolve('zxing-wasm/reader/zxing_reader.wasm'));
-    ready = prepareZXingModule({
-      overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) },
-      fireImmediately: true,
-    }) as Promise<unknown>;
-  }
-  return ready;
-}
+import { readBarcodes } from 'zxing-wasm/reader';
+import { zxing } from '../../server/rendering/decoders.js';
 
 /** An image (PNG, JPEG or SVG bytes) as a PNG `width` pixels wide (default: its own), laid on white. */
 async function asPng(image: Buffer, width?: number): Promise<Uint8Array> {

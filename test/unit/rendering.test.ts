@@ -84,7 +84,7 @@ describe('rendering engine', () => {
               expect(png.contentType).to.equal('image/png');
               expect(await decodeQr(png.body), label).to.equal(TEXT);
               // and the service's own check does not refuse what scans
-              expect((await checkScannability(config, TEXT)).verdict, label).not.to.equal('fail');
+              expect((await checkScannability(config, TEXT, false)).verdict, label).not.to.equal('fail');
             }
           }
         }
@@ -182,7 +182,7 @@ describe('rendering engine', () => {
     it('refuses unknown keys, remote logos and out-of-range values with the field named', () => {
       expect(styleConfigErrors({ dots: { type: 'rounded' } })).to.have.keys('config.dots');
       expect(styleConfigErrors({ image: 'https://example.com/logo.png' })).to.have.keys('config.image');
-      expect(styleConfigErrors({ imageOptions: { imageSize: 0.6 } })).to.have.keys('config.imageOptions.imageSize');
+      expect(styleConfigErrors({ imageOptions: { imageSize: 1.5 } })).to.have.keys('config.imageOptions.imageSize');
       expect(styleConfigErrors({ dotsOptions: { color: 'red' } })).to.have.keys('config.dotsOptions.color');
       expect(styleConfigErrors({ frame: { text: 'x'.repeat(33) } })).to.have.keys('config.frame.text');
       expect(

@@ -11,6 +11,8 @@ const REASONS: Record<string, string> = {
   contrast_below_recommended: 'The contrast is below the recommended 4.5:1.',
   quiet_zone_narrow: 'The quiet zone is narrower than the recommended 4 modules.',
   logo_near_error_correction_limit: 'The logo hides over half of what the error correction can restore.',
+  decoder_missed_symbol: 'One of the three decoder families could not read the full-size symbol.',
+  capture_not_decoded: 'A decoder family could not read a phone-like capture at the declared print size.',
   inverted_colors: 'Light dots on a dark background: not every scanner reads inverted codes.',
   transparent_background: 'The background is transparent: judged on white, the surface it is printed on decides.',
 };
@@ -48,10 +50,10 @@ function percent(n: number | null): string {
   return n === null ? '—' : `${(n * 100).toFixed(1)} %`;
 }
 
-export function ScannabilityReport(props: { scannability: Scannability; title?: string }) {
+export function ScannabilityReport(props: { scannability: Scannability; title?: string; testId?: string }) {
   const s = props.scannability;
   return (
-    <div class="scannability" data-testid="scannability" data-verdict={s.verdict}>
+    <div class="scannability" data-testid={props.testId ?? 'scannability'} data-verdict={s.verdict}>
       <p>
         <strong>{props.title ?? 'Scannability'}:</strong> <VerdictBadge verdict={s.verdict} />
       </p>
@@ -67,7 +69,24 @@ export function ScannabilityReport(props: { scannability: Scannability; title?: 
         <dd>{percent(s.logo_coverage)}</dd>
         <dt>Error correction</dt>
         <dd>{s.error_correction ?? '—'}</dd>
+        {s.robustness_margin !== undefined && (
+          <>
+            <dt>Robustness margin</dt>
+            <dd data-testid="robustness-margin">{s.robustness_margin === null ? '—' : `${s.robustness_margin}×`}</dd>
+            <dt>Smallest print size</dt>
+            <dd data-testid="smallest-print-size">
+              {s.smallest_print_size_mm == null
+                ? '—'
+                : `${s.smallest_print_size_mm} mm at ${(s.print?.distance_mm ?? 200) / 10} cm`}
+            </dd>
+          </>
+        )}
       </dl>
+      {s.misses && s.misses.length > 0 && (
+        <p class="small muted" data-testid="misses">
+          Not read: {s.misses.map((m) => `${m.family} (${m.capture})`).join(', ')}
+        </p>
+      )}
     </div>
   );
 }

@@ -45,8 +45,10 @@ const FRAME_STYLES = [
   { value: 'box', label: 'Box: a border, the text below' },
   { value: 'banner', label: 'Banner: a filled band with the text' },
 ];
-/** Wait this long after the last change before asking for a preview. */
+/** Wait this long after the last change before asking for a preview (with the quick check). */
 const PREVIEW_DELAY_MS = 300;
+/** And this long before asking for the full verdict (every decoder, phone-like captures). */
+const FULL_VERDICT_DELAY_MS = 1200;
 
 /** A new style starts as the service's defaults, written out so every control shows its value. */
 const NEW_CONFIG: StyleConfig = {
@@ -272,10 +274,14 @@ function PaintEditor(props: {
   );
 }
 
-/** The preview of the config being designed: asked for after each pause in the changes. */
+/**
+ * The preview of the config being designed: the image and the quick check after each short pause in
+ * the changes, the full verdict after a longer one.
+ */
 function usePreview(org: string, config: StyleConfig, brandUlid: string) {
   const [state, setState] = useState<{
     image?: string;
+    quick?: Scannability;
     scannability?: Scannability;
     error?: unknown;
     busy: boolean;
@@ -285,22 +291,35 @@ function usePreview(org: string, config: StyleConfig, brandUlid: string) {
   useEffect(() => {
     const mine = ++seq.current;
     setState((s) => ({ ...s, busy: true }));
+    const ask = (check: 'quick' | 'full') =>
+      orgApi(org).post<{ data: { image: string; scannability: Scannability } }>('/v1/qr-styles/preview', {
+        ...JSON.parse(key),
+        check,
+      });
+    const failed = (error: unknown) => mine === seq.current && setState((s) => ({ ...s, error, busy: false }));
     const timer = setTimeout(() => {
-      orgApi(org)
-        .post<{ data: { image: string; scannability: Scannability } }>('/v1/qr-styles/preview', JSON.parse(key))
-        .then(
-          (r) => {
-            if (mine !== seq.current) return;
-            setState({
-              image: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(r.data.image)}`,
-              scannability: r.data.scannability,
-              busy: false,
-            });
-          },
-          (error: unknown) => mine === seq.current && setState((s) => ({ ...s, error, busy: false })),
-        );
+      ask('quick').then((r) => {
+        if (mine !== seq.current) return;
+        setState((s) => ({
+          image: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(r.data.image)}`,
+          quick: r.data.scannability,
+          // A full verdict of this same config (it arrived first) stays.
+          scannability: s.scannability,
+          busy: false,
+        }));
+      }, failed);
     }, PREVIEW_DELAY_MS);
-    return () => clearTimeout(timer);
+    const fullTimer = setTimeout(() => {
+      ask('full').then((r) => {
+        if (mine !== seq.current) return;
+        setState((s) => ({ ...s, scannability: r.data.scannability }));
+      }, failed);
+    }, FULL_VERDICT_DELAY_MS);
+    setState((s) => ({ ...s, scannability: undefined }));
+    return () => {
+      clearTimeout(timer);
+      clearTimeout(fullTimer);
+    };
   }, [org, key]);
   return state;
 }
@@ -353,7 +372,7 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
       return;
     }
     const image = await readFileAsDataUri(file);
-    setConfig((c) => ({ ...c, image, imageOptions: { imageSize: 0.2, hideBackgroundDots: true, ...c.imageOptions } }));
+    setConfig((c) => ({ ...c, image, imageOptions: { imageSize: 0.4, hideBackgroundDots: true, ...c.imageOptions } }));
   }
   function removeLogo() {
     setConfig((c) => {
@@ -530,9 +549,9 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
               </div>
               <div class="grid">
                 <NumberField
-                  label="Logo size (share of the symbol, 0 to 0.5)"
+                  label="Logo size (imageSize: share of the error correction, 0 to 1)"
                   min={0}
-                  max={0.5}
+                  max={1}
                   value={image.imageSize}
                   onValue={(v) => section('imageOptions', { imageSize: v })}
                 />
@@ -625,8 +644,16 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
             <div data-testid="preview-error">
               <ErrorMessage error={preview.error} />
             </div>
+          ) : preview.scannability ? (
+            <ScannabilityReport scannability={preview.scannability} />
           ) : (
-            preview.scannability && <ScannabilityReport scannability={preview.scannability} />
+            preview.quick && (
+              <ScannabilityReport
+                scannability={preview.quick}
+                title="Quick check (the full verdict follows when you pause)"
+                testId="scannability-quick"
+              />
+            )
           )}
         </div>
         {preview.scannability?.verdict === 'fail' && !preview.busy && (

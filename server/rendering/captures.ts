@@ -1,0 +1,211 @@
+// Captures like a phone's: the symbol as a phone camera sees it at the print size and scanning
+// distance the style declares (its `print` hint), then one impairment each: defocus blur, JPEG
+// compression, a 10° rotation, a perspective tilt, uneven lighting and sensor noise. Every capture is
+// a fixed function of the scene and its size (noise from a fixed seed), so a verdict is reproducible.
+import { createCanvas, loadImage, type Canvas } from '@napi-rs/canvas';
+import type { Gray } from './decoders.js';
+import type { Scene } from './geometry.js';
+import { sceneToCanvas } from './raster.js';
+
+/** The print hint's defaults: a 2 cm symbol scanned from 20 cm. */
+export const DEFAULT_PRINT = { size_mm: 20, distance_mm: 200 } as const;
+export interface PrintHint {
+  /** Side of the symbol (its modules, quiet zone left out), in millimetres. */
+  size_mm: number;
+  /** How far the phone is held from it, in millimetres. */
+  distance_mm: number;
+}
+
+/**
+ * The camera: the frame a scanning app analyses (1920 × 1080, landscape) across a 65° horizontal
+ * field of view, as a typical phone's main camera in video mode.
+ */
+export const CAMERA = { framePx: 1920, fovDeg: 65 } as const;
+const FOCAL_PX = CAMERA.framePx / (2 * Math.tan(((CAMERA.fovDeg / 2) * Math.PI) / 180));
+
+/** Camera pixels per millimetre of paper at `distanceMm`. */
+export function pixelsPerMm(distanceMm: number): number {
+  return FOCAL_PX / distanceMm;
+}
+
+export const CAPTURES = ['blur', 'jpeg', 'rotation', 'tilt', 'lighting', 'noise'] as const;
+export type CaptureKind = (typeof CAPTURES)[number];
+
+/** The impairments, in one place (docs/rendering.md lists them). */
+export const IMPAIRMENTS = {
+  /** Optics of every capture: a Gaussian blur of this sigma, in camera pixels. */
+  lensSigmaPx: 0.6,
+  /** The blur capture's defocus sigma, in camera pixels. */
+  defocusSigmaPx: 1.3,
+  jpegQuality: 0.4,
+  rotationDeg: 10,
+  /** Turned about the vertical axis, seen through the camera's perspective. */
+  tiltDeg: 35,
+  /** Light falls from full on one corner to this share on the opposite one. */
+  darkestLight: 0.35,
+  /** Sensor noise: Gaussian, sigma in grey levels, from a fixed seed. */
+  noiseSigma: 12,
+  noiseSeed: 18004,
+} as const;
+
+function toGray(canvas: Canvas): Gray {
+  const { width, height } = canvas;
+  const { data } = canvas.getContext('2d').getImageData(0, 0, width, height);
+  const out = new Uint8Array(width * height);
+  for (let i = 0, j = 0; i < out.length; i++, j += 4) {
+    out[i] = (data[j] * 299 + data[j + 1] * 587 + data[j + 2] * 114) / 1000;
+  }
+  return { data: out, width, height };
+}
+
+/** A separable Gaussian blur. */
+export function gaussianBlur(img: Gray, sigma: number): Gray {
+  const r = Math.max(1, Math.ceil(sigma * 3));
+  const k = new Float32Array(2 * r + 1);
+  let sum = 0;
+  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < k.length; i++) k[i] /= sum;
+  const { width: w, height: h } = img;
+  const tmp = new Float32Array(w * h);
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r] * img.data[y * w + Math.min(w - 1, Math.max(0, x + i))];
+      tmp[y * w + x] = s;
+    }
+  }
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
+      out[y * w + x] = Math.round(s);
+    }
+  }
+  return { data: out, width: w, height: h };
+}
+
+/** The printed symbol on white paper, `pxPerModule` camera pixels a module, with room to turn it. */
+export async function photograph(scene: Scene, pxPerModule: number): Promise<Canvas> {
+  const widthPx = Math.max(8, Math.round(scene.width * pxPerModule));
+  const symbol = await sceneToCanvas(scene, widthPx, '#ffffff');
+  // A turn of 10° reaches 8% of the side past each edge.
+  const pad = Math.ceil(Math.max(symbol.width, symbol.height) * 0.1);
+  const canvas = createCanvas(symbol.width + 2 * pad, symbol.height + 2 * pad);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(symbol, pad, pad);
+  return canvas;
+}
+
+function rotated(photo: Canvas, deg: number): Canvas {
+  const canvas = createCanvas(photo.width, photo.height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.translate(canvas.width / 2, canvas.height / 2);
+  ctx.rotate((deg * Math.PI) / 180);
+  ctx.drawImage(photo, -photo.width / 2, -photo.height / 2);
+  return canvas;
+}
+
+/** The paper turned `deg` about its vertical axis, as the camera's pinhole sees it (white outside). */
+function tilt(img: Gray, deg: number): Gray {
+  const { width: w, height: h } = img;
+  const t = (deg * Math.PI) / 180;
+  const [cos, sin] = [Math.cos(t), Math.sin(t)];
+  const out = new Uint8Array(w * h).fill(255);
+  const cx = w / 2;
+  const cy = h / 2;
+  for (let v = 0; v < h; v++) {
+    for (let u = 0; u < w; u++) {
+      const du = u - cx;
+      const x = du / (cos - (du * sin) / FOCAL_PX);
+      const y = (v - cy) * (1 + (x * sin) / FOCAL_PX);
+      const sx = x + cx;
+      const sy = y + cy;
+      const x0 = Math.floor(sx);
+      const y0 = Math.floor(sy);
+      if (x0 < 0 || y0 < 0 || x0 + 1 >= w || y0 + 1 >= h) continue;
+      const fx = sx - x0;
+      const fy = sy - y0;
+      const i = y0 * w + x0;
+      const d = img.data;
+      const top = d[i] + (d[i + 1] - d[i]) * fx;
+      const bottom = d[i + w] + (d[i + w + 1] - d[i + w]) * fx;
+      out[v * w + u] = (top + (bottom - top) * fy + 0.5) | 0;
+    }
+  }
+  return { data: out, width: w, height: h };
+}
+
+function lighting(img: Gray, darkest: number): Gray {
+  const { width: w, height: h } = img;
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const light = 1 - (1 - darkest) * ((x / w + y / h) / 2);
+      out[y * w + x] = Math.round(img.data[y * w + x] * light);
+    }
+  }
+  return { data: out, width: w, height: h };
+}
+
+/** mulberry32: a small seeded generator, so the noise is the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function noise(img: Gray, sigma: number, seed: number): Gray {
+  const rand = seeded(seed);
+  const out = new Uint8Array(img.data.length);
+  for (let i = 0; i < out.length; i += 2) {
+    // Box–Muller: two normal deviates from two uniform ones.
+    const r = Math.sqrt(-2 * Math.log(1 - rand())) * sigma;
+    const a = 2 * Math.PI * rand();
+    out[i] = Math.min(255, Math.max(0, Math.round(img.data[i] + r * Math.cos(a))));
+    if (i + 1 < out.length) out[i + 1] = Math.min(255, Math.max(0, Math.round(img.data[i + 1] + r * Math.sin(a))));
+  }
+  return { data: out, width: img.width, height: img.height };
+}
+
+async function jpeg(img: Gray, quality: number): Promise<Gray> {
+  const canvas = createCanvas(img.width, img.height);
+  const ctx = canvas.getContext('2d');
+  const id = ctx.createImageData(img.width, img.height);
+  for (let i = 0, j = 0; i < img.data.length; i++, j += 4) {
+    id.data[j] = id.data[j + 1] = id.data[j + 2] = img.data[i];
+    id.data[j + 3] = 255;
+  }
+  ctx.putImageData(id, 0, 0);
+  const decoded = await loadImage(await canvas.encode('jpeg', Math.round(quality * 100)));
+  const back = createCanvas(img.width, img.height);
+  back.getContext('2d').drawImage(decoded, 0, 0);
+  return toGray(back);
+}
+
+/** One capture of a photograph (./photograph). */
+export async function capture(photo: Canvas, kind: CaptureKind): Promise<Gray> {
+  const I = IMPAIRMENTS;
+  const lens = (g: Gray) => gaussianBlur(g, I.lensSigmaPx);
+  if (kind === 'rotation') return lens(toGray(rotated(photo, I.rotationDeg)));
+  const flat = toGray(photo);
+  if (kind === 'blur') return gaussianBlur(flat, I.defocusSigmaPx);
+  if (kind === 'jpeg') return jpeg(lens(flat), I.jpegQuality);
+  if (kind === 'tilt') return lens(tilt(flat, I.tiltDeg));
+  if (kind === 'lighting') return lens(lighting(flat, I.darkestLight));
+  return noise(lens(flat), I.noiseSigma, I.noiseSeed);
+}
+
+/** Camera pixels per module for a symbol of `modules` printed `print.size_mm` wide. */
+export function capturePxPerModule(modules: number, print: PrintHint): number {
+  return (pixelsPerMm(print.distance_mm) * print.size_mm) / modules;
+}
