@@ -9,7 +9,8 @@ import type { Membership, Paged, QrCode } from '../types';
 const PAGE_SIZE = 25;
 
 export function destinationUrl(d: QrCode['destination']): string {
-  return typeof d === 'string' ? d : d.url;
+  if (typeof d === 'string') return d;
+  return d && 'url' in d ? (d.url ?? '') : '';
 }
 
 export default function Codes(props: { org: string; membership: Membership }) {

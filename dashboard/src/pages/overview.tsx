@@ -74,7 +74,7 @@ export default function Overview(props: { org: string; membership: Membership })
       {a && (
         <>
           <h2>Scans over the last 30 days</h2>
-          <ScansChart series={a.time_series} label="Scans per day, last 30 days" />
+          <ScansChart series={a.time_series ?? []} label="Scans per day, last 30 days" />
           <h2>Top codes</h2>
           <BreakdownTable
             caption={<span class="visually-hidden">Codes with the most scans in the last 30 days</span>}
