@@ -141,6 +141,46 @@ export function TextField(
   );
 }
 
+/** A text of several lines, labelled like TextField. */
+export function TextAreaField(props: {
+  label: string;
+  value: string;
+  onValue: (v: string) => void;
+  hint?: string;
+  error?: string;
+  rows?: number;
+  maxLength?: number;
+  required?: boolean;
+}) {
+  const id = useId();
+  const described = [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <textarea
+        id={id}
+        rows={props.rows ?? 3}
+        maxLength={props.maxLength}
+        required={props.required}
+        value={props.value}
+        onInput={(e) => props.onValue((e.target as HTMLTextAreaElement).value)}
+        aria-invalid={props.error ? true : undefined}
+        aria-describedby={described || undefined}
+      />
+      {props.hint && (
+        <small id={`${id}-hint`} class="hint">
+          {props.hint}
+        </small>
+      )}
+      {props.error && (
+        <small id={`${id}-error`} class="field-error">
+          {props.error}
+        </small>
+      )}
+    </div>
+  );
+}
+
 export function SelectField(props: {
   label: string;
   value: string;
