@@ -1,7 +1,8 @@
 // What a code carries, in the dashboard in Debian's Chromium: the type picker, a contact card filled
 // in with its landing page redrawn live in the phone frame before anything is saved, the code
 // created with that destination; a static Wi-Fi code without the options it cannot use; an existing
-// dynamic code that cannot turn static. axe-core on each page and a screenshot of each.
+// dynamic code that cannot turn static. The new organization's getting-started checklist, ticked off
+// as its steps are done. axe-core on each page and a screenshot of each.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
@@ -42,6 +43,18 @@ describe('code types in the dashboard in a real browser', function () {
   });
 
   const frame = () => page.frameLocator('[data-testid="landing-preview"]');
+  const steps = async () =>
+    page
+      .getByTestId('onboarding')
+      .locator('li')
+      .evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-step')}:${li.getAttribute('data-done')}`));
+
+  it('shows a new organization its first steps; the token qrctl made is already done', async () => {
+    await page.getByTestId('onboarding').waitFor();
+    expect(await steps()).to.deep.equal(['code:no', 'domain:no', 'style:no', 'token:yes']);
+    await page.getByRole('link', { name: 'Create your first QR code' }).click();
+    await heading(page, 'New code');
+  });
 
   it('previews a contact card’s landing page live while it is typed, then creates the code', async () => {
     await page.goto(`${svc.url}/app/o/${orgUlid}/codes/new`);
@@ -117,8 +130,20 @@ describe('code types in the dashboard in a real browser', function () {
     await look(page, 'code-edit-vcard');
   });
 
+  it('ticks off the first code on the checklist', async () => {
+    await page.goto(`${svc.url}/app/o/${orgUlid}/overview`);
+    await page.getByTestId('onboarding').waitFor();
+    expect(await steps()).to.deep.equal(['code:yes', 'domain:no', 'style:no', 'token:yes']);
+    await look(page, 'overview-onboarding');
+  });
+
   it('has no serious or critical axe-core violations and no policy reports on these pages', () => {
-    expect(Object.keys(violations)).to.include.members(['code-new-vcard', 'code-new-wifi', 'code-edit-vcard']);
+    expect(Object.keys(violations)).to.include.members([
+      'code-new-vcard',
+      'code-new-wifi',
+      'code-edit-vcard',
+      'overview-onboarding',
+    ]);
     for (const [name, found] of Object.entries(violations)) expect(found, name).to.deep.equal([]);
     expect(csp).to.deep.equal([]);
   });
