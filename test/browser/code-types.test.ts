@@ -2,7 +2,9 @@
 // in with its landing page redrawn live in the phone frame before anything is saved, the code
 // created with that destination; a static Wi-Fi code without the options it cannot use; an existing
 // dynamic code that cannot turn static. The new organization's getting-started checklist, ticked off
-// as its steps are done. axe-core on each page and a screenshot of each.
+// as its steps are done. The code list with QR thumbnails, bulk pause, resume and delete, and its CSV. axe-core on each page and a screenshot of each.
+import fs from 'node:fs';
+import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
@@ -137,12 +139,45 @@ describe('code types in the dashboard in a real browser', function () {
     await look(page, 'overview-onboarding');
   });
 
+  it('lists the codes with their QR codes, pauses, resumes and deletes a selection, and downloads the CSV', async () => {
+    await page.goto(`${svc.url}/app/o/${orgUlid}/codes`);
+    await heading(page, 'Codes');
+    await page.getByTestId('code-thumb').nth(1).waitFor();
+    await look(page, 'codes-list');
+    const status = async (slug: string) =>
+      (await svc.get('/v1/qr-codes', token)).body.data.find((c: { slug: string }) => c.slug.endsWith(`/${slug}`))
+        ?.status;
+    await page.getByLabel('Select every code on this page').check();
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.getByText('2 codes paused.').waitFor();
+    expect([await status('ada'), await status('wifi')]).to.deep.equal(['paused', 'paused']);
+    await page.getByLabel('Select acme/ada').check();
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.getByText('1 code resumed.').waitFor();
+    expect([await status('ada'), await status('wifi')]).to.deep.equal(['active', 'paused']);
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const rows = parse(fs.readFileSync(await (await download).path()), { columns: true }) as Record<string, string>[];
+    expect(rows.map((r) => [r.slug, r.type, r.status, r.destination])).to.deep.equal([
+      ['wifi', 'wifi', 'paused', 'Café; guests'],
+      ['ada', 'vcard', 'active', 'Ada Lovelace'],
+    ]);
+
+    await page.getByLabel('Select acme/wifi').check();
+    await page.getByRole('button', { name: 'Delete selected' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('1 code deleted.').waitFor();
+    expect(await status('wifi')).to.equal(undefined);
+  });
+
   it('has no serious or critical axe-core violations and no policy reports on these pages', () => {
     expect(Object.keys(violations)).to.include.members([
       'code-new-vcard',
       'code-new-wifi',
       'code-edit-vcard',
       'overview-onboarding',
+      'codes-list',
     ]);
     for (const [name, found] of Object.entries(violations)) expect(found, name).to.deep.equal([]);
     expect(csp).to.deep.equal([]);

@@ -613,3 +613,21 @@ export function LandingConfigForm(props: {
     </fieldset>
   );
 }
+
+/** A code's content in a few words, for lists: the URL, the contact's name, the network... */
+export function destinationSummary(c: { type: CodeType; destination?: unknown }): string {
+  const d = c.destination;
+  if (typeof d === 'string') return d;
+  if (!d || typeof d !== 'object') return '';
+  const o = d as Obj;
+  const first = (...keys: string[]) =>
+    keys.map((k) => o[k]).find((v) => typeof v === 'string' && v) as string | undefined;
+  switch (c.type) {
+    case 'geo':
+      return `${String(o.latitude)}, ${String(o.longitude)}`;
+    case 'text':
+      return text(o, 'text').slice(0, 80);
+    default:
+      return first('url', 'name', 'title', 'ssid', 'to', 'number') ?? '';
+  }
+}
