@@ -137,9 +137,11 @@ bench-render: install
 	node --expose-gc --import tsx test/bench/render-export.ts
 	$(TSX) test/bench/render-stall.ts
 
-## docs-images: the example images of docs/rendering.md, drawn by the service's engine
+## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
+## docs/dashboard.md, copied from the screenshots the browser tests took (run make test-browser first)
 docs-images: install
 	$(TSX) test/docs/render-examples.ts
+	$(TSX) test/docs/dashboard-images.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated
