@@ -6,14 +6,13 @@
 // → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
 // up) → scan into the buffer → 302. Nothing here waits for ClickHouse.
 import type http from 'node:http';
-import net from 'node:net';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
 import { decide, type Visitor } from '../qr-codes/routing.js';
 import { slugKey } from '../qr-codes/slug.js';
 import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
-import { clientIp, normaliseIp, trustList } from '../http-common/client-ip.js';
+import { clientIp, normaliseIp, trustList, type TrustList } from '../http-common/client-ip.js';
 import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
 import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage, TOO_LARGE_PAGE } from './pages.js';
 import { answerPasswordForm, cookieName, cookieValid, FORM_LIMIT_BYTES, readCookie } from './password.js';
@@ -77,7 +76,7 @@ function safeDecode(s: string): string | null {
 }
 
 export class RedirectHandler {
-  private readonly trust: net.BlockList | null;
+  private readonly trust: TrustList | null;
   private readonly throttle: PasswordThrottle;
   /** A redirect process of several: answers wait until their scans are journaled (scan-ipc.ts). */
   private readonly answerGate: AnswerGate | null;
@@ -514,12 +513,7 @@ export class RedirectHandler {
   private secure(req: http.IncomingMessage): boolean {
     if ((req.socket as { encrypted?: boolean }).encrypted) return true;
     const peer = normaliseIp(req.socket.remoteAddress ?? '');
-    return (
-      !!this.trust &&
-      net.isIP(peer) !== 0 &&
-      this.trust.check(peer, net.isIPv6(peer) ? 'ipv6' : 'ipv4') &&
-      req.headers['x-forwarded-proto'] === 'https'
-    );
+    return !!this.trust && this.trust.has(peer) && req.headers['x-forwarded-proto'] === 'https';
   }
 
   private clientIp(req: http.IncomingMessage): string {
