@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
-import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword } from './browser.js';
+import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
 
 describe('code types in the dashboard in a real browser', function () {
   this.timeout(120_000);
@@ -27,16 +27,10 @@ describe('code types in the dashboard in a real browser', function () {
     if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
     svc = await startTestService();
     browser = await launchBrowser();
-    const created = await createAcme(svc.app);
-    orgUlid = created.organization.ulid;
-    token = created.token;
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
     page.on('console', (m) => {
       if (/Content Security Policy|Refused/i.test(m.text())) csp.push(m.text());
     });
-    await page.goto(created.sign_in_link);
-    await setFirstPassword(page, 'a long enough password');
-    await heading(page, 'Acme Coffee: overview');
   });
 
   after(async () => {

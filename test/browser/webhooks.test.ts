@@ -8,7 +8,7 @@ import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { runJobs } from '../helpers/jobs.js';
 import { verified, WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword } from './browser.js';
+import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
 
 describe('the webhooks page in a real browser', function () {
   this.timeout(120_000);
@@ -25,12 +25,7 @@ describe('the webhooks page in a real browser', function () {
     receiver = await WebhookReceiver.start();
     svc = await startTestService({ config: { webhookAllowedTargets: ['127.0.0.1/32'] } });
     browser = await launchBrowser();
-    const created = await createAcme(svc.app);
-    token = created.token;
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(created.sign_in_link);
-    await setFirstPassword(page, 'a long enough password');
-    await heading(page, 'Acme Coffee: overview');
+    ({ page, token } = await signedInAcme(svc, browser));
   });
 
   after(async () => {

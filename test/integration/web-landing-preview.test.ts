@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { addMember } from '../../server/organizations/service.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
-import { linkSecret, qrctl, WebClient } from '../helpers/web-client.js';
+import { signedInClient, type WebClient } from '../helpers/web-client.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -19,12 +19,7 @@ describe('landing-page preview of the code form', function () {
   });
   after(() => svc?.close());
 
-  async function signedIn(email: string): Promise<WebClient> {
-    const link = await qrctl(svc.app, ['user', 'login-link', '--email', email]);
-    const web = new WebClient(svc.url);
-    expect((await web.redeem(linkSecret(link.sign_in_link), PASSWORD)).status).to.equal(200);
-    return web;
-  }
+  const signedIn = (email: string) => signedInClient(svc.app, svc.url, email, PASSWORD);
 
   /** Posts the form as the code page does: fields csrf_token and draft. */
   async function preview(web: WebClient, orgUlid: string, draft: unknown, csrf = web.csrf) {

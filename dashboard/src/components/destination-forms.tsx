@@ -6,6 +6,7 @@ import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
 import { CheckboxField, SelectField, TextAreaField, TextField } from './ui';
 import { enumValues, type CodeType, type Destinations, type LandingConfig } from '../types';
+import { readDataUri } from './files';
 
 interface TypeInfo {
   label: string;
@@ -166,15 +167,6 @@ function fieldsOf(o: Obj, onChange: (o: Obj) => void, error: FieldErrorOf, path:
       />
     ),
   };
-}
-
-function readDataUri(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error('The file could not be read.'));
-    reader.readAsDataURL(file);
-  });
 }
 
 /** An image kept in the code as a data: URI (PNG, JPEG, GIF or WebP of at most 256 KiB). */

@@ -4,18 +4,10 @@ import { useRef, useState } from 'preact/hooks';
 import { NumberField } from './style-fields';
 import { CheckboxField } from './ui';
 import type { StyleConfig } from '../types';
+import { readDataUri } from './files';
 
 /** The API's limit on a logo file (the image's maxLength in the OpenAPI document is this in base64). */
 export const LOGO_MAX_BYTES = 256 * 1024;
-
-function readFileAsDataUri(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error('The file could not be read.'));
-    reader.readAsDataURL(file);
-  });
-}
 
 export function LogoFieldset(props: {
   config: StyleConfig;
@@ -41,7 +33,7 @@ export function LogoFieldset(props: {
       setLogoError(`The logo is ${Math.ceil(file.size / 1024)} KiB; at most 256 KiB are allowed.`);
       return;
     }
-    const image = await readFileAsDataUri(file);
+    const image = await readDataUri(file);
     setConfig((c) => ({ ...c, image, imageOptions: { imageSize: 0.2, hideBackgroundDots: true, ...c.imageOptions } }));
   }
   function removeLogo() {
