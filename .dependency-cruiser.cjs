@@ -81,6 +81,30 @@ module.exports = {
       from: { path: '^clickhouse/' },
       to: { path: '^(server|clickhouse|workers)/', pathNot: '^server/stores/migrate[.]ts$' },
     },
+    {
+      name: 'dashboard-is-a-client',
+      severity: 'error',
+      comment:
+        'The dashboard (dashboard/) reaches the service only over HTTP: it imports no server, worker, migration, ' +
+        'test or CLI code, not even a type. What it knows of the API (shapes, enum values) comes from ' +
+        'dashboard/src/generated/openapi.d.ts, generated from the OpenAPI document by `make dashboard`.',
+      from: { path: '^dashboard/' },
+      to: { path: '^(server|workers|clickhouse|sql|test|bin)/' },
+    },
+    {
+      name: 'nothing-imports-the-dashboard',
+      severity: 'error',
+      comment: 'The service serves the built dashboard (dashboard/dist) as files; no code imports its sources.',
+      from: { path: '^(server|workers|clickhouse|test|bin)/' },
+      to: { path: '^dashboard/' },
+    },
+    {
+      name: 'dashboard-imports-resolve',
+      severity: 'error',
+      comment: 'Every import of the dashboard resolves (a missing generated file is `make dashboard` not run).',
+      from: { path: '^dashboard/' },
+      to: { couldNotResolve: true },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -10,7 +10,10 @@ NPM_LOGLEVEL ?= http
 TSX := node --import tsx
 MOCHA := node_modules/.bin/mocha
 SPECS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/browser/**/*.test.ts'
-DASHBOARD_SRC := $(shell find dashboard/src -type f) dashboard/index.html dashboard/vite.config.ts
+DASHBOARD_SRC := $(shell find dashboard/src -type f -not -path 'dashboard/src/generated/*') dashboard/index.html dashboard/vite.config.ts
+# The dashboard's types of the API, generated from the OpenAPI document (never written by hand).
+DASHBOARD_API_TYPES := dashboard/src/generated/openapi.d.ts
+SERVER_SRC := $(shell find server -name '*.ts')
 
 .PHONY: start test test-unit test-integration test-node22 test-node24 lint typecheck migrate worker qrctl seed-demo \
         bench bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render bench-import bench-stream docs-images openapi install clean \
@@ -25,8 +28,18 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-## dashboard: build the web dashboard (dashboard/ -> dashboard/dist) when its sources changed
-dashboard/dist/index.html: node_modules/.installed $(DASHBOARD_SRC)
+# The OpenAPI document, written again when a server source changed (`make openapi` always writes it).
+var/openapi.json: node_modules/.installed $(SERVER_SRC)
+	@mkdir -p var
+	$(TSX) server/cli/openapi.ts > $@.tmp && mv $@.tmp $@
+
+# The API's types for the dashboard, from the OpenAPI document (openapi-typescript).
+$(DASHBOARD_API_TYPES): var/openapi.json
+	@mkdir -p $(@D)
+	node_modules/.bin/openapi-typescript var/openapi.json --empty-objects-unknown --default-non-nullable false --output $@.tmp.d.ts --silent && mv $@.tmp.d.ts $@
+
+## dashboard: build the web dashboard (dashboard/ -> dashboard/dist) when its sources or the API changed
+dashboard/dist/index.html: node_modules/.installed $(DASHBOARD_SRC) $(DASHBOARD_API_TYPES)
 	@echo "==> Building the web dashboard"
 	node_modules/.bin/vite build --config dashboard/vite.config.ts
 
@@ -62,19 +75,19 @@ test-browser: install dashboard
 
 ## lint: eslint + prettier, the import rules (dependency-cruiser), and the OpenAPI document linted by redocly
 ## and by Spectral (OpenAPI rules + OWASP API Security Top 10; .spectral.yaml says what is turned off and why)
-lint: install openapi
+lint: install openapi $(DASHBOARD_API_TYPES)
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
-	node_modules/.bin/depcruise server workers clickhouse test bin --config .dependency-cruiser.cjs
+	node_modules/.bin/depcruise server workers clickhouse test bin dashboard/src --config .dependency-cruiser.cjs
 	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
 	node_modules/.bin/spectral lint --ruleset .spectral.yaml --fail-severity warn var/openapi.json
 
 ## openapi: write the OpenAPI 3.1 document to var/openapi.json
 openapi: install
 	@mkdir -p var
-	$(TSX) server/cli/openapi.ts > var/openapi.json
+	$(TSX) server/cli/openapi.ts > var/openapi.json.tmp && mv var/openapi.json.tmp var/openapi.json
 
-typecheck: install
+typecheck: install $(DASHBOARD_API_TYPES)
 	node_modules/.bin/tsc --noEmit
 	node_modules/.bin/tsc --noEmit -p dashboard/tsconfig.json
 
@@ -140,9 +153,11 @@ bench-render: install
 	$(TSX) test/bench/render-stall.ts
 	$(TSX) test/bench/verdict.ts
 
-## docs-images: the example images of docs/rendering.md, drawn by the service's engine
+## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
+## docs/dashboard.md, copied from the screenshots the browser tests took (run make test-browser first)
 docs-images: install
 	$(TSX) test/docs/render-examples.ts
+	$(TSX) test/docs/dashboard-images.ts
 
 clean:
-	rm -rf var node_modules/.installed dashboard/dist
+	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated

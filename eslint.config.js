@@ -3,7 +3,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'var/**', 'dist/**', 'dashboard/dist/**', 'coverage/**'] },
+  {
+    ignores: ['node_modules/**', 'var/**', 'dist/**', 'dashboard/dist/**', 'dashboard/src/generated/**', 'coverage/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

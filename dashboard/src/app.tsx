@@ -20,6 +20,7 @@ const Styles = lazy(() => import('./pages/styles'));
 const StyleDesigner = lazy(() => import('./pages/style-designer'));
 const Imports = lazy(() => import('./pages/imports'));
 const Tokens = lazy(() => import('./pages/tokens'));
+const Webhooks = lazy(() => import('./pages/webhooks'));
 const Wallet = lazy(() => import('./pages/wallet'));
 const Members = lazy(() => import('./pages/members'));
 const Staff = lazy(() => import('./pages/staff'));
@@ -39,6 +40,7 @@ export const SECTIONS: { path: string; label: string; ability?: string; page: Pa
   { path: 'styles', label: 'Styles', ability: 'styles.manage', page: Styles },
   { path: 'imports', label: 'Bulk import', ability: 'codes.create', page: Imports },
   { path: 'tokens', label: 'API tokens', ability: 'api.tokens.manage', page: Tokens },
+  { path: 'webhooks', label: 'Webhooks', ability: 'webhooks.manage', page: Webhooks },
   { path: 'wallet', label: 'Wallet', ability: 'wallet.view', page: Wallet },
   { path: 'members', label: 'Members', ability: 'members.manage', page: Members },
 ];

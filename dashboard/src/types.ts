@@ -1,4 +1,5 @@
-// Shapes of the service's answers that the pages read (the OpenAPI document has them all).
+// Shapes of the service's answers that the pages read.
+import type { components } from './generated/openapi';
 
 export type Role = 'owner' | 'admin' | 'editor' | 'viewer';
 
@@ -27,178 +28,82 @@ export interface Named {
   name: string;
 }
 
-export type CodeStatus = 'active' | 'paused' | 'archived';
+// The API's resources, from the types generated out of the OpenAPI document
+// (dashboard/src/generated/openapi.d.ts, written by `make dashboard`): never copied by hand.
+type Schemas = components['schemas'];
+type CreateCodeBody = Schemas['codes.create.body'];
 
-export interface RoutingRule {
-  conditions: { device?: string[]; os?: string[]; country?: string[]; language?: string[] };
-  destination?: string;
-  variants?: { destination: string; weight: number }[];
+/**
+ * The values of one of the API's unions, written once here and checked by the compiler against
+ * the generated type: a value the API adds or drops fails `make typecheck` until this list follows.
+ */
+export function enumValues<T extends string>(values: Record<T, true>): T[] {
+  return Object.keys(values) as T[];
 }
 
-export interface ScheduleWindow {
-  days: string[];
-  start: string;
-  end: string;
-}
+export type CodeStatus = Schemas['QrCode']['status'];
+export type CodeType = Schemas['QrCode']['type'];
+export type RoutingRule = NonNullable<CreateCodeBody['routing']>['rules'][number];
+export type Schedule = NonNullable<CreateCodeBody['schedule']>;
+export type ScheduleWindow = NonNullable<Schedule['windows']>[number];
+export type Device = NonNullable<RoutingRule['conditions']['device']>[number];
+export type Day = ScheduleWindow['days'][number];
+export type LandingConfig = NonNullable<Schemas['LandingConfig']>;
 
-export interface Schedule {
-  enabled: boolean;
-  timezone?: string;
-  windows?: ScheduleWindow[];
-  fallback_destination?: string | null;
+/** The destination object of each code type but url (whose destination is the URL). */
+export interface Destinations {
+  vcard: Schemas['Destination.vcard'];
+  links: Schemas['Destination.links'];
+  app: Schemas['Destination.app'];
+  event: Schemas['Destination.event'];
+  wifi: Schemas['Destination.wifi'];
+  text: Schemas['Destination.text'];
+  email: Schemas['Destination.email'];
+  sms: Schemas['Destination.sms'];
+  phone: Schemas['Destination.phone'];
+  geo: Schemas['Destination.geo'];
 }
+export type Destination = string | { url: string } | Destinations[keyof Destinations];
 
-export interface QrCode {
-  ulid: string;
-  name: string | null;
-  slug: string;
-  type: string;
-  status: CodeStatus;
-  public_url: string;
-  destination: string | { url: string };
-  domain: { ulid: string; host: string } | null;
-  brand: Named | null;
-  style: Named | null;
-  redirects_count?: number;
-  redirect_cap?: number | null;
-  password?: boolean;
+/**
+ * A code as the API returns it. The document describes routing, schedule and a type's destination
+ * on output as free-form objects; they are what the create body takes, so they are typed from it.
+ */
+export type QrCode = Omit<Schemas['QrCode'], 'routing' | 'schedule' | 'destination' | 'landing_config'> & {
+  destination?: Destination;
   routing?: { rules: RoutingRule[] } | null;
   schedule?: Schedule | null;
-  date_begin?: string | null;
-  expire_at?: string | null;
-  utm_params?: Record<string, string> | null;
-  prelander_enabled?: boolean;
-  prelander_seconds?: number | null;
-  prelander_message?: string | null;
-  created_at?: string;
-  updated_at?: string;
-}
+  landing_config?: LandingConfig | null;
+};
 
-export interface Brand {
-  ulid: string;
-  name: string;
-  slug: string;
-  primary_domain: { ulid: string; host: string } | null;
-  created_at?: string;
-}
-
-export interface Domain {
-  ulid: string;
-  host: string;
-  type: 'custom' | 'fallback';
-  status: string;
-  ssl_status?: string;
-  ssl_expires_at?: string | null;
-  ssl_error?: string | null;
-  is_primary?: boolean;
-  is_shared?: boolean;
-  verified_at?: string | null;
-  verification?: {
-    txt_record_name?: string;
-    txt_record_value?: string;
-    cname_target?: string;
-    claim_expires_at?: string | null;
-    last_checked_at?: string | null;
-    last_error?: string | null;
-  } | null;
-}
-
+export type Brand = Schemas['Brand'];
+export type Domain = Schemas['Domain'];
 /** The scannability check of a style or preview: the symbol rendered, decoded and measured. */
-export interface Scannability {
-  verdict: 'pass' | 'warn' | 'fail';
-  decoded: boolean;
-  contrast_ratio: number | null;
-  quiet_zone_modules: number | null;
-  logo_coverage: number | null;
-  error_correction: string | null;
-  reasons: string[];
-  check?: 'quick' | 'full';
-  misses?: { family: string; capture: string }[];
-  print?: { size_mm: number; distance_mm: number };
-  robustness_margin?: number | null;
-  smallest_print_size_mm?: number | null;
-}
-
-export interface QrStyle {
-  ulid: string;
-  name: string;
-  config: StyleConfig;
-  brand?: Named | null;
-  is_preset?: boolean;
-  scannability?: Scannability | null;
-  created_at?: string;
-  updated_at?: string;
-}
-
-// The style configuration is the service's own type (type-only: nothing of the server is bundled).
-export type { ColorStop, Gradient, PaintOptions, StyleConfig } from '../../server/rendering/style';
-import type { StyleConfig } from '../../server/rendering/style';
-
-export interface ApiToken {
-  id: number;
-  name: string;
-  abilities: string[];
-  last_used_at: string | null;
-  expires_at: string | null;
-  created_at: string | null;
-  /** Set for an application connected with OAuth (an AI assistant); what it says of itself, unverified. */
-  connected_app: { client_id: string; client_name: string | null; redirect_host: string | null } | null;
-}
-
-export interface WalletInfo {
-  balance: string;
-  currency: string;
-  low_balance_threshold: string | null;
-  transactions: {
-    data: {
-      ulid: string;
-      type: 'debit' | 'credit';
-      amount: string;
-      balance_after: string;
-      reference_type: string | null;
-      created_at: string;
-    }[];
-    meta: { current_page: number; last_page: number; per_page: number; total: number };
-  };
-}
-
+export type Scannability = Schemas['Scannability'];
+/** The style configuration, as the create body takes it (qr-code-styling's names plus the frame). */
+export type StyleConfig = Schemas['styles.create.body']['config'];
+export type PaintOptions = Pick<NonNullable<StyleConfig['dotsOptions']>, 'color' | 'gradient'>;
+export type Gradient = NonNullable<PaintOptions['gradient']>;
+export type ColorStop = Gradient['colorStops'][number];
+export type QrStyle = Omit<Schemas['QrStyle'], 'config'> & { config: StyleConfig };
+export type ApiToken = Schemas['ApiToken'];
+export type WalletInfo = Schemas['Wallet'];
+export type Analytics = Schemas['Analytics'];
+export type CodeAnalytics = Schemas['CodeAnalytics'];
+/** An entry of a breakdown (dimension, brands or codes). */
 export interface Breakdown {
-  key: string;
+  key?: string;
   label: string;
   scans: number;
   uniques: number;
 }
+export type Status = Schemas['Status'];
+export type BulkImport = Schemas['BulkImport'];
+export type Webhook = Schemas['Webhook'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 
-export interface Analytics {
-  scope_level: string;
-  range_days: number;
-  totals: { scans: number; uniques: number; unique_rate: number };
-  time_series: { date: string; scans: number }[];
-  dimension: string;
-  dimension_label: string;
-  dimension_breakdown: Breakdown[];
-  child_breakdown?: Breakdown[];
-  top_codes?: Breakdown[];
-}
-
-export interface Status {
-  api: { rate_limit_per_min: number; calls_included_month: number; calls_used_month: number };
-  plan: { code: string; name: string } | null;
-}
-
-export interface BulkImport {
-  ulid: string;
-  status: string;
-  total_rows: number;
-  valid_row_count: number | null;
-  processed_rows: number;
-  progress_percent?: number;
-  success_count: number;
-  failed_count: number;
-  skipped_count: number;
-  preview_errors: { row: number; field: string; message: string }[];
-  has_error_report?: boolean;
-}
+// The dashboard's own operations (members, invitations, the session) are not in the OpenAPI
+// document (docs/dashboard.md lists them); their shapes are written here.
 
 export interface Member {
   user_ulid: string;

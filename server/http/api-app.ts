@@ -16,7 +16,8 @@ import { API_VERSION, type Operation } from '../operations/operation.js';
 import { accessLog, contentHeaders, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
 import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
-import { docsPage, rateLimitPage } from './pages.js';
+import { DOCS_CSP, docsPage, rateLimitPage, referenceViewerFiles } from './pages.js';
+import { sendStaticFile } from '../http-common/static-files.js';
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];
@@ -118,8 +119,18 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
   });
   router.get('/docs', (ctx) => {
     (ctx.state as RequestState).route = '/docs';
+    ctx.set('Content-Security-Policy', DOCS_CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = docsPage(app);
+  });
+  // GET /docs/assets/{file}: the reference viewer's files
+  router.get('/docs/assets/:file', (ctx) => {
+    (ctx.state as RequestState).route = '/docs/assets/{file}';
+    const file = referenceViewerFiles().get(ctx.params.file);
+    if (!file) throw ApiError.notFound('file');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    sendStaticFile(ctx, file, 'public, max-age=3600');
   });
   router.get('/docs/rate-limits', (ctx) => {
     (ctx.state as RequestState).route = '/docs/rate-limits';

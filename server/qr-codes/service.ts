@@ -201,7 +201,7 @@ function checkPayloadFits(errors: FieldErrors, type: StaticType, destination: un
 }
 
 /** The destination of a non-url type against its schema (PATCH without type: the stored type's). */
-function destinationSchemaErrors(app: AppContext, errors: FieldErrors, type: CodeType, d: unknown): void {
+export function destinationSchemaErrors(app: AppContext, errors: FieldErrors, type: CodeType, d: unknown): void {
   if (type === 'url') return;
   const fn = app.validators.compile(DESTINATION_SCHEMAS[type], 'body');
   if (fn(d)) return;

@@ -27,7 +27,8 @@ import {
 import { newSecret } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { readJsonBody } from '../http-common/body.js';
+import { readFormBody, readJsonBody } from '../http-common/body.js';
+import { escapeHtml } from '../http-common/html.js';
 import { clientIp, trustList } from '../http-common/client-ip.js';
 import type { RequestState } from '../http-common/middleware.js';
 import { respond, routerPath, WEB_API } from '../http-common/respond.js';
@@ -35,6 +36,7 @@ import { executeOperation } from '../operations/execute.js';
 import { idempotencyKeyHeader } from '../operations/idempotency.js';
 import type { Operation } from '../operations/operation.js';
 import { requireOrganization, searchOrganizations } from '../organizations/service.js';
+import { landingPreview } from '../qr-codes/landing-preview.js';
 import { objectSchema } from '../schemas/common.js';
 import { parseAmount, formatMinor } from '../wallet/money.js';
 import { topUp } from '../wallet/service.js';
@@ -42,6 +44,8 @@ import { clearCookie, readCookie, setCookie } from './cookies.js';
 import { webVia } from './via.js';
 
 const WRITES = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+/** Form posts of the dashboard's pages: their CSRF token is a form field, checked by the route. */
+const FORM_POSTS = /^\/app\/api\/orgs\/[^/]+\/landing-preview$/;
 const SESSION_LABEL = 'Dashboard session';
 
 const signInBody = objectSchema(
@@ -158,7 +162,7 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
   // Every /app/api request: no caching, CSRF on writes (before any body is read).
   router.use(WEB_API, async (ctx, next) => {
     ctx.set('Cache-Control', 'no-store');
-    if (WRITES.has(ctx.method)) await checkCsrf(ctx);
+    if (WRITES.has(ctx.method) && !FORM_POSTS.test(ctx.path)) await checkCsrf(ctx);
     await next();
   });
 
@@ -246,6 +250,40 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
     return s;
   }
 
+  // POST /app/api/orgs/{org_ulid}/landing-preview
+  // The landing page of the code being edited, for the preview frame of the code form: a form post
+  // (fields csrf_token and draft, the JSON of type, destination, landing_config, brand_ulid and
+  // language) whose target is the frame, answered with the page and its own Content-Security-Policy.
+  router.post(`${WEB_API}/orgs/:org_ulid/landing-preview`, async (ctx) => {
+    route(ctx, `${WEB_API}/orgs/{org_ulid}/landing-preview`);
+    const s = await requireSession(ctx);
+    const form = await readFormBody(ctx, app.config.bodyLimitBytes);
+    if (!csrfMatches(s.csrfToken, form.get('csrf_token') ?? undefined)) throw ApiError.csrfFailed();
+    const principal = await memberPrincipal(app.db, s, ctx.params.org_ulid, SESSION_LABEL);
+    if (!principal.abilities.has('codes.create') && !principal.abilities.has('codes.update')) {
+      throw ApiError.forbidden('codes.update');
+    }
+    let draft: unknown;
+    try {
+      draft = JSON.parse(form.get('draft') ?? '');
+    } catch (err) {
+      throw ApiError.invalidJson((err as Error).message);
+    }
+    // The frame shows the page, or what keeps it from being drawn yet (a field still empty).
+    ctx.set('X-Frame-Options', 'SAMEORIGIN');
+    ctx.type = 'text/html; charset=utf-8';
+    try {
+      const page = await landingPreview(app, principal.org, draft, ctx.get('Accept-Language') || undefined);
+      ctx.set('Content-Security-Policy', page.csp.replace("frame-ancestors 'none'", "frame-ancestors 'self'"));
+      ctx.body = page.html;
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'validation_failed') throw err;
+      ctx.status = 422;
+      ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'self'; base-uri 'none'");
+      ctx.body = previewProblems((err.extra.errors ?? {}) as Record<string, string[]>);
+    }
+  });
+
   // Every operation of an organization: /app/api/orgs/{org_ulid}<operation path>.
   for (const op of operations) {
     const template = `${WEB_API}/orgs/{org_ulid}${op.path}`;
@@ -279,4 +317,16 @@ export function mountWebApi(router: Router, app: AppContext, operations: readonl
       respond(ctx, result);
     });
   }
+}
+
+/** The preview frame's page when the draft cannot be drawn yet: the fields to fill in or mend. */
+function previewProblems(errors: Record<string, string[]>): string {
+  const items = Object.entries(errors)
+    .map(([field, messages]) => `<li><code>${escapeHtml(field)}</code>: ${escapeHtml(messages.join(' '))}</li>`)
+    .join('');
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Preview</title></head><body>' +
+    `<main><h1>Not yet a page</h1><p>Fill in or correct these fields to see the page:</p><ul>${items}</ul></main>` +
+    '</body></html>'
+  );
 }

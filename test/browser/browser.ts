@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AppContext } from '../../server/context.js';
+import type { TestService } from '../helpers/harness.js';
 import { qrctl } from '../helpers/web-client.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -157,4 +158,20 @@ export function pageChecks(): {
       violations[name] = await seriousViolations(page);
     },
   };
+}
+
+/**
+ * Acme Coffee (createAcme) with its owner signed in through the one-time link, on a new page of a
+ * desktop-sized window: the start of a browser test of an organization's pages.
+ */
+export async function signedInAcme(
+  svc: TestService,
+  browser: Browser,
+): Promise<{ page: Page; orgUlid: string; token: string }> {
+  const created = await createAcme(svc.app);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await page.goto(created.sign_in_link);
+  await setFirstPassword(page, 'a long enough password');
+  await heading(page, 'Acme Coffee: overview');
+  return { page, orgUlid: created.organization.ulid, token: created.token };
 }

@@ -128,3 +128,18 @@ export async function qrctl(app: AppContext, argv: string[]): Promise<Record<str
   if (code !== 0) throw new Error(`qrctl ${argv.join(' ')} failed (${code}): ${err.join('\n')} ${out.join('\n')}`);
   return JSON.parse(out.join('\n'));
 }
+
+/** A dashboard client of the user with this email, signed in through a new one-time link that sets this password. */
+export async function signedInClient(
+  app: AppContext,
+  baseUrl: string,
+  email: string,
+  password: string,
+): Promise<WebClient> {
+  const link = await qrctl(app, ['user', 'login-link', '--email', email]);
+  const web = new WebClient(baseUrl);
+  const res = await web.redeem(linkSecret(link.sign_in_link), password);
+  if (res.status !== 200)
+    throw new Error(`sign-in through the link failed (${res.status}): ${JSON.stringify(res.body)}`);
+  return web;
+}

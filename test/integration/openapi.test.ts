@@ -20,6 +20,7 @@ const UNDOCUMENTED = new Set([
   '/readyz',
   '/metrics',
   '/docs/rate-limits',
+  '/docs/assets/:file',
   '/v1/openapi.json',
   '/mcp',
 ]);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { addMember } from '../../server/organizations/service.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
-import { linkSecret, qrctl, WebClient } from '../helpers/web-client.js';
+import { linkSecret, qrctl, signedInClient, WebClient } from '../helpers/web-client.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -18,12 +18,7 @@ describe('dashboard operations', function () {
   after(() => svc?.close());
   afterEach(() => svc.clock.reset());
 
-  async function signedIn(email: string): Promise<WebClient> {
-    const link = await qrctl(svc.app, ['user', 'login-link', '--email', email]);
-    const web = new WebClient(svc.url);
-    expect((await web.redeem(linkSecret(link.sign_in_link), PASSWORD)).status).to.equal(200);
-    return web;
-  }
+  const signedIn = (email: string) => signedInClient(svc.app, svc.url, email, PASSWORD);
 
   async function orgWithOwner(plan = 'starter_monthly') {
     const t = await svc.createOrg({ plan });

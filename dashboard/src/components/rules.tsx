@@ -2,10 +2,10 @@
 // its schedule (weekly windows in a time zone, fallback destination). They edit the same JSON the
 // API takes; the service validates it.
 import { CheckboxField, SelectField, TextField } from './ui';
-import type { RoutingRule, Schedule, ScheduleWindow } from '../types';
+import { enumValues, type Day, type Device, type RoutingRule, type Schedule, type ScheduleWindow } from '../types';
 
-const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'];
-const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+const DEVICES = enumValues<Device>({ mobile: true, tablet: true, desktop: true, bot: true, other: true });
+const DAYS = enumValues<Day>({ mon: true, tue: true, wed: true, thu: true, fri: true, sat: true, sun: true });
 
 function list(v: string): string[] | undefined {
   const items = v

@@ -88,6 +88,24 @@ export function Loading() {
   );
 }
 
+/** A field's hint and error, each with the id its control's aria-describedby names (`<id>-hint`, `<id>-error`). */
+function FieldNotes(props: { id: string; hint?: string; error?: string }) {
+  return (
+    <>
+      {props.hint && (
+        <small id={`${props.id}-hint`} class="hint">
+          {props.hint}
+        </small>
+      )}
+      {props.error && (
+        <small id={`${props.id}-error`} class="field-error">
+          {props.error}
+        </small>
+      )}
+    </>
+  );
+}
+
 /** The input attributes the pages use. */
 interface InputProps {
   type?: string;
@@ -127,16 +145,38 @@ export function TextField(
         // Preact 11 types each input type's attributes apart; these are passed through as given.
         {...(rest as Record<string, unknown>)}
       />
-      {hint && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
-      {error && (
-        <small id={`${id}-error`} class="field-error">
-          {error}
-        </small>
-      )}
+      <FieldNotes id={id} hint={hint} error={error} />
+    </div>
+  );
+}
+
+/** A text of several lines, labelled like TextField. */
+export function TextAreaField(props: {
+  label: string;
+  value: string;
+  onValue: (v: string) => void;
+  hint?: string;
+  error?: string;
+  rows?: number;
+  maxLength?: number;
+  required?: boolean;
+}) {
+  const id = useId();
+  const described = [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <textarea
+        id={id}
+        rows={props.rows ?? 3}
+        maxLength={props.maxLength}
+        required={props.required}
+        value={props.value}
+        onInput={(e) => props.onValue((e.target as HTMLTextAreaElement).value)}
+        aria-invalid={props.error ? true : undefined}
+        aria-describedby={described || undefined}
+      />
+      <FieldNotes id={id} hint={props.hint} error={props.error} />
     </div>
   );
 }
@@ -168,16 +208,7 @@ export function SelectField(props: {
           </option>
         ))}
       </select>
-      {props.hint && (
-        <small id={`${id}-hint`} class="hint">
-          {props.hint}
-        </small>
-      )}
-      {props.error && (
-        <small id={`${id}-error`} class="field-error">
-          {props.error}
-        </small>
-      )}
+      <FieldNotes id={id} hint={props.hint} error={props.error} />
     </div>
   );
 }

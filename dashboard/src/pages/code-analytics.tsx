@@ -94,11 +94,11 @@ export default function CodeAnalytics(props: { org: string; code: string; member
               <div class="label">unique rate</div>
             </div>
           </div>
-          <ScansChart series={a.time_series} label={`Scans per day, last ${range} days`} />
+          <ScansChart series={a.time_series ?? []} label={`Scans per day, last ${range} days`} />
           <BreakdownTable
-            caption={`Scans by ${a.dimension_label.toLowerCase()}`}
-            label={a.dimension_label}
-            rows={a.dimension_breakdown}
+            caption={`Scans by ${(a.dimension_label ?? dimension).toLowerCase()}`}
+            label={a.dimension_label ?? dimension}
+            rows={a.dimension_breakdown ?? []}
             empty="No scans in this range."
           />
         </>

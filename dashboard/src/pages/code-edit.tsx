@@ -1,7 +1,8 @@
-// Create or edit a code: every field the API takes (destination, status, domain, brand, style,
-// redirect cap, password, dates, UTM parameters, prelander, routing rules with A/B variants,
-// schedule windows), with pause, archive and delete behind a confirmation. A member without
-// codes.update sees the code read-only.
+// Create or edit a code: its type (picked first), every field the API takes (the destination: a URL
+// or the type's object; status, domain, brand, style, redirect cap, password, dates, UTM parameters,
+// prelander, routing rules with A/B variants, schedule windows; the landing page's look), with pause,
+// archive and delete behind a confirmation. Landing-page types are previewed live as they are
+// typed. A member without codes.update sees the code read-only.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiFailure, orgApi } from '../api';
@@ -17,9 +18,22 @@ import {
   useLoad,
 } from '../components/ui';
 import { CodeAside } from '../components/code-aside';
+import { CODE_TYPES, DestinationForm, LandingConfigForm, TypePicker } from '../components/destination-forms';
+import { LandingPreview } from '../components/landing-preview';
 import { RoutingEditor, ScheduleEditor } from '../components/rules';
 import { can } from '../session';
-import type { Brand, Domain, Membership, Paged, QrCode, QrStyle, RoutingRule, Schedule } from '../types';
+import type {
+  Brand,
+  CodeType,
+  Domain,
+  LandingConfig,
+  Membership,
+  Paged,
+  QrCode,
+  QrStyle,
+  RoutingRule,
+  Schedule,
+} from '../types';
 import { destinationUrl } from './codes';
 
 const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -27,7 +41,12 @@ const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_c
 interface Draft {
   name: string;
   slug: string;
+  type: CodeType;
+  /** The URL of a url code. */
   destination: string;
+  /** The destination object of each other type, kept while another type is tried. */
+  objects: Partial<Record<CodeType, Record<string, unknown>>>;
+  landing: LandingConfig;
   status: string;
   domain_ulid: string;
   brand_ulid: string;
@@ -61,7 +80,10 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
   return {
     name: c?.name ?? '',
     slug: c ? c.slug.slice(c.slug.indexOf('/') + 1) : '',
-    destination: c ? destinationUrl(c.destination) : '',
+    type: c?.type ?? 'url',
+    destination: c && c.type === 'url' ? destinationUrl(c.destination) : '',
+    objects: c && c.type !== 'url' && typeof c.destination === 'object' ? { [c.type]: { ...c.destination } } : {},
+    landing: c?.landing_config ?? {},
     status: c?.status ?? 'active',
     domain_ulid: c?.domain?.ulid ?? domains.find((d) => d.is_primary)?.ulid ?? domains[0]?.ulid ?? '',
     brand_ulid: c?.brand?.ulid ?? '',
@@ -80,13 +102,32 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
   };
 }
 
+/** What the draft's type offers: a redirect's options (url), the counted ones (dynamic), a page. */
+function kindOf(type: CodeType) {
+  const t = CODE_TYPES[type];
+  return { redirect: type === 'url', dynamic: t.dynamic, landing: t.landing };
+}
+
+/** The landing page's part of the body: type, destination object, landing_config, brand. */
+function landingDraft(d: Draft) {
+  return {
+    type: d.type,
+    destination: d.objects[d.type] ?? {},
+    landing_config: Object.keys(d.landing).length ? d.landing : null,
+    brand_ulid: d.brand_ulid || null,
+  };
+}
+
 /** The request body: every field, gated ones as null when unused so plans without them accept it. */
 function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
+  const kind = kindOf(d.type);
   const utm = Object.fromEntries(Object.entries(d.utm).filter(([, v]) => v.trim()));
   const body: Record<string, unknown> = {
     name: d.name.trim() || null,
     slug: d.slug.trim(),
-    destination: d.destination.trim(),
+    type: d.type,
+    destination: kind.redirect ? d.destination.trim() : (d.objects[d.type] ?? {}),
+    landing_config: kind.landing && Object.keys(d.landing).length ? d.landing : null,
     status: d.status,
     domain_ulid: d.domain_ulid,
     brand_ulid: d.brand_ulid || null,
@@ -101,6 +142,12 @@ function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
     routing: d.rules.length ? { rules: d.rules } : null,
     schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
   };
+  // What a type does not use is cleared: a redirect's options, and for static codes everything counted.
+  if (!kind.redirect) {
+    Object.assign(body, { utm_params: null, prelander_enabled: false, prelander_seconds: null });
+    Object.assign(body, { prelander_message: null, routing: null, schedule: null });
+  }
+  if (!kind.dynamic) Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null });
   if (d.password) body.password = d.password;
   else if (d.removePassword) body.password = null;
   if (creating) {
@@ -183,6 +230,9 @@ export default function CodeEdit(props: { org: string; code?: string; membership
   }
 
   const title = creating ? 'New code' : saved?.name || saved?.slug || 'Code';
+  const kind = kindOf(draft.type);
+  const savedType = saved?.type;
+  const setObject = (o: Record<string, unknown>) => set({ objects: { ...draft.objects, [draft.type]: o } });
   const domainOptions = domains
     .filter((d) => d.status === 'active' || d.ulid === draft.domain_ulid)
     .map((d) => ({ value: d.ulid, label: `${d.host}${d.is_shared ? ' (shared)' : ''}` }));
@@ -200,8 +250,22 @@ export default function CodeEdit(props: { org: string; code?: string; membership
     >
       <div class="split">
         <form onSubmit={save} aria-label={creating ? 'New code' : 'Edit code'} noValidate>
+          {editable && (
+            <TypePicker
+              value={draft.type}
+              onChange={(type) => set({ type })}
+              // A printed code keeps its kind: dynamic codes change between dynamic types only, and a
+              // GS1 product code (its image encodes the Digital Link URI) stays one.
+              allowed={
+                savedType
+                  ? (t) =>
+                      CODE_TYPES[t].dynamic === CODE_TYPES[savedType].dynamic && (t === 'gs1') === (savedType === 'gs1')
+                  : undefined
+              }
+            />
+          )}
           <fieldset disabled={!editable}>
-            <legend>Code</legend>
+            <legend>Code: {CODE_TYPES[draft.type].label}</legend>
             <div class="grid">
               <TextField label="Name" value={draft.name} onValue={(v) => set({ name: v })} error={fieldError('name')} />
               <TextField
@@ -213,14 +277,26 @@ export default function CodeEdit(props: { org: string; code?: string; membership
                 error={fieldError('slug')}
               />
             </div>
-            <TextField
-              label="Destination URL"
-              type="url"
-              required
-              value={draft.destination}
-              onValue={(v) => set({ destination: v })}
-              error={fieldError('destination')}
-            />
+            {draft.type === 'url' ? (
+              <TextField
+                label="Destination URL"
+                type="url"
+                required
+                value={draft.destination}
+                onValue={(v) => set({ destination: v })}
+                error={fieldError('destination')}
+              />
+            ) : (
+              <>
+                <DestinationForm
+                  type={draft.type}
+                  value={draft.objects[draft.type] ?? {}}
+                  onChange={setObject}
+                  error={fieldError}
+                />
+                {fieldError('destination') && <p class="field-error">{fieldError('destination')}</p>}
+              </>
+            )}
             <div class="grid">
               <SelectField
                 label="Status"
@@ -258,96 +334,112 @@ export default function CodeEdit(props: { org: string; code?: string; membership
             </div>
           </fieldset>
 
-          <fieldset disabled={!editable}>
-            <legend>Limits and access</legend>
-            <div class="grid">
-              <TextField
-                label="Redirect cap"
-                type="number"
-                min={1}
-                value={draft.redirect_cap}
-                onValue={(v) => set({ redirect_cap: v })}
-                hint="Scans served before the code answers 410. Business plan and up."
-                error={fieldError('redirect_cap')}
-              />
-              <TextField
-                label={saved?.password ? 'New password' : 'Password'}
-                type="password"
-                autoComplete="new-password"
-                value={draft.password}
-                onValue={(v) => set({ password: v, removePassword: false })}
-                hint={
-                  saved?.password
-                    ? 'A password is set; leave empty to keep it.'
-                    : 'Visitors must enter it. Professional plan and up.'
-                }
-                error={fieldError('password')}
-              />
-              <TextField
-                label="Active from"
-                type="datetime-local"
-                value={draft.date_begin}
-                onValue={(v) => set({ date_begin: v })}
-                error={fieldError('date_begin')}
-              />
-              <TextField
-                label="Expires at"
-                type="datetime-local"
-                value={draft.expire_at}
-                onValue={(v) => set({ expire_at: v })}
-                error={fieldError('expire_at')}
-              />
-            </div>
-            {saved?.password && (
-              <CheckboxField
-                label="Remove the password"
-                checked={draft.removePassword}
-                onChecked={(v) => set({ removePassword: v, password: '' })}
-              />
-            )}
-          </fieldset>
+          {kind.landing && (
+            <fieldset disabled={!editable} class="plain">
+              <LandingConfigForm value={draft.landing} onChange={(landing) => set({ landing })} error={fieldError} />
+            </fieldset>
+          )}
 
-          <fieldset disabled={!editable}>
-            <legend>UTM parameters</legend>
-            <p class="hint">Appended to the destination; a key the URL already has is kept.</p>
-            <div class="grid">
-              {UTM_KEYS.map((k) => (
+          {kind.dynamic && (
+            <fieldset disabled={!editable}>
+              <legend>Limits and access</legend>
+              <div class="grid">
                 <TextField
-                  key={k}
-                  label={k}
-                  value={draft.utm[k]}
-                  onValue={(v) => set({ utm: { ...draft.utm, [k]: v } })}
+                  label="Redirect cap"
+                  type="number"
+                  min={1}
+                  value={draft.redirect_cap}
+                  onValue={(v) => set({ redirect_cap: v })}
+                  hint="Scans served before the code answers 410. Business plan and up."
+                  error={fieldError('redirect_cap')}
                 />
-              ))}
-            </div>
-          </fieldset>
+                <TextField
+                  label={saved?.password ? 'New password' : 'Password'}
+                  type="password"
+                  autoComplete="new-password"
+                  value={draft.password}
+                  onValue={(v) => set({ password: v, removePassword: false })}
+                  hint={
+                    saved?.password
+                      ? 'A password is set; leave empty to keep it.'
+                      : 'Visitors must enter it. Professional plan and up.'
+                  }
+                  error={fieldError('password')}
+                />
+                <TextField
+                  label="Active from"
+                  type="datetime-local"
+                  value={draft.date_begin}
+                  onValue={(v) => set({ date_begin: v })}
+                  error={fieldError('date_begin')}
+                />
+                <TextField
+                  label="Expires at"
+                  type="datetime-local"
+                  value={draft.expire_at}
+                  onValue={(v) => set({ expire_at: v })}
+                  error={fieldError('expire_at')}
+                />
+              </div>
+              {saved?.password && (
+                <CheckboxField
+                  label="Remove the password"
+                  checked={draft.removePassword}
+                  onChecked={(v) => set({ removePassword: v, password: '' })}
+                />
+              )}
+            </fieldset>
+          )}
 
-          <fieldset disabled={!editable}>
-            <legend>Prelander</legend>
-            <CheckboxField
-              label="Show an interstitial page before redirecting"
-              checked={draft.prelander_enabled}
-              onChecked={(v) => set({ prelander_enabled: v })}
-            />
-            <div class="grid">
-              <TextField
-                label="Countdown (seconds)"
-                type="number"
-                min={0}
-                max={60}
-                value={draft.prelander_seconds}
-                onValue={(v) => set({ prelander_seconds: v })}
-              />
-              <TextField
-                label="Message"
-                value={draft.prelander_message}
-                onValue={(v) => set({ prelander_message: v })}
-              />
-            </div>
-          </fieldset>
+          {kind.redirect && (
+            <>
+              <fieldset disabled={!editable}>
+                <legend>UTM parameters</legend>
+                <p class="hint">Appended to the destination; a key the URL already has is kept.</p>
+                <div class="grid">
+                  {UTM_KEYS.map((k) => (
+                    <TextField
+                      key={k}
+                      label={k}
+                      value={draft.utm[k]}
+                      onValue={(v) => set({ utm: { ...draft.utm, [k]: v } })}
+                    />
+                  ))}
+                </div>
+              </fieldset>
 
-          <RoutingEditor rules={draft.rules} onChange={(rules) => set({ rules })} disabled={!editable} />
-          <ScheduleEditor schedule={draft.schedule} onChange={(schedule) => set({ schedule })} disabled={!editable} />
+              <fieldset disabled={!editable}>
+                <legend>Prelander</legend>
+                <CheckboxField
+                  label="Show an interstitial page before redirecting"
+                  checked={draft.prelander_enabled}
+                  onChecked={(v) => set({ prelander_enabled: v })}
+                />
+                <div class="grid">
+                  <TextField
+                    label="Countdown (seconds)"
+                    type="number"
+                    min={0}
+                    max={60}
+                    value={draft.prelander_seconds}
+                    onValue={(v) => set({ prelander_seconds: v })}
+                  />
+                  <TextField
+                    label="Message"
+                    value={draft.prelander_message}
+                    onValue={(v) => set({ prelander_message: v })}
+                  />
+                </div>
+              </fieldset>
+
+              <RoutingEditor rules={draft.rules} onChange={(rules) => set({ rules })} disabled={!editable} />
+              <ScheduleEditor
+                schedule={draft.schedule}
+                onChange={(schedule) => set({ schedule })}
+                disabled={!editable}
+              />
+            </>
+          )}
 
           <ErrorMessage error={error} />
           {notice && <StatusMessage>{notice}</StatusMessage>}
@@ -362,13 +454,16 @@ export default function CodeEdit(props: { org: string; code?: string; membership
             </div>
           )}
         </form>
-        <CodeAside
-          org={props.org}
-          code={saved}
-          styleUlid={draft.style_ulid}
-          styles={styles}
-          stylesReadable={can(props.membership, 'styles.manage')}
-        />
+        <div class="aside-column">
+          <CodeAside
+            org={props.org}
+            code={saved}
+            styleUlid={draft.style_ulid}
+            styles={styles}
+            stylesReadable={can(props.membership, 'styles.manage')}
+          />
+          {kind.landing && editable && <LandingPreview org={props.org} draft={landingDraft(draft)} />}
+        </div>
       </div>
 
       {!creating && saved && (

@@ -1,15 +1,61 @@
 // The code list: server-side search, status filter and keyset paging (newest first), so it stays
-// fast at 100,000 codes. Earlier pages are remembered by their cursors.
+// fast at 100,000 codes. Earlier pages are remembered by their cursors. Each row shows the code's
+// QR code as the service renders it; rows can be selected for a bulk pause, resume or delete, and
+// the list as filtered downloads as CSV.
 import { useEffect, useState } from 'preact/hooks';
+import Papa from 'papaparse';
 import { orgApi, query } from '../api';
-import { ErrorMessage, Loading, Page, SelectField, TextField, useLoad, EmptyRow, HiddenHeader } from '../components/ui';
+import { CODE_TYPES, destinationSummary } from '../components/destination-forms';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Loading,
+  Page,
+  SelectField,
+  StatusMessage,
+  TextField,
+  useLoad,
+  EmptyRow,
+  HiddenHeader,
+} from '../components/ui';
 import { can } from '../session';
 import type { Membership, Paged, QrCode } from '../types';
+
+/** At most this many rows go into the CSV of the list. */
+const CSV_MAX_ROWS = 10_000;
+
+/** The code's QR code, rendered by the service with the code's style. */
+function Thumb(props: { org: string; code: QrCode }) {
+  const [src, setSrc] = useState<string | null>(null);
+  useEffect(() => {
+    let url: string | null = null;
+    let live = true;
+    orgApi(props.org)
+      .blob(`/v1/qr-codes/${props.code.ulid}/image?format=svg`, 'image/svg+xml')
+      .then(
+        (b) => {
+          url = URL.createObjectURL(b);
+          if (live) setSrc(url);
+        },
+        () => undefined,
+      );
+    return () => {
+      live = false;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [props.org, props.code.ulid, props.code.updated_at]);
+  return src ? (
+    <img class="thumb" src={src} alt="" width={48} height={48} data-testid="code-thumb" />
+  ) : (
+    <span class="thumb" />
+  );
+}
 
 const PAGE_SIZE = 25;
 
 export function destinationUrl(d: QrCode['destination']): string {
-  return typeof d === 'string' ? d : d.url;
+  if (typeof d === 'string') return d;
+  return d && 'url' in d ? (d.url ?? '') : '';
 }
 
 export default function Codes(props: { org: string; membership: Membership }) {
@@ -37,6 +83,69 @@ export default function Codes(props: { org: string; membership: Membership }) {
   );
   const shownTerm = page.data?.term ?? term;
   const codes = page.data?.data ?? [];
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [notice, setNotice] = useState('');
+  const [bulkError, setBulkError] = useState<unknown>(null);
+  // A selection belongs to the rows shown: another page or filter starts afresh.
+  useEffect(() => setSelected(new Set()), [page.data]);
+  const chosen = codes.filter((c) => selected.has(c.ulid));
+  const mayUpdate = can(props.membership, 'codes.update');
+  const mayDelete = can(props.membership, 'codes.delete');
+
+  /** One call per selected code, one after the other; stops at the first refusal. */
+  async function bulk(verb: string, each: (c: QrCode) => Promise<unknown>) {
+    setNotice('');
+    setBulkError(null);
+    let done = 0;
+    try {
+      for (const c of chosen) {
+        await each(c);
+        done++;
+      }
+      setNotice(`${done} ${done === 1 ? 'code' : 'codes'} ${verb}.`);
+    } catch (err) {
+      setBulkError(err);
+      if (done) setNotice(`${done} ${done === 1 ? 'code' : 'codes'} ${verb} before the error.`);
+    }
+    page.reload();
+  }
+
+  async function csv() {
+    const rows: QrCode[] = [];
+    let after: string | undefined;
+    do {
+      const r = await api.get<Paged<QrCode>>(
+        `/v1/qr-codes${query({ limit: 1000, order: 'newest', search: term, status, cursor: after })}`,
+      );
+      rows.push(...r.data);
+      after = r.meta.next_cursor ?? undefined;
+    } while (after && rows.length < CSV_MAX_ROWS);
+    const text = Papa.unparse(
+      rows.slice(0, CSV_MAX_ROWS).map((c) => ({
+        name: c.name ?? '',
+        slug: c.slug.split('/')[1],
+        type: c.type,
+        status: c.status,
+        public_url: c.public_url,
+        destination: destinationSummary(c),
+        domain: c.domain?.host ?? '',
+        brand: c.brand?.name ?? '',
+        style: c.style?.name ?? '',
+        redirects: c.redirects_count ?? '',
+        created_at: c.created_at ?? '',
+      })),
+      // A cell a spreadsheet would read as a formula is quoted as text.
+      { escapeFormulae: true },
+    );
+    const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'codes.csv';
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  }
   return (
     <Page
       title="Codes"
@@ -71,7 +180,44 @@ export default function Codes(props: { org: string; membership: Membership }) {
           ]}
         />
       </form>
-      <ErrorMessage error={page.error} />
+      <div class="row bulk" role="group" aria-label="Selected codes">
+        <span>{chosen.length} selected</span>
+        {mayUpdate && (
+          <>
+            <button
+              type="button"
+              class="btn small"
+              disabled={!chosen.length}
+              onClick={() => bulk('paused', (c) => api.patch(`/v1/qr-codes/${c.ulid}`, { status: 'paused' }))}
+            >
+              Pause
+            </button>
+            <button
+              type="button"
+              class="btn small"
+              disabled={!chosen.length}
+              onClick={() => bulk('resumed', (c) => api.patch(`/v1/qr-codes/${c.ulid}`, { status: 'active' }))}
+            >
+              Resume
+            </button>
+          </>
+        )}
+        {mayDelete && (
+          <ConfirmButton
+            label="Delete selected"
+            danger
+            disabled={!chosen.length}
+            question={`Delete ${chosen.length} ${chosen.length === 1 ? 'code' : 'codes'}? Scanning them shows a not-found page. This cannot be undone.`}
+            confirmLabel="Delete"
+            onConfirm={() => bulk('deleted', (c) => api.del(`/v1/qr-codes/${c.ulid}`))}
+          />
+        )}
+        <button type="button" class="btn small" onClick={() => csv().catch(setBulkError)}>
+          Download CSV
+        </button>
+      </div>
+      {notice && <StatusMessage>{notice}</StatusMessage>}
+      <ErrorMessage error={page.error || bulkError} />
       {page.loading && !page.data ? (
         <Loading />
       ) : (
@@ -81,7 +227,19 @@ export default function Codes(props: { org: string; membership: Membership }) {
           </caption>
           <thead>
             <tr>
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label="Select every code on this page"
+                  checked={codes.length > 0 && chosen.length === codes.length}
+                  onChange={(e) =>
+                    setSelected(new Set((e.target as HTMLInputElement).checked ? codes.map((c) => c.ulid) : []))
+                  }
+                />
+              </th>
+              <HiddenHeader>QR code</HiddenHeader>
               <th scope="col">Name</th>
+              <th scope="col">Type</th>
               <th scope="col">Public URL</th>
               <th scope="col">Destination</th>
               <th scope="col">Status</th>
@@ -95,16 +253,33 @@ export default function Codes(props: { org: string; membership: Membership }) {
             {codes.map((c) => (
               <tr key={c.ulid}>
                 <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${c.name || c.slug}`}
+                    checked={selected.has(c.ulid)}
+                    onChange={(e) => {
+                      const next = new Set(selected);
+                      if ((e.target as HTMLInputElement).checked) next.add(c.ulid);
+                      else next.delete(c.ulid);
+                      setSelected(next);
+                    }}
+                  />
+                </td>
+                <td>
+                  <Thumb org={props.org} code={c} />
+                </td>
+                <td>
                   <a href={`/app/o/${props.org}/codes/${c.ulid}`}>{c.name || c.slug.split('/')[1]}</a>
                 </td>
+                <td>{CODE_TYPES[c.type]?.label ?? c.type}</td>
                 <td class="mono">{c.public_url}</td>
-                <td class="mono">{destinationUrl(c.destination)}</td>
+                <td class="mono">{destinationSummary(c)}</td>
                 <td>
                   <span class={`badge ${c.status}`}>{c.status}</span>
                 </td>
-                <td class="num">{(c.redirects_count ?? 0).toLocaleString()}</td>
+                <td class="num">{c.trackable === false ? '—' : (c.redirects_count ?? 0).toLocaleString()}</td>
                 <td>
-                  {can(props.membership, 'analytics.view') && (
+                  {can(props.membership, 'analytics.view') && c.trackable !== false && (
                     <a
                       href={`/app/o/${props.org}/codes/${c.ulid}/analytics`}
                       aria-label={`Analytics of ${c.name || c.slug}`}
@@ -115,7 +290,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
                 </td>
               </tr>
             ))}
-            {!codes.length && <EmptyRow cols={6}>{term || status ? 'No code matches.' : 'No codes yet.'}</EmptyRow>}
+            {!codes.length && <EmptyRow cols={9}>{term || status ? 'No code matches.' : 'No codes yet.'}</EmptyRow>}
           </tbody>
         </table>
       )}

@@ -95,6 +95,8 @@ export default function Imports(props: { org: string; membership: Membership }) 
   if (!refs.data) return <Loading />;
   const s = staged?.data;
   const valid = s?.valid_row_count ?? 0;
+  const total = s?.total_rows ?? 0;
+  const previewErrors = s?.preview_errors ?? [];
   return (
     <Page title="Bulk import">
       <p>
@@ -137,13 +139,13 @@ export default function Imports(props: { org: string; membership: Membership }) 
         <section aria-labelledby="staged-title">
           <h2 id="staged-title">Check before importing</h2>
           <p role="status">
-            {s.total_rows} rows read: {valid} can be created
-            {s.total_rows > valid
-              ? `, ${s.total_rows - valid} ${s.total_rows - valid === 1 ? 'has' : 'have'} errors and will be skipped`
+            {total} rows read: {valid} can be created
+            {total > valid
+              ? `, ${total - valid} ${total - valid === 1 ? 'has' : 'have'} errors and will be skipped`
               : ''}
             .
           </p>
-          {s.preview_errors.length > 0 && (
+          {previewErrors.length > 0 && (
             <table>
               <caption>Rows with errors (line numbers count the header as line 1)</caption>
               <thead>
@@ -156,7 +158,7 @@ export default function Imports(props: { org: string; membership: Membership }) 
                 </tr>
               </thead>
               <tbody>
-                {s.preview_errors.map((e, i) => (
+                {previewErrors.map((e, i) => (
                   <tr key={i}>
                     <td class="num">{e.row + 2}</td>
                     <td>

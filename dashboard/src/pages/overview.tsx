@@ -1,6 +1,7 @@
 import { orgApi } from '../api';
 import { BreakdownTable } from '../components/breakdown';
 import { ScansChart } from '../components/chart';
+import { Onboarding } from '../components/onboarding';
 import { ErrorMessage, Loading, Page, useLoad } from '../components/ui';
 import { can } from '../session';
 import type { Analytics, Membership, Status, WalletInfo } from '../types';
@@ -35,6 +36,7 @@ export default function Overview(props: { org: string; membership: Membership })
           {w.currency}). Calls beyond the plan’s included calls are refused when it runs out.
         </div>
       )}
+      <Onboarding org={props.org} membership={m} />
       <div class="cards">
         {a && (
           <div class="card">
@@ -74,7 +76,7 @@ export default function Overview(props: { org: string; membership: Membership })
       {a && (
         <>
           <h2>Scans over the last 30 days</h2>
-          <ScansChart series={a.time_series} label="Scans per day, last 30 days" />
+          <ScansChart series={a.time_series ?? []} label="Scans per day, last 30 days" />
           <h2>Top codes</h2>
           <BreakdownTable
             caption={<span class="visually-hidden">Codes with the most scans in the last 30 days</span>}

@@ -28,7 +28,9 @@ export default function Wallet(props: { org: string; membership: Membership }) {
   const w = wallet.data;
   if (!w) return wallet.error ? <ErrorMessage error={wallet.error} /> : <Loading />;
   const low = w.low_balance_threshold !== null && Number(w.balance) < Number(w.low_balance_threshold);
-  const meta = w.transactions.meta;
+  // The wallet read always carries a page of the ledger.
+  const transactions = w.transactions ?? { data: [], meta: { current_page: 1, last_page: 1, per_page: 25, total: 0 } };
+  const meta = transactions.meta;
   return (
     <Page title="Wallet">
       {low && (
@@ -91,7 +93,7 @@ export default function Wallet(props: { org: string; membership: Membership }) {
           </tr>
         </thead>
         <tbody>
-          {w.transactions.data.map((t) => (
+          {transactions.data.map((t) => (
             <tr key={t.ulid}>
               <td>{formatDate(t.created_at)}</td>
               <td>{t.type}</td>
@@ -106,7 +108,7 @@ export default function Wallet(props: { org: string; membership: Membership }) {
               <td class="num">{t.balance_after}</td>
             </tr>
           ))}
-          {!w.transactions.data.length && <EmptyRow cols={5}>No transactions yet.</EmptyRow>}
+          {!transactions.data.length && <EmptyRow cols={5}>No transactions yet.</EmptyRow>}
         </tbody>
       </table>
       <nav class="row" aria-label="Ledger pages">
