@@ -19,6 +19,7 @@ export const ABILITIES = [
   'wallet.manage',
   'webhooks.manage',
   'imports.manage',
+  'organization.manage',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];
@@ -34,6 +35,7 @@ const EDITOR_EXCLUDED: ReadonlySet<Ability> = new Set([
   'members.manage',
   'wallet.manage',
   'webhooks.manage',
+  'organization.manage',
 ]);
 
 export const ROLE_ABILITIES: Record<Role, readonly Ability[]> = {

@@ -28,7 +28,7 @@ export interface CodeRow {
   utm_params: Record<string, string> | null;
   device_routing: Record<string, unknown> | null;
   language_routing: Record<string, unknown> | null;
-  tracking_pixels: unknown[] | null;
+  tracking_pixels: { provider: string; id: string }[] | null;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
@@ -242,6 +242,7 @@ export interface NewCodeRow {
   date_begin: Date | null;
   expire_at: Date | null;
   utm_params: string | null;
+  tracking_pixels: string | null;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
   prelander_message: string | null;
@@ -256,7 +257,7 @@ export interface NewCodeRow {
  */
 export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  // 23 columns per row; stay well under Postgres's 65535 bind parameters.
+  // 24 columns per row; stay well under Postgres's 65535 bind parameters.
   for (let i = 0; i < rows.length; i += 1000) {
     const q = db('qr_codes')
       .insert(rows.slice(i, i + 1000))

@@ -7,6 +7,7 @@ import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/p
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
 import { LandingConfig } from './landing-config.js';
+import { TrackingPixels, type TrackingPixel } from './pixels.js';
 import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputType } from './types.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
@@ -272,6 +273,7 @@ const writable = {
   date_begin: nullableDateTime,
   expire_at: nullableDateTime,
   utm_params: nullable(utmParams),
+  tracking_pixels: TrackingPixels,
   prelander_enabled: { type: 'boolean' },
   prelander_seconds: { type: ['integer', 'null'], minimum: 0, maximum: 60 },
   prelander_message: { type: ['string', 'null'], maxLength: 1000 },
@@ -379,8 +381,13 @@ export const QrCode: JsonSchema = {
     language_routing: { type: ['object', 'null'], description: reserved },
     tracking_pixels: {
       type: ['array', 'null'],
-      items: { type: 'object', additionalProperties: true },
-      description: reserved,
+      items: {
+        type: 'object',
+        required: ['provider', 'id'],
+        properties: { provider: { type: 'string' }, id: { type: 'string' } },
+      },
+      description:
+        'The code’s own pixels {provider, id}; null: none of its own (its brand’s default list applies). See docs/pixels.md.',
     },
     custom_js: { type: 'null', description: 'Not executed; always null.' },
     landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
@@ -412,6 +419,7 @@ export interface CodeWrite {
   date_begin?: string | null;
   expire_at?: string | null;
   utm_params?: Record<string, string> | null;
+  tracking_pixels?: TrackingPixel[] | null;
   prelander_enabled?: boolean;
   prelander_seconds?: number | null;
   prelander_message?: string | null;
