@@ -5,7 +5,7 @@ import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -409,4 +409,49 @@ export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { code
     count: Number(r.count),
     unique_visitors: Math.min(Number(r.count), Number(r.uniques)),
   }));
+}
+
+/**
+ * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
+ * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
+ * exports, per day. Not in the rollup: a consent breakdown reads the actions of the range.
+ */
+export async function consentReport(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  let scope = '';
+  if (f.codeId !== undefined) {
+    scope = ' AND code_id = {code:UInt64}';
+    params.code = f.codeId;
+  } else if (f.brandId !== undefined) {
+    scope = ' AND brand_id = {brand:UInt64}';
+    params.brand = f.brandId;
+  }
+  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
+  const [breakdown, days] = await Promise.all([
+    rows<{ value: string; scans: string; uniques: string }>(
+      ch,
+      `SELECT substring(action, 9) AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+         FROM ${ch.database}.scan_actions WHERE ${where}
+        GROUP BY value ORDER BY scans DESC, value`,
+      params,
+    ),
+    daily
+      ? rows<{ day: string; value: string; scans: string }>(
+          ch,
+          `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
+             FROM ${ch.database}.scan_actions WHERE ${where}
+            GROUP BY day, value ORDER BY day, scans DESC, value`,
+          params,
+        )
+      : Promise.resolve(null),
+  ]);
+  return {
+    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
+    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
+  };
 }

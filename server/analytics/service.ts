@@ -11,6 +11,7 @@ import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
+  consentReport,
   type ActionCount,
   rawScanPage,
   rollupReport,
@@ -195,6 +196,8 @@ async function rollupSummary(
 ): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
   const report = await rollupReport(app.ch, filter, request);
   const dimension = request.dimension;
+  // The rollup has no consent rows (its breakdown comes back empty): the actions answer it.
+  if (dimension === 'consent') Object.assign(report, await consentReport(app.ch, filter, request.dailyBreakdown));
   return {
     report,
     summary: {

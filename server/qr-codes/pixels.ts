@@ -3,6 +3,7 @@
 // sends to (the pixel page's Content-Security-Policy allows exactly these), and the snippet itself.
 // The snippets are the providers' own base codes, reduced to the page view they send; the ids reach
 // them only as JSON string literals, and the ids' patterns admit no quote, backslash or angle bracket.
+import { createHash } from 'node:crypto';
 import { normaliseHttpUrl } from '../schemas/http-url.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 
@@ -81,7 +82,11 @@ const PROVIDERS: Record<PixelProvider, ProviderDef> = {
     form: 'a Google Ads tag id: AW- and 6 to 12 digits, optionally /<conversion label>, e.g. AW-123456789 or AW-123456789/AbC-D_efG',
     example: 'AW-123456789',
     hosts: () => ({
-      script: ['https://www.googletagmanager.com', 'https://www.googleadservices.com', 'https://googleads.g.doubleclick.net'],
+      script: [
+        'https://www.googletagmanager.com',
+        'https://www.googleadservices.com',
+        'https://googleads.g.doubleclick.net',
+      ],
       img: ['https://www.googletagmanager.com', 'https://googleads.g.doubleclick.net', 'https://www.google.com'],
       connect: ['https://www.google.com', 'https://googleads.g.doubleclick.net', 'https://www.googleadservices.com'],
       frame: ['https://td.doubleclick.net', 'https://bid.g.doubleclick.net'],
@@ -219,7 +224,12 @@ export function normalisePixels(
 
 /** The union of the CSP sources a list of pixels needs, each list sorted and without repeats. */
 export function pixelHosts(pixels: readonly TrackingPixel[]): PixelHosts {
-  const out = { script: new Set<string>(), img: new Set<string>(), connect: new Set<string>(), frame: new Set<string>() };
+  const out = {
+    script: new Set<string>(),
+    img: new Set<string>(),
+    connect: new Set<string>(),
+    frame: new Set<string>(),
+  };
   for (const p of pixels) {
     const h = PROVIDERS[p.provider].hosts(p.id);
     for (const k of ['script', 'img', 'connect', 'frame'] as const) for (const s of h[k]) out[k].add(s);
@@ -241,4 +251,114 @@ export function pixelSnippets(pixels: readonly TrackingPixel[]): string {
 /** A provider's example id (docs and tests). */
 export function examplePixelId(provider: PixelProvider): string {
   return PROVIDERS[provider].example;
+}
+
+/** The pixels a scan of a code loads: its own list when it has one (even empty), else its brand's. */
+export function pixelsFor(
+  own: readonly TrackingPixel[] | null | undefined,
+  brand: readonly TrackingPixel[] | null | undefined,
+): TrackingPixel[] {
+  return [...(own ?? brand ?? [])];
+}
+
+/** What the redirect needs to answer a code's pixel page, built once per cached code. */
+export interface PixelPageEntry {
+  pixels: TrackingPixel[];
+  /** Whether the visitor is asked first (the organization's pixel_consent is required). */
+  consentRequired: boolean;
+  /** The page's one script (the snippets and the page's own logic) and its CSP. */
+  script: string;
+  csp: string;
+}
+
+/**
+ * The page's script: the snippets run only inside load(), which runs at once (mode load) or when
+ * the visitor accepts (mode ask). Everything that varies per request (next URL, seconds, mode) is
+ * read from data attributes of #px, so the script and its hash are the same for every visit of a code.
+ */
+function pageScript(pixels: readonly TrackingPixel[]): string {
+  return `(function(){
+function load(){
+${pixelSnippets(pixels)}
+}
+var d=document.getElementById('px'),mode=d.getAttribute('data-mode'),secs=Number(d.getAttribute('data-seconds'))||0;
+var c=document.getElementById('count'),left=secs,done=false;
+function go(u){location.replace(u);}
+var t=setInterval(function(){left--;if(c&&left>=0)c.textContent=String(left);},1000);
+if(mode==='load'){load();setTimeout(function(){go(d.getAttribute('data-next'));},Math.max(secs*1000,${PIXEL_SETTLE_MS}));return;}
+var yes=document.getElementById('accept'),no=document.getElementById('decline');
+yes.addEventListener('click',function(e){e.preventDefault();if(done)return;done=true;clearInterval(t);yes.setAttribute('aria-disabled','true');load();setTimeout(function(){go(yes.href);},${PIXEL_SETTLE_MS});});
+no.addEventListener('click',function(){done=true;});
+setTimeout(function(){if(!done){done=true;go(d.getAttribute('data-none'));}},secs*1000);
+})();`;
+}
+
+/** How long the page waits after loading the pixels before it moves on, so their requests go out. */
+export const PIXEL_SETTLE_MS = 1500;
+
+/** The pixel page's Content-Security-Policy: its script by hash, and exactly the providers' hosts. */
+function pageCsp(scriptHash: string, pixels: readonly TrackingPixel[]): string {
+  const h = pixelHosts(pixels);
+  const dir = (name: string, sources: string[]) => (sources.length ? `; ${name} ${sources.join(' ')}` : '');
+  return (
+    `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${scriptHash}'${h.script.length ? ` ${h.script.join(' ')}` : ''}` +
+    `${dir('img-src', h.img)}${dir('connect-src', h.connect)}${dir('frame-src', h.frame)}` +
+    `; form-action 'none'; base-uri 'none'; frame-ancestors 'none'`
+  );
+}
+
+/** The pixel page of a code, or null when it loads no pixels (then nothing changes for its scans). */
+export function pixelPageEntry(pixels: readonly TrackingPixel[], consentRequired: boolean): PixelPageEntry | null {
+  if (!pixels.length) return null;
+  const script = pageScript(pixels);
+  const hash = createHash('sha256').update(script).digest('base64');
+  return { pixels: [...pixels], consentRequired, script, csp: pageCsp(hash, pixels) };
+}
+
+const PROVIDER_NAMES: Record<PixelProvider, string> = {
+  meta: 'Meta',
+  ga4: 'Google Analytics',
+  google_ads: 'Google Ads',
+  linkedin: 'LinkedIn',
+  tiktok: 'TikTok',
+  x: 'X',
+  pinterest: 'Pinterest',
+  custom: '',
+};
+
+/** Who receives data, as the banner names them: provider names, and a custom pixel's host. */
+export function pixelRecipients(pixels: readonly TrackingPixel[]): string[] {
+  const names = pixels.map((p) => (p.provider === 'custom' ? new URL(p.id).host : PROVIDER_NAMES[p.provider]));
+  return [...new Set(names)];
+}
+
+/** What the scan's visitor answered: the `consent_<outcome>` action recorded with the scan. */
+export const CONSENT_OUTCOMES = ['granted', 'denied', 'none', 'not_required'] as const;
+export type ConsentOutcome = (typeof CONSENT_OUTCOMES)[number];
+/** The answers the pixel page sends back (`?qr_consent=`). */
+export type ConsentChoice = Exclude<ConsentOutcome, 'not_required'>;
+
+/** The first-party cookie that remembers an answer, and for how long: 6 months (183 days). */
+export const CONSENT_COOKIE = 'qr_consent';
+export const CONSENT_MAX_AGE_SECONDS = 183 * 24 * 60 * 60;
+
+/** The answer a request of the pixel page carries (`?qr_consent=granted|denied|none`), or null. */
+export function consentChoice(url: string | undefined): ConsentChoice | null {
+  const q = url ? url.indexOf('?') : -1;
+  if (q === -1) return null;
+  const v = new URLSearchParams(url!.slice(q + 1)).get('qr_consent');
+  return v === 'granted' || v === 'denied' || v === 'none' ? v : null;
+}
+
+/** A remembered answer from the cookie's value. */
+export function rememberedConsent(value: string | null): 'granted' | 'denied' | null {
+  return value === 'granted' || value === 'denied' ? value : null;
+}
+
+/**
+ * The Set-Cookie of an answer: per domain (on a shared fallback host, per organization: Path is the
+ * organization's slug), 6 months, HttpOnly (only the server reads it), Lax, Secure over https.
+ */
+export function consentCookie(choice: 'granted' | 'denied', path: string, secure: boolean): string {
+  return `${CONSENT_COOKIE}=${choice}; Max-Age=${CONSENT_MAX_AGE_SECONDS}; Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }

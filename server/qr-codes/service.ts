@@ -203,7 +203,11 @@ function checkPixels(
 ): TrackingPixel[] | null | undefined {
   if (!pixels) return pixels;
   if (isStaticType(type) && pixels.length) {
-    addError(errors, 'tracking_pixels', `A static code (${type}) is not scanned through the service: it cannot load pixels.`);
+    addError(
+      errors,
+      'tracking_pixels',
+      `A static code (${type}) is not scanned through the service: it cannot load pixels.`,
+    );
     return pixels;
   }
   const checked = normalisePixels(pixels, 'tracking_pixels');

@@ -1,6 +1,11 @@
 import { API_VERSION, defineOperation } from '../operations/operation.js';
 import { effectiveRateLimit } from '../metering/admission.js';
-import { Organization, PlanSummary, updateOrganizationBody, type OrganizationSettings } from '../organizations/schema.js';
+import {
+  Organization,
+  PlanSummary,
+  updateOrganizationBody,
+  type OrganizationSettings,
+} from '../organizations/schema.js';
 import { readOrganization, updateOrganization } from '../organizations/service.js';
 import { planSummary } from '../plans/plans.js';
 import { dataEnvelope } from '../schemas/common.js';

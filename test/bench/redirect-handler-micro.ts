@@ -51,6 +51,7 @@ const code = {
   prelander: null,
   type: 'url',
   landing: null,
+  pixels: null,
 };
 const cache = { peekDomain: () => domain, peekCode: () => code } as unknown as RedirectCache;
 const app = {
