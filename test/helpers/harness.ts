@@ -159,6 +159,9 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
       apiPort: 0,
       redirectPort: 0,
       enableWorker: false,
+      // The production budget (5 s) abandons renders on a CI machine loaded by other work; tests of
+      // the budget itself set their own.
+      renderTimeoutMs: 60_000,
       ...opts.config,
     },
   );
