@@ -1,7 +1,7 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
-import { TrackingPixels, type TrackingPixel } from '../qr-codes/pixels.js';
+import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from '../qr-codes/pixels.js';
 
 export const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
@@ -18,15 +18,9 @@ export const Brand: JsonSchema = {
     },
     brand_kit: { type: 'object', description: 'Free-form brand kit (colours, logos, fonts).' },
     settings: { type: 'object', description: 'Free-form brand settings.' },
-    tracking_pixels: {
-      type: ['array', 'null'],
-      items: {
-        type: 'object',
-        required: ['provider', 'id'],
-        properties: { provider: { type: 'string' }, id: { type: 'string' } },
-      },
-      description: 'The default pixels of the brand’s codes that set none of their own; null: none.',
-    },
+    tracking_pixels: trackingPixelsOut(
+      'The default pixels of the brand’s codes that set none of their own; null: none.',
+    ),
     primary_domain: {
       oneOf: [
         {

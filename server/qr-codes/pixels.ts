@@ -203,6 +203,19 @@ export const TrackingPixels: JsonSchema = {
   },
 };
 
+/** A pixel list in a response (a code's or a brand's); `description` says whose. */
+export function trackingPixelsOut(description: string): JsonSchema {
+  return {
+    type: ['array', 'null'],
+    items: {
+      type: 'object',
+      required: ['provider', 'id'],
+      properties: { provider: { type: 'string' }, id: { type: 'string' } },
+    },
+    description,
+  };
+}
+
 /**
  * A pixel list the schema accepted, with custom pixels' URLs normalised (server/schemas/http-url.ts),
  * or the problems by field (`<field>.<index>.id`).

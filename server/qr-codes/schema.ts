@@ -7,7 +7,7 @@ import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/p
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
 import { LandingConfig } from './landing-config.js';
-import { TrackingPixels, type TrackingPixel } from './pixels.js';
+import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from './pixels.js';
 import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputType } from './types.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
@@ -379,16 +379,9 @@ export const QrCode: JsonSchema = {
     utm_params: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
     device_routing: { type: ['object', 'null'], description: reserved },
     language_routing: { type: ['object', 'null'], description: reserved },
-    tracking_pixels: {
-      type: ['array', 'null'],
-      items: {
-        type: 'object',
-        required: ['provider', 'id'],
-        properties: { provider: { type: 'string' }, id: { type: 'string' } },
-      },
-      description:
-        'The code’s own pixels {provider, id}; null: none of its own (its brand’s default list applies). See docs/pixels.md.',
-    },
+    tracking_pixels: trackingPixelsOut(
+      'The code’s own pixels {provider, id}; null: none of its own (its brand’s default list applies). See docs/pixels.md.',
+    ),
     custom_js: { type: 'null', description: 'Not executed; always null.' },
     landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
     prelander_enabled: { type: 'boolean' },
