@@ -398,7 +398,7 @@ export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { code
     ch,
     `SELECT action, count() AS count, uniqCombined(12)(visitor_hash) AS uniques
        FROM ${ch.database}.scan_actions
-      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)}
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)} AND NOT startsWith(action, 'consent_')
         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}
       GROUP BY action
       ORDER BY count DESC, action`,
@@ -454,4 +454,33 @@ export async function consentReport(
     breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
     ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
   };
+}
+
+/** One scan of the organization by its id, looked up around the time its ULID carries; null when none. */
+export async function findScan(
+  ch: ClickHouseHandle,
+  orgId: number,
+  scanId: string,
+  atMs: number,
+): Promise<{ code_id: number; brand_id: number; visitor_hash: string; scanned_at: string } | null> {
+  const out = await rows<{ code_id: string; brand_id: string; visitor: string; at: string }>(
+    ch,
+    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at
+       FROM ${ch.database}.scan_events
+      WHERE org_id = {org:UInt64} AND scan_id = {scan:String}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+      LIMIT 1`,
+    // The ULID's time is the scan's, to the millisecond; a second either way covers clock reads.
+    { org: orgId, scan: scanId.toUpperCase(), from: atMs - 1000, to: atMs + 1000 },
+  );
+  const r = out[0];
+  return r
+    ? {
+        code_id: Number(r.code_id),
+        brand_id: Number(r.brand_id),
+        visitor_hash: r.visitor,
+        scanned_at: r.at,
+      }
+    : null;
 }

@@ -180,6 +180,24 @@ const rollupProperties = {
   dimension: { type: 'string' },
   dimension_label: { type: 'string' },
   dimension_breakdown: dimensionBreakdown,
+  conversions: {
+    type: 'object',
+    required: ['count', 'unique_visitors', 'amounts'],
+    description:
+      'Conversions recorded in the range (POST /v1/conversions) of the scope: count, distinct visitors of their scans, and the amounts per currency.',
+    properties: {
+      count: { type: 'integer' },
+      unique_visitors: { type: 'integer' },
+      amounts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['currency', 'amount'],
+          properties: { currency: { type: 'string' }, amount: { type: 'string', description: 'Decimal.' } },
+        },
+      },
+    },
+  },
 };
 
 /** A brand or code with its scans and distinct visitors (child_breakdown, top_codes). */

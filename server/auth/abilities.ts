@@ -20,6 +20,7 @@ export const ABILITIES = [
   'webhooks.manage',
   'imports.manage',
   'organization.manage',
+  'conversions.write',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];

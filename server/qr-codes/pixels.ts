@@ -363,6 +363,16 @@ export function consentChoice(url: string | undefined): ConsentChoice | null {
   return v === 'granted' || v === 'denied' || v === 'none' ? v : null;
 }
 
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The scan id a pixel page's answer carries (`&qr_scan=`, conversion tracking), or null. */
+export function carriedScanId(url: string | undefined): string | null {
+  const q = url ? url.indexOf('?') : -1;
+  if (q === -1) return null;
+  const v = new URLSearchParams(url!.slice(q + 1)).get('qr_scan');
+  return v !== null && ULID.test(v) ? v : null;
+}
+
 /** A remembered answer from the cookie's value. */
 export function rememberedConsent(value: string | null): 'granted' | 'denied' | null {
   return value === 'granted' || value === 'denied' ? value : null;

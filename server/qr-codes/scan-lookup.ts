@@ -28,6 +28,8 @@ export interface ScanCode {
   landing: LandingEntry | null;
   /** The pixel page (the code's pixels, else its brand's, and the organization's consent rule); null: none. */
   pixels: PixelPageEntry | null;
+  /** The destination gets qr_scan=<scan id> (conversions). */
+  conversionTracking: boolean;
 }
 
 /** The code (not deleted) whose stored slug is `key` in lower case, or null. */
@@ -63,6 +65,7 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       'c.tracking_pixels',
       'b.tracking_pixels as brand_pixels',
       'o.pixel_consent',
+      'c.conversion_tracking',
     );
   if (!row) return null;
   const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
@@ -92,6 +95,7 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       : null,
     type: row.type,
     landing,
+    conversionTracking: row.conversion_tracking === true,
     pixels: pixelPageEntry(pixelsFor(row.tracking_pixels, row.brand_pixels), row.pixel_consent !== 'not_required'),
   };
 }

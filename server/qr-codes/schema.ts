@@ -274,6 +274,11 @@ const writable = {
   expire_at: nullableDateTime,
   utm_params: nullable(utmParams),
   tracking_pixels: TrackingPixels,
+  conversion_tracking: {
+    type: 'boolean',
+    description:
+      'true: the redirect appends qr_scan=<scan id> to the destination, for POST /v1/conversions (docs/conversions.md).',
+  },
   prelander_enabled: { type: 'boolean' },
   prelander_seconds: { type: ['integer', 'null'], minimum: 0, maximum: 60 },
   prelander_message: { type: ['string', 'null'], maxLength: 1000 },
@@ -384,6 +389,7 @@ export const QrCode: JsonSchema = {
     ),
     custom_js: { type: 'null', description: 'Not executed; always null.' },
     landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
+    conversion_tracking: { type: 'boolean' },
     prelander_enabled: { type: 'boolean' },
     prelander_seconds: { type: ['integer', 'null'] },
     prelander_message: { type: ['string', 'null'] },
@@ -413,6 +419,7 @@ export interface CodeWrite {
   expire_at?: string | null;
   utm_params?: Record<string, string> | null;
   tracking_pixels?: TrackingPixel[] | null;
+  conversion_tracking?: boolean;
   prelander_enabled?: boolean;
   prelander_seconds?: number | null;
   prelander_message?: string | null;

@@ -72,6 +72,7 @@ export interface QrCodeOut {
   language_routing: Record<string, unknown> | null;
   tracking_pixels: TrackingPixel[] | null;
   custom_js: null;
+  conversion_tracking: boolean;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
@@ -117,6 +118,7 @@ export function renderCode(r: CodeRow): QrCodeOut {
     language_routing: r.language_routing,
     tracking_pixels: r.tracking_pixels as TrackingPixel[] | null,
     custom_js: null,
+    conversion_tracking: r.conversion_tracking,
     landing_config: r.landing_config,
     prelander_enabled: r.prelander_enabled,
     prelander_seconds: r.prelander_seconds,
@@ -326,6 +328,7 @@ export async function prepareNewCodes(
       expire_at: date(input.expire_at),
       utm_params: json(input.utm_params),
       tracking_pixels: json(input.tracking_pixels),
+      conversion_tracking: input.conversion_tracking ?? false,
       prelander_enabled: input.prelander_enabled ?? false,
       prelander_seconds: input.prelander_seconds ?? null,
       prelander_message: input.prelander_message ?? null,
@@ -561,6 +564,7 @@ export async function updateCode(
     if (patch.expire_at !== undefined) set.expire_at = expire;
     if (patch.utm_params !== undefined) set.utm_params = json(patch.utm_params);
     if (pixels !== undefined) set.tracking_pixels = json(pixels);
+    if (patch.conversion_tracking !== undefined) set.conversion_tracking = patch.conversion_tracking;
     if (patch.prelander_enabled !== undefined) set.prelander_enabled = patch.prelander_enabled;
     if (patch.prelander_seconds !== undefined) set.prelander_seconds = patch.prelander_seconds;
     if (patch.prelander_message !== undefined) set.prelander_message = patch.prelander_message;

@@ -9,7 +9,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
-import { decide, type Visitor } from '../qr-codes/routing.js';
+import { appendScanId, decide, type Visitor } from '../qr-codes/routing.js';
 import { slugKey } from '../qr-codes/slug.js';
 import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
@@ -36,6 +36,7 @@ import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
 import {
   CONSENT_COOKIE,
+  carriedScanId,
   consentChoice,
   consentCookie,
   pixelRecipients,
@@ -66,6 +67,8 @@ interface Visit {
   consent: Exclude<ConsentOutcome, 'none'> | 'ask' | null;
   /** The Path of the consent cookie: per domain, and per organization on a shared fallback host. */
   cookiePath: string;
+  /** The scan's id when the destination carries it (conversion_tracking); else made when recorded. */
+  scanId: string | null;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,64}$/;
@@ -359,7 +362,13 @@ export class RedirectHandler {
       page,
       consent: null,
       cookiePath: domain.type === 'fallback' ? pathname.slice(0, pathname.indexOf('/', 1)) : '/',
+      scanId: null,
     };
+    if (code.conversionTracking && decision.kind === 'redirect') {
+      // The pixel page's answer carries the id of the scan recorded when the page was served.
+      visit.scanId = (code.pixels ? carriedScanId(req.url) : null) ?? fastUlid(now.getTime());
+      visit.url = appendScanId(visit.url, visit.scanId);
+    }
     if (code.pixels) {
       visit.consent = code.pixels.consentRequired
         ? (rememberedConsent(readCookie(req.headers.cookie, CONSENT_COOKIE) ?? null) ?? 'ask')
@@ -533,6 +542,7 @@ export class RedirectHandler {
       script: pixels.script,
       recipients: pixelRecipients(pixels.pixels),
       mode: ask ? 'ask' : 'load',
+      answerSuffix: visit.scanId ? `&qr_scan=${visit.scanId}` : '',
       next: visit.page ? '?qr_action=page' : visit.url,
       seconds: code.prelander?.seconds ?? (ask ? CONSENT_BANNER_SECONDS : 0),
       message: code.prelander?.message ?? null,
@@ -566,7 +576,7 @@ export class RedirectHandler {
     const { req, domain, code, now, agent, network, visitor } = visit;
     const ms = now.getTime();
     this.scans.push({
-      scan_id: fastUlid(ms),
+      scan_id: visit.scanId ?? fastUlid(ms),
       scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,

@@ -133,6 +133,8 @@ export function pixelPage(opts: {
   script: string;
   recipients: string[];
   mode: 'ask' | 'load';
+  /** Added to each answer's query (the scan's id when conversions are tracked). */
+  answerSuffix: string;
   next: string;
   seconds: number;
   message: string | null;
@@ -141,14 +143,15 @@ export function pixelPage(opts: {
   const seconds = Math.max(0, Math.min(60, Math.trunc(opts.seconds)));
   const message = opts.message ? `<p>${escapeHtml(opts.message)}</p>\n` : '';
   const count = `<p role="status" aria-live="polite">${escapeHtml(w.continuing).replace('{n}', `<span id="count">${seconds}</span>`)}</p>`;
-  const none = '?qr_consent=none';
+  const suffix = escapeHtml(opts.answerSuffix);
+  const none = `?qr_consent=none${suffix}`;
   const data = `id="px" data-mode="${opts.mode}" data-seconds="${seconds}" data-next="${escapeHtml(opts.next)}" data-none="${none}"`;
   const banner =
     opts.mode === 'ask'
       ? `<section class="consent" aria-labelledby="consent-title">
 <h2 id="consent-title">${escapeHtml(w.title)}</h2>
 <p>${escapeHtml(w.text).replace('{who}', escapeHtml(opts.recipients.join(', ')))}</p>
-<a class="button" id="accept" href="?qr_consent=granted">${escapeHtml(w.accept)}</a><a class="button" id="decline" href="?qr_consent=denied">${escapeHtml(w.decline)}</a>
+<a class="button" id="accept" href="?qr_consent=granted${suffix}">${escapeHtml(w.accept)}</a><a class="button" id="decline" href="?qr_consent=denied${suffix}">${escapeHtml(w.decline)}</a>
 </section>
 ${count}`
       : `${count}\n<p><a href="${escapeHtml(opts.next)}">${escapeHtml(w.redirecting)}</a></p>`;

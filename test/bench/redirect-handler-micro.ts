@@ -52,6 +52,7 @@ const code = {
   type: 'url',
   landing: null,
   pixels: null,
+  conversionTracking: false,
 };
 const cache = { peekDomain: () => domain, peekCode: () => code } as unknown as RedirectCache;
 const app = {
