@@ -53,6 +53,28 @@ export const SCAN_ACTION_SCHEMA = {
   is_bot: 'UInt8',
 } as const;
 
+/**
+ * What a GS1 Digital Link resolution asked and served (gs1_resolutions, clickhouse/0015), one row
+ * per scan of a gs1 code, with the scan's scan_id: the GTIN, its qualifiers and the link types as
+ * dimensions of that scan.
+ */
+export const GS1_RESOLUTION_SCHEMA = {
+  scan_id: 'String',
+  scanned_at: "DateTime64(3, 'UTC')",
+  org_id: 'UInt64',
+  brand_id: 'UInt64',
+  domain_id: 'UInt64',
+  code_id: 'UInt64',
+  gtin: 'String',
+  cpv: 'String',
+  lot: 'String',
+  serial: 'String',
+  link_type_asked: 'LowCardinality(String)',
+  link_type_served: 'LowCardinality(String)',
+  visitor_hash: 'UInt64',
+  is_bot: 'UInt8',
+} as const;
+
 type Schema = Record<string, string>;
 
 /**
@@ -82,11 +104,14 @@ export type OrphanScan = Omit<RowOf<typeof ORPHAN_SCAN_SCHEMA>, 'reason'> & { re
 
 /** One row of scan_actions: `action` is a landing-page action, `target` the link's index (0 otherwise). */
 export type ScanAction = RowOf<typeof SCAN_ACTION_SCHEMA>;
+/** One row of gs1_resolutions. */
+export type Gs1Resolution = RowOf<typeof GS1_RESOLUTION_SCHEMA>;
 
 /** Column names in insert order. */
 export const SCAN_EVENT_COLUMNS = Object.keys(SCAN_EVENT_SCHEMA) as readonly (keyof ScanEvent)[];
 export const ORPHAN_SCAN_COLUMNS = Object.keys(ORPHAN_SCAN_SCHEMA) as readonly (keyof OrphanScan)[];
 export const SCAN_ACTION_COLUMNS = Object.keys(SCAN_ACTION_SCHEMA) as readonly (keyof ScanAction)[];
+export const GS1_RESOLUTION_COLUMNS = Object.keys(GS1_RESOLUTION_SCHEMA) as readonly (keyof Gs1Resolution)[];
 
 /** The text DateTime64(3) reads: '2024-01-02 03:04:05.678' (UTC). */
 export function clickHouseTime(ms: number): string {

@@ -1,10 +1,13 @@
 // qrctl commands. Parsing and output live here, the work in the resource services, so the CLI is
 // one more adapter over the same code as REST and MCP. Tested in-process through runCommand.
+import fs from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { isAbility, ROLES, type Role } from '../auth/abilities.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { createSignInLink, setStaff } from '../accounts/service.js';
+import type { OrgRecord } from '../auth/principal.js';
 import { addMember, createOrganization, findMember, requireOrganization, setPlan } from '../organizations/service.js';
 import { listPlanCodes } from '../plans/plans.js';
 import { parseDecimalInteger } from '../schemas/decimal.js';
@@ -19,6 +22,8 @@ import {
 } from '../analytics/scan-spill.js';
 import { migrateClickHouse, migratePostgres, migrateWorkerSchema } from '../stores/migrate.js';
 import { createToken } from '../tokens/service.js';
+import { createImportBody, type CreateImportInput, type Credentials } from '../imports/schema.js';
+import { confirmImport, createImport, readImport, type ImportOut } from '../imports/service.js';
 import { checkStoredStyles } from '../qr-styles/operator.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
 import { setLowBalanceThreshold, topUp } from '../wallet/service.js';
@@ -30,6 +35,84 @@ export interface CliIo {
   err(line: string): void;
   /** A progress line that replaces the previous one (a terminal's status line); '' ends it. */
   progress?(line: string): void;
+  /** Whether progress lines replace each other (a terminal); otherwise each one stays, so say less. */
+  live?: boolean;
+}
+
+/** `[#####...............] 25%`: twenty steps. */
+export function progressBar(percent: number): string {
+  const pct = Math.max(0, Math.min(100, Math.floor(percent)));
+  return `[${'#'.repeat(Math.floor(pct / 5)).padEnd(20, '.')}] ${pct}%`;
+}
+
+const IMPORT_POLL_MS = 500;
+/** After this long without a change, say that the service's worker runs imports. */
+const IMPORT_IDLE_NOTE_MS = 30_000;
+const FINAL_IMPORT = new Set(['completed', 'completed_with_errors', 'failed', 'expired']);
+
+function formatSeconds(s: number): string {
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 60
+    ? `${m}m${String(s % 60).padStart(2, '0')}s`
+    : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** One progress line of an import: bar, links, scans, ETA. */
+export function importProgressLine(imp: ImportOut): string {
+  const p = imp.progress;
+  const n = (v: number) => v.toLocaleString('en');
+  if (imp.status === 'previewing') return `previewing ${imp.ulid}…`;
+  return [
+    `${progressBar(p.percent)} ${imp.status}`,
+    `links ${n(p.links_done)}/${n(p.links_total)}`,
+    `scans ${n(p.scans_done)}/${n(p.scans_total)}`,
+    ...(p.eta_seconds !== null ? [`ETA ${formatSeconds(p.eta_seconds)}`] : []),
+  ].join(' · ');
+}
+
+/**
+ * Follows an import until it leaves `until` (statuses), drawing its progress: every poll on a
+ * terminal, otherwise one line per status and per tenth done. The work is done by the service's
+ * graphile-worker, exactly as for an import started over REST.
+ */
+async function followImport(
+  app: AppContext,
+  org: OrgRecord,
+  ulid: string,
+  until: (status: string) => boolean,
+  io: CliIo,
+): Promise<ImportOut> {
+  let lastKey = '';
+  let lastChange = Date.now();
+  let noted = false;
+  for (;;) {
+    const imp = await readImport(app, org, ulid);
+    const line = importProgressLine(imp);
+    const key = io.live ? line : `${imp.status}:${Math.floor(imp.progress.percent / 10)}`;
+    if (key !== lastKey) {
+      io.progress?.(line);
+      lastKey = key;
+      lastChange = Date.now();
+    } else if (!noted && Date.now() - lastChange > IMPORT_IDLE_NOTE_MS) {
+      noted = true;
+      if (io.live) io.progress?.('');
+      io.err(
+        `qrctl: nothing has moved for ${IMPORT_IDLE_NOTE_MS / 1000}s; imports run in the service's worker: is the service running (make start)?`,
+      );
+    }
+    if (until(imp.status)) {
+      if (io.live) io.progress?.('');
+      return imp;
+    }
+    await sleep(IMPORT_POLL_MS);
+  }
+}
+
+function importOutcome(imp: ImportOut): Record<string, unknown> {
+  if (imp.status === 'failed' || imp.status === 'expired')
+    throw new Error(`import ${imp.ulid} ${imp.status}: ${imp.error_message ?? 'no reason given'}`);
+  return { import: imp.ulid, status: imp.status, progress: imp.progress };
 }
 
 export interface CliCommand {
@@ -250,8 +333,7 @@ export const COMMANDS: Record<string, CliCommand> = {
           const pct = total ? Math.floor((done / total) * 100) : 100;
           if (pct === last) return;
           last = pct;
-          const bar = '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.');
-          io.progress?.(`[${bar}] ${pct}% ${done.toLocaleString('en')} / ${total.toLocaleString('en')} scans`);
+          io.progress?.(`${progressBar(pct)} ${done.toLocaleString('en')} / ${total.toLocaleString('en')} scans`);
         },
       });
       io.progress?.('');
@@ -322,6 +404,100 @@ export const COMMANDS: Record<string, CliCommand> = {
       const done = await requeueQuarantined(spillDirOf(app.config.dataDir), String(a.token));
       if (!done) throw new UsageError(`no quarantined batch ${String(a.token)}`);
       return { token: String(a.token), requeued_as: done.file, rows: done.rows };
+    },
+  },
+  import: {
+    usage:
+      'qrctl import --org ULID|SLUG --source csv|shlink|bitly|kutt|yourls|dub [--file PATH] [--log-file PATH] [--url URL] [--credentials PATH] [--domain ULID] [--brand ULID] [--on-clash rename|skip|fail] [--no-history] [--archived] [--yes] [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'The organization that receives the codes (ULID or slug).' },
+      source: { type: 'string', required: true, help: 'csv, shlink, bitly, kutt, yourls or dub.' },
+      file: { type: 'string', help: 'An export file to read (CSV, YOURLS dump, Bitly or Dub CSV export).' },
+      'log-file': { type: 'string', help: 'YOURLS as CSV: the yourls_log table (--file holds yourls_url).' },
+      url: { type: 'string', help: 'The source’s API address (Shlink, Kutt; Bitly or Dub elsewhere than their own).' },
+      credentials: {
+        type: 'string',
+        help: 'A JSON file {"api_key": ...} or {"token": ...}: the secret stays out of the process list.',
+      },
+      domain: { type: 'string', help: 'Domain ULID for links whose short domain is not the organization’s.' },
+      brand: { type: 'string', help: 'Brand ULID of every imported code.' },
+      'on-clash': { type: 'string', help: 'A slug already taken: rename (default), skip or fail.' },
+      'no-history': { type: 'boolean', help: 'Links only, no scan history.' },
+      archived: { type: 'boolean', help: 'Bitly: archived Bitlinks too.' },
+      yes: { type: 'boolean', help: 'Confirm once the preview is ready and follow the run.' },
+      json,
+    },
+    async run(app, a, io) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const readFile = async (path: unknown, what: string) => {
+        if (typeof path !== 'string') return undefined;
+        try {
+          return await fs.readFile(path, 'utf8');
+        } catch (err) {
+          throw new UsageError(`${what} ${path}: ${(err as Error).message}`);
+        }
+      };
+      let credentials: Credentials | undefined;
+      const secret = await readFile(a.credentials, '--credentials');
+      if (secret !== undefined) {
+        try {
+          credentials = JSON.parse(secret) as Credentials;
+        } catch {
+          throw new UsageError(`--credentials ${String(a.credentials)} is not a JSON object`);
+        }
+      }
+      if (typeof a.url === 'string') credentials = { ...credentials, url: a.url };
+      const input = app.validators.check<CreateImportInput>(createImportBody, 'body', {
+        source: a.source,
+        ...(credentials ? { credentials } : {}),
+        ...(a.file !== undefined ? { file: await readFile(a.file, '--file') } : {}),
+        ...(a['log-file'] !== undefined ? { log_file: await readFile(a['log-file'], '--log-file') } : {}),
+        options: {
+          ...(a.domain ? { domain_ulid: a.domain } : {}),
+          ...(a.brand ? { brand_ulid: a.brand } : {}),
+          ...(a['on-clash'] ? { on_clash: a['on-clash'] } : {}),
+          ...(a['no-history'] ? { history: false } : {}),
+          ...(a.archived ? { archived: true } : {}),
+        },
+      });
+      const created = await createImport(app, org, input, { tokenId: null });
+      const staged = await followImport(app, org, created.data.ulid, (s) => s !== 'previewing', io);
+      if (staged.status !== 'staged') return importOutcome(staged);
+      if (!a.yes)
+        return {
+          import: staged.ulid,
+          status: staged.status,
+          preview: staged.preview,
+          confirm_token: created.confirmToken,
+          next: `qrctl import confirm ${staged.ulid} --org ${org.slug} --confirm-token ${created.confirmToken}`,
+        };
+      await confirmImport(app, org, staged.ulid, created.confirmToken);
+      return importOutcome(await followImport(app, org, staged.ulid, (s) => FINAL_IMPORT.has(s), io));
+    },
+  },
+  'import confirm': {
+    usage: 'qrctl import confirm IMPORT_ULID --org ULID|SLUG --confirm-token TOKEN [--json]',
+    positional: { name: 'import', help: 'The import (qrctl import printed it).' },
+    options: {
+      org: { type: 'string', required: true, help: 'The import’s organization (ULID or slug).' },
+      'confirm-token': { type: 'string', required: true, help: 'The token qrctl import printed.' },
+      json,
+    },
+    async run(app, a, io) {
+      const org = await requireOrganization(app.db, String(a.org));
+      await confirmImport(app, org, String(a.import), String(a['confirm-token']));
+      return importOutcome(await followImport(app, org, String(a.import), (s) => FINAL_IMPORT.has(s), io));
+    },
+  },
+  'import watch': {
+    usage: 'qrctl import watch IMPORT_ULID --org ULID|SLUG [--json]',
+    positional: { name: 'import', help: 'The import to follow until it ends.' },
+    options: { org: { type: 'string', required: true, help: 'The import’s organization (ULID or slug).' }, json },
+    async run(app, a, io) {
+      const org = await requireOrganization(app.db, String(a.org));
+      return importOutcome(
+        await followImport(app, org, String(a.import), (s) => FINAL_IMPORT.has(s) || s === 'staged', io),
+      );
     },
   },
   migrate: {

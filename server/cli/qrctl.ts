@@ -14,8 +14,10 @@ const io: CliIo = {
       if (l) process.stderr.write(l + '\n');
       return;
     }
-    process.stderr.write(l ? `\r${l}` : '\n');
+    // Carriage return, the line, then erase what a longer previous line left (ECMA-48 EL).
+    process.stderr.write(l ? `\r${l}\x1b[K` : '\n');
   },
+  live: process.stderr.isTTY === true,
 };
 
 async function main(argv: string[]): Promise<number> {

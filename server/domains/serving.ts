@@ -14,6 +14,9 @@ export interface ServingDomain {
   orgId: number | null;
   orgSlug: string | null;
   type: 'custom' | 'fallback';
+  /** The stored host (fallback: host[:port] of its origin) and a fallback's configured origin. */
+  host: string;
+  origin: string | null;
   /** Until when (ms) its codes answer: Infinity, or an unverified domain's certificate expiry. */
   answersUntil: number;
   /** Until when (ms) plain HTTP gets a 308 to HTTPS: its certificate's expiry, or 0 (never). */
@@ -32,13 +35,25 @@ export async function findServingDomain(db: Db, host: string): Promise<ServingDo
     .whereNull('d.deleted_at')
     // The row that holds the host (unique among these statuses); pending claims of it hold nothing.
     .whereIn('d.status', SERVING_STATUSES)
-    .first('d.id', 'd.org_id', 'o.slug as org_slug', 'd.type', 'd.status', 'd.settings', 'd.ssl_expires_at');
+    .first(
+      'd.id',
+      'd.org_id',
+      'o.slug as org_slug',
+      'd.type',
+      'd.host',
+      'd.origin',
+      'd.status',
+      'd.settings',
+      'd.ssl_expires_at',
+    );
   if (!row) return null;
   return {
     id: Number(row.id),
     orgId: row.org_id === null ? null : Number(row.org_id),
     orgSlug: row.org_slug ?? null,
     type: row.type,
+    host: row.host,
+    origin: row.origin ?? null,
     answersUntil: row.status === 'unverified' ? expiry(row.ssl_expires_at) : Infinity,
     httpsUntil: row.type === 'custom' && row.settings?.https_redirect !== false ? expiry(row.ssl_expires_at) : 0,
     rootRedirect: httpUrlOrNull(row.settings?.root_redirect),

@@ -165,67 +165,146 @@ function scanRows(
   return out;
 }
 
-/** Each created or matched link's scans after its high-water mark, from the continue token on. */
-async function importScans(app: AppContext, row: ImportRow, source: ImportSource): Promise<void> {
-  const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
-  const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
-  const table = `${app.ch.database}.scan_events`;
-  const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
-  let after = (token?.position ?? 0) - 1;
-  for (;;) {
-    const chunk = await linkRows(app.db, row.id, {}, 200, after);
-    if (!chunk.length) break;
-    after = chunk[chunk.length - 1].position;
-    for (const link of chunk) {
-      if (link.status !== 'created' && link.status !== 'matched') continue;
-      const code = await app.db('qr_codes').where({ id: link.code_id }).first('id', 'brand_id', 'domain_id');
-      if (!code) continue;
-      const mark = await app
-        .db('imported_links')
+/** Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). */
+export const SCAN_FLUSH_ROWS = 20_000;
+
+interface LinkIdentity {
+  source_domain: string;
+  source_key: string;
+}
+
+/**
+ * Scans read but not yet written: their rows, the pages they came from (the insert's deduplication
+ * token), each link's newest scan and count (its high-water mark), and where a new run goes on once
+ * they are written.
+ */
+class PendingScans {
+  rows: ImportedScan[] = [];
+  pages: string[] = [];
+  marks = new Map<string, { link: LinkIdentity; newest: number; count: number }>();
+  next: ContinueToken | null = null;
+
+  clear() {
+    this.rows = [];
+    this.pages = [];
+    this.marks = new Map();
+    this.next = null;
+  }
+
+  add(link: LinkIdentity, page: string, rows: ImportedScan[], newest: number, next: ContinueToken) {
+    this.pages.push(page);
+    this.next = next;
+    if (!rows.length) return;
+    for (const r of rows) this.rows.push(r);
+    const k = JSON.stringify([link.source_domain, link.source_key]);
+    const m = this.marks.get(k) ?? { link, newest: 0, count: 0 };
+    m.newest = Math.max(m.newest, newest);
+    m.count += rows.length;
+    this.marks.set(k, m);
+  }
+}
+
+/**
+ * Writes the pending scans: one insert whose deduplication token is made of the pages' identities,
+ * then, in one Postgres transaction, each link's high-water mark, the counters and the continue
+ * token. A retry after a crash in between starts from the same token, reads the same pages into the
+ * same insert, and ClickHouse drops it.
+ */
+async function flushScans(app: AppContext, row: ImportRow, pending: PendingScans): Promise<void> {
+  if (!pending.next) return;
+  const { rows, marks, next } = pending;
+  if (rows.length) {
+    await insertText(app.ch.client, {
+      table: `${app.ch.database}.scan_events`,
+      columns: IMPORTED_SCAN_COLUMNS,
+      format: 'JSONEachRow',
+      body: rows.map((r) => JSON.stringify(r)).join('\n'),
+      dedupToken: `import:${hash53([String(row.org_id), row.source, ...pending.pages])}`,
+    });
+  }
+  await app.db.transaction(async (trx) => {
+    for (const { link, newest, count } of marks.values()) {
+      await trx('imported_links')
         .where({
           org_id: row.org_id,
           source: row.source,
           source_domain: link.source_domain,
           source_key: link.source_key,
         })
-        .first('scans_through');
-      // The start of this link's pages stays fixed while they are read (a resume goes on from it).
-      const resuming = token !== null && link.position === token.position && token.cursor !== null;
-      const since = resuming
-        ? token.since
-          ? new Date(token.since)
-          : null
-        : ((mark?.scans_through as Date | null) ?? null);
-      let cursor: unknown = resuming ? token.cursor : null;
-      const createdAt = (link.code as { created_at?: string | null } | null)?.created_at;
-      const ref = {
-        key: link.source_key,
-        shortCode: link.short_code,
-        domain: link.source_domain,
-        visits: Number(link.visits_expected),
-        createdAt: createdAt ? new Date(createdAt) : null,
-      };
-      for (;;) {
-        const page = await source.scans!(ref, since, until, cursor);
-        const rows = scanRows(
-          row,
-          { id: Number(code.id), brand_id: code.brand_id, domain_id: Number(code.domain_id) },
-          link.source_key,
-          page.items,
-          oldest,
-        );
-        if (rows.length) {
-          await insertText(app.ch.client, {
-            table,
-            columns: IMPORTED_SCAN_COLUMNS,
-            format: 'JSONEachRow',
-            body: rows.map((r) => JSON.stringify(r)).join('\n'),
-            dedupToken: `import:${hash53([String(row.org_id), row.source, link.source_domain, link.source_key, since?.toISOString() ?? '', until.toISOString(), JSON.stringify(cursor)])}`,
-          });
-        }
-        const newest = page.items.reduce((m, s) => Math.max(m, s.at.getTime()), 0);
-        const next: ContinueToken =
-          page.next === null || page.next === undefined
+        .update({
+          scans_through: trx.raw('greatest(scans_through, ?::timestamptz)', [new Date(newest)]),
+          scans_imported: trx.raw('scans_imported + ?', [count]),
+          updated_at: app.clock.now(),
+        });
+    }
+    await trx('imports')
+      .where({ id: row.id })
+      .update({
+        scans_done: trx.raw('scans_done + ?', [rows.length]),
+        continue_token: JSON.stringify(next),
+        updated_at: app.clock.now(),
+      });
+  });
+  pending.clear();
+}
+
+/**
+ * Each created or matched link's scans after its high-water mark, from the continue token on,
+ * written SCAN_FLUSH_ROWS at a time (one insert per page and link made small links cost a
+ * ClickHouse insert each). A source that fails midway gets what was read before it written first.
+ */
+async function importScans(app: AppContext, row: ImportRow, source: ImportSource): Promise<void> {
+  const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
+  const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
+  const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
+  const pending = new PendingScans();
+  let after = (token?.position ?? 0) - 1;
+  try {
+    for (;;) {
+      const chunk = await linkRows(app.db, row.id, {}, 200, after);
+      if (!chunk.length) break;
+      after = chunk[chunk.length - 1].position;
+      for (const link of chunk) {
+        if (link.status !== 'created' && link.status !== 'matched') continue;
+        const code = await app.db('qr_codes').where({ id: link.code_id }).first('id', 'brand_id', 'domain_id');
+        if (!code) continue;
+        const mark = await app
+          .db('imported_links')
+          .where({
+            org_id: row.org_id,
+            source: row.source,
+            source_domain: link.source_domain,
+            source_key: link.source_key,
+          })
+          .first('scans_through');
+        // The start of this link's pages stays fixed while they are read (a resume goes on from it).
+        const resuming = token !== null && link.position === token.position && token.cursor !== null;
+        const since = resuming
+          ? token.since
+            ? new Date(token.since)
+            : null
+          : ((mark?.scans_through as Date | null) ?? null);
+        let cursor: unknown = resuming ? token.cursor : null;
+        const createdAt = (link.code as { created_at?: string | null } | null)?.created_at;
+        const ref = {
+          key: link.source_key,
+          shortCode: link.short_code,
+          domain: link.source_domain,
+          visits: Number(link.visits_expected),
+          createdAt: createdAt ? new Date(createdAt) : null,
+        };
+        for (;;) {
+          const page = await source.scans!(ref, since, until, cursor);
+          const rows = scanRows(
+            row,
+            { id: Number(code.id), brand_id: code.brand_id, domain_id: Number(code.domain_id) },
+            link.source_key,
+            page.items,
+            oldest,
+          );
+          const newest = page.items.reduce((m, s) => Math.max(m, s.at.getTime()), 0);
+          const last = page.next === null || page.next === undefined;
+          const next: ContinueToken = last
             ? { phase: 'scans', position: link.position + 1, cursor: null, until: until.toISOString(), since: null }
             : {
                 phase: 'scans',
@@ -234,32 +313,23 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
                 until: until.toISOString(),
                 since: since?.toISOString() ?? null,
               };
-        await app.db.transaction(async (trx) => {
-          if (rows.length) {
-            await trx('imported_links')
-              .where({
-                org_id: row.org_id,
-                source: row.source,
-                source_domain: link.source_domain,
-                source_key: link.source_key,
-              })
-              .update({
-                scans_through: trx.raw('greatest(scans_through, ?::timestamptz)', [new Date(newest)]),
-                scans_imported: trx.raw('scans_imported + ?', [rows.length]),
-                updated_at: app.clock.now(),
-              });
-          }
-          await trx('imports')
-            .where({ id: row.id })
-            .update({
-              scans_done: trx.raw('scans_done + ?', [rows.length]),
-              continue_token: JSON.stringify(next),
-              updated_at: app.clock.now(),
-            });
-        });
-        if (page.next === null || page.next === undefined) break;
-        cursor = page.next;
+          const identity = JSON.stringify([
+            link.source_domain,
+            link.source_key,
+            since?.toISOString() ?? '',
+            until.toISOString(),
+            cursor,
+          ]);
+          pending.add(link, identity, rows, newest, next);
+          if (pending.rows.length >= SCAN_FLUSH_ROWS) await flushScans(app, row, pending);
+          if (last) break;
+          cursor = page.next;
+        }
       }
     }
+  } catch (err) {
+    if (reportable(err)) await flushScans(app, row, pending);
+    throw err;
   }
+  await flushScans(app, row, pending);
 }

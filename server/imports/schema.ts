@@ -46,6 +46,12 @@ export const importOptions: JsonSchema = {
     keep_created_at: { type: 'boolean', default: true, description: 'Codes keep the source’s creation dates.' },
     history: { type: 'boolean', default: true, description: 'Import the scan history where the source has one.' },
     archived: { type: 'boolean', default: false, description: 'Bitly: import archived Bitlinks too.' },
+    orphan_visits: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Shlink: also import the orphan visits (visits that matched no short URL) onto one paused code, shlink-orphan-visits.',
+    },
     on_clash: {
       type: 'string',
       enum: [...ON_CLASH],
@@ -65,7 +71,8 @@ export const createImportBody = objectSchema(
       type: 'string',
       minLength: 1,
       maxLength: MAX_FILE_LENGTH,
-      description: 'An export file’s text (CSV, or for YOURLS a CSV or SQL dump); up to BODY_LIMIT_BYTES.',
+      description:
+        'An export file’s text: CSV; for YOURLS a CSV or SQL dump; for Bitly and Dub their CSV export instead of the API. Up to BODY_LIMIT_BYTES.',
     },
     log_file: {
       type: 'string',
@@ -167,6 +174,7 @@ export interface ImportOptions {
   history?: boolean;
   on_clash?: OnClash;
   archived?: boolean;
+  orphan_visits?: boolean;
 }
 
 export interface Credentials {

@@ -135,8 +135,8 @@ export async function createImport(
   const errors: FieldErrors = {};
   const source = input.source;
   if (FILE_SOURCES.has(source) && !input.file) errors.file = [`Importing from ${source} takes its export file.`];
-  const needsToken = source === 'bitly' || (source === 'dub' && !input.file);
-  if (API_SOURCES.has(source) && !needsToken && !input.credentials?.url)
+  const needsToken = FILE_OR_API_SOURCES.has(source) && !input.file;
+  if (API_SOURCES.has(source) && !input.credentials?.url)
     errors['credentials.url'] = ['The address of the source is required.'];
   if (needsToken && !input.credentials?.token)
     errors['credentials.token'] = ['An API token of the source is required.'];
@@ -378,6 +378,7 @@ export function mapLink(ctx: MappingContext, link: SourceLink): { code: CodeWrit
     name: link.title ? link.title.slice(0, 255) : null,
   };
   if (ctx.options.brand_ulid) code.brand_ulid = ctx.options.brand_ulid;
+  if (link.paused) code.status = 'paused';
   if (link.validSince) code.date_begin = link.validSince.toISOString();
   if (link.validUntil) code.expire_at = link.validUntil.toISOString();
   const features = new Set(ctx.org.plan?.features ?? []);

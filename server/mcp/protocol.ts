@@ -41,8 +41,21 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
-/** 2026-07-28: the request's protocol version is not one this server speaks (HTTP 400). */
-export const UNSUPPORTED_PROTOCOL_VERSION = -32004;
+/**
+ * 2026-07-28: the request's protocol version is not one this server speaks (HTTP 400). The
+ * revision's schema renumbered it from the draft's -32004 into the range reserved for MCP.
+ */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+/** 2026-07-28: every result says what it is; this server never asks for input (no MRTR). */
+export const RESULT_TYPE_COMPLETE = 'complete';
+export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+/**
+ * 2026-07-28 caching hints (CacheableResult) of server/discover and tools/list: both are the same
+ * for every caller and change only with a new release of the service, so any cache may share them
+ * ("public") for five minutes, which is how long a release takes to reach every client.
+ */
+export const LIST_TTL_MS = 300_000;
+export const LIST_CACHE_SCOPE = 'public';
 
 export type JsonRpcId = string | number;
 
@@ -81,7 +94,7 @@ export function isStateless(version: string): boolean {
 /**
  * The stateless revision's per-request checks (SEP-2575) on one parsed HTTP body, given its
  * MCP-Protocol-Version header: a request whose params._meta names a protocol version must name a
- * supported one (-32004 with supportedVersions), the same as the header, and carry the client's
+ * supported one (-32022 with the supported versions), the same as the header, and carry the client's
  * info and capabilities; a request sent with a stateless header must carry that _meta. Answers
  * the refusal (HTTP 400), or null when the request may proceed.
  */
@@ -99,8 +112,10 @@ export function statelessRefusal(body: unknown, headerVersion: string): Dispatch
     return refuse(INVALID_PARAMS, `params._meta must carry ${META_PROTOCOL_VERSION} (MCP ${STATELESS_SINCE}).`);
   }
   if (!isSupportedVersion(metaVersion) || !isStateless(metaVersion)) {
+    // UnsupportedProtocolVersionError's data: every version this server speaks (the older ones
+    // through initialize), as the revision's schema names them.
     return refuse(UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
-      supportedVersions: SUPPORTED_PROTOCOL_VERSIONS.filter(isStateless),
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS],
       requested: metaVersion,
     });
   }

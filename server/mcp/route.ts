@@ -28,6 +28,10 @@ import {
   PARSE_ERROR,
   RpcError,
   SUPPORTED_PROTOCOL_VERSIONS,
+  LIST_CACHE_SCOPE,
+  LIST_TTL_MS,
+  META_SERVER_INFO,
+  RESULT_TYPE_COMPLETE,
   type MethodHandler,
 } from './protocol.js';
 import type { Tool } from './catalog.js';
@@ -103,7 +107,9 @@ export function mountMcp(router: Router, app: AppContext): void {
   const methods = (principal: Principal, ctx: Koa.Context, version: string): Record<string, MethodHandler> => {
     const state = ctx.state as RequestState;
     const log = app.log.child({ request_id: state.requestId });
-    return {
+    const stateless = isStateless(version);
+    const cacheHints = stateless ? { ttlMs: LIST_TTL_MS, cacheScope: LIST_CACHE_SCOPE } : {};
+    const handlers: Record<string, MethodHandler> = {
       initialize: async (params) => {
         if (typeof params.protocolVersion !== 'string')
           throw new RpcError(INVALID_PARAMS, 'params.protocolVersion must be a string.');
@@ -120,10 +126,12 @@ export function mountMcp(router: Router, app: AppContext): void {
         capabilities,
         serverInfo: SERVER_INFO,
         instructions: INSTRUCTIONS,
+        ...cacheHints,
       }),
-      ...(isStateless(version) ? {} : { ping: async () => ({}) }),
-      // Every tool fits one page, so a cursor is never handed out and any sent is ignored.
-      'tools/list': async () => ({ tools: toolList }),
+      ...(stateless ? {} : { ping: async () => ({}) }),
+      // Every tool fits one page, so a cursor is never handed out and any sent is ignored. The list
+      // is the same for every caller (a call checks the abilities), hence public.
+      'tools/list': async () => ({ tools: toolList, ...cacheHints }),
       'tools/call': async (params, { inBatch }) => {
         if (typeof params.name !== 'string')
           throw new RpcError(INVALID_PARAMS, 'params.name must be the name of a tool.');
@@ -141,6 +149,18 @@ export function mountMcp(router: Router, app: AppContext): void {
         });
       },
     };
+    if (!stateless) return handlers;
+    // 2026-07-28: every result carries resultType, and names the server in its _meta.
+    return Object.fromEntries(
+      Object.entries(handlers).map(([name, handler]): [string, MethodHandler] => [
+        name,
+        async (params, c) => {
+          const result = (await handler(params, c)) as Record<string, unknown>;
+          const meta = (result._meta ?? {}) as Record<string, unknown>;
+          return { ...result, resultType: RESULT_TYPE_COMPLETE, _meta: { ...meta, [META_SERVER_INFO]: SERVER_INFO } };
+        },
+      ]),
+    );
   };
 
   // POST /mcp

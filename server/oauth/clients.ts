@@ -1,9 +1,11 @@
 // OAuth clients: Client ID Metadata Documents (the client id is an https URL whose JSON the service
-// fetches, under the webhooks' SSRF rules and limits, and caches) and Dynamic Client Registration
-// (RFC 7591) for clients that cannot host one, rate-limited per client address. Only public
+// fetches, under the webhooks' SSRF rules and limits, and caches for as long as its HTTP caching
+// headers allow) and Dynamic Client Registration (RFC 7591) for clients that cannot host one,
+// rate-limited per client address. Only public
 // clients (token_endpoint_auth_method "none", PKCE) are registered. Redirect URIs are compared
 // exactly, except that a loopback http redirect may use any port (OAuth 2.1 section 8.4.2).
 import fs from 'node:fs';
+import CachePolicy from 'http-cache-semantics';
 import type { AppContext } from '../context.js';
 import { newSecret } from '../auth/principal.js';
 import type { JsonSchema } from '../schemas/validation.js';
@@ -32,8 +34,27 @@ interface ClientMetadata {
 
 /** A Client ID Metadata Document is at most this large (the draft's suggested 5 KB). */
 export const CIMD_MAX_BYTES = 5 * 1024;
-/** How long a fetched document is used before it is fetched again. */
+/** How long a fetched document is used when its answer says nothing about caching. */
 export const CIMD_CACHE_SECONDS = 3600;
+/** The longest a fetched document is used, whatever its answer allows. */
+export const CIMD_MAX_CACHE_SECONDS = 24 * 3600;
+
+/**
+ * How long a metadata document's answer may be used, in ms, as RFC 9111 says for a shared cache
+ * (the service keeps one document for every user): max-age, s-maxage, Expires, Age, no-store,
+ * no-cache and private are honoured (by http-cache-semantics); an answer with neither
+ * Cache-Control nor Expires is kept CIMD_CACHE_SECONDS; never more than CIMD_MAX_CACHE_SECONDS.
+ */
+export function metadataFreshMs(url: string, headers: Record<string, string | string[] | undefined>): number {
+  if (headers['cache-control'] === undefined && headers.expires === undefined && headers.pragma === undefined)
+    return CIMD_CACHE_SECONDS * 1000;
+  const policy = new CachePolicy(
+    { url, method: 'GET', headers: { accept: 'application/json' } },
+    { status: 200, headers },
+    { shared: true, cacheHeuristic: 0, immutableMinTimeToLive: 0 },
+  );
+  return policy.storable() ? Math.min(Math.max(0, policy.timeToLive()), CIMD_MAX_CACHE_SECONDS * 1000) : 0;
+}
 
 const uriList = { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 2000 } };
 
@@ -153,6 +174,7 @@ interface ClientRow {
   kind: 'dcr' | 'cimd';
   metadata: ClientMetadata;
   fetched_at: Date;
+  fresh_until: Date | null;
 }
 
 function toClient(row: ClientRow): OAuthClient {
@@ -172,19 +194,7 @@ export async function registerClient(app: AppContext, raw: unknown, address: str
   if (meta.client_id !== undefined)
     throw new OAuthError('invalid_client_metadata', 'client_id is assigned by the server.');
   const since = new Date(now.getTime() - 3600_000);
-  const [{ count }] = (await app
-    .db('oauth_clients')
-    .where({ kind: 'dcr', registered_from: address })
-    .andWhere('created_at', '>', since)
-    .count('* as count')) as { count: string }[];
-  if (Number(count) >= app.config.oauthRegistrationsPerHour) {
-    throw new OAuthError(
-      'temporarily_unavailable',
-      `At most ${app.config.oauthRegistrationsPerHour} client registrations per hour from one address; try again later.`,
-      429,
-      { 'Retry-After': '3600' },
-    );
-  }
+  const from = address.slice(0, 100);
   const clientId = `dcr_${newSecret(32)}`;
   const stored: ClientMetadata = {
     redirect_uris: meta.redirect_uris,
@@ -195,13 +205,35 @@ export async function registerClient(app: AppContext, raw: unknown, address: str
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
   };
-  await app.db('oauth_clients').insert({
-    client_id: clientId,
-    kind: 'dcr',
-    metadata: stored,
-    registered_from: address.slice(0, 100),
-    fetched_at: now,
-    created_at: now,
+  // Registrations from one address are counted and added one at a time (a transaction-scoped
+  // advisory lock on the address), so concurrent requests never get past the limit together.
+  await app.db.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtextextended('oauth-dcr:' || ?, 0))`, [from]);
+    const registered = (await trx('oauth_clients')
+      .where({ kind: 'dcr', registered_from: from })
+      .andWhere('created_at', '>', since)
+      .orderBy('created_at')
+      .select('created_at')) as { created_at: Date }[];
+    const limit = app.config.oauthRegistrationsPerHour;
+    if (registered.length >= limit) {
+      // Room comes back when the oldest registration that counts leaves the hour.
+      const oldest = registered[registered.length - limit].created_at.getTime();
+      const retryAfter = Math.max(1, Math.ceil((oldest + 3600_000 - now.getTime()) / 1000));
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `At most ${limit} client registrations per hour from one address; try again in ${retryAfter} s.`,
+        429,
+        { 'Retry-After': String(retryAfter) },
+      );
+    }
+    await trx('oauth_clients').insert({
+      client_id: clientId,
+      kind: 'dcr',
+      metadata: stored,
+      registered_from: from,
+      fetched_at: now,
+      created_at: now,
+    });
   });
   return { client_id: clientId, client_id_issued_at: Math.floor(now.getTime() / 1000), ...stored };
 }
@@ -229,7 +261,10 @@ function cimdUrlProblem(clientId: string): string | null {
 }
 
 /** Fetches a Client ID Metadata Document under the webhooks' SSRF rules, time limit and size limit. */
-async function fetchMetadataDocument(app: AppContext, clientId: string): Promise<ClientMetadata> {
+async function fetchMetadataDocument(
+  app: AppContext,
+  clientId: string,
+): Promise<{ meta: ClientMetadata; freshMs: number }> {
   const invalid = (m: string) => new OAuthError('invalid_client', m);
   const problem = cimdUrlProblem(clientId);
   if (problem) throw invalid(problem);
@@ -256,7 +291,7 @@ async function fetchMetadataDocument(app: AppContext, clientId: string): Promise
   }
   const meta = checkMetadata(app, doc, invalid);
   if (meta.client_id !== clientId) throw invalid('The document’s client_id must be the URL it is served from.');
-  return meta;
+  return { meta, freshMs: metadataFreshMs(clientId, outcome.headers) };
 }
 
 /** The client of a client_id: a registered one, or a metadata document (cached, fetched when stale). */
@@ -268,9 +303,16 @@ export async function resolveClient(app: AppContext, clientId: string): Promise<
     return toClient(row);
   }
   const now = app.clock.now();
-  if (row && now.getTime() - row.fetched_at.getTime() < CIMD_CACHE_SECONDS * 1000) return toClient(row);
-  const meta = await fetchMetadataDocument(app, clientId);
-  const fresh = { client_id: clientId, kind: 'cimd' as const, metadata: meta, fetched_at: now };
-  await app.db('oauth_clients').insert(fresh).onConflict('client_id').merge(['metadata', 'fetched_at']);
+  const freshUntil = row && (row.fresh_until ?? new Date(row.fetched_at.getTime() + CIMD_CACHE_SECONDS * 1000));
+  if (row && freshUntil && now < freshUntil) return toClient(row);
+  const { meta, freshMs } = await fetchMetadataDocument(app, clientId);
+  const fresh = {
+    client_id: clientId,
+    kind: 'cimd' as const,
+    metadata: meta,
+    fetched_at: now,
+    fresh_until: new Date(now.getTime() + freshMs),
+  };
+  await app.db('oauth_clients').insert(fresh).onConflict('client_id').merge(['metadata', 'fetched_at', 'fresh_until']);
   return toClient(fresh);
 }

@@ -70,6 +70,8 @@ export async function runExport(app: AppContext, exportId: number, chunkBytes?: 
           public_url: publicUrl(
             { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
             code.slug,
+            code.type,
+            code.destination,
           ),
           destination: destinationUrl(code.destination),
           file,

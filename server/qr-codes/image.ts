@@ -65,7 +65,12 @@ export async function resolveCodeImage(
     text: encodedText(
       canonicalType(code.type),
       code.destination,
-      publicUrl({ type: code.domain_type, host: code.domain_host, origin: code.domain_origin }, code.slug),
+      publicUrl(
+        { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
+        code.slug,
+        code.type,
+        code.destination,
+      ),
     ),
     config,
     format: options.format,

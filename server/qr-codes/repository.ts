@@ -221,6 +221,43 @@ export async function takenSlugs(db: Db, org: OrgRecord, keys: string[], exceptI
   return new Set(rows.map((r) => r.key));
 }
 
+/** A gs1 code's Digital Link key on its domain, as the unique index qr_codes_gs1_key compares it. */
+export interface Gs1KeyRef {
+  domainId: number;
+  gtin: string;
+  cpv?: string;
+  lot?: string;
+  serial?: string;
+}
+export const gs1KeyString = (k: Gs1KeyRef): string =>
+  JSON.stringify([k.domainId, k.gtin, k.cpv ?? '', k.lot ?? '', k.serial ?? '']);
+
+/** Which of these keys a live gs1 code of the organization (other than `exceptId`) already holds. */
+export async function takenGs1Keys(db: Db, org: OrgRecord, keys: Gs1KeyRef[], exceptId?: number): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const { rows } = await db.raw<{
+    rows: { domain_id: string; gtin: string; cpv: string; lot: string; serial: string }[];
+  }>(
+    `select domain_id, destination ->> 'gtin' as gtin, coalesce(destination ->> 'cpv', '') as cpv,
+            coalesce(destination ->> 'lot', '') as lot, coalesce(destination ->> 'serial', '') as serial
+       from qr_codes
+      where org_id = ? and type = 'gs1' and deleted_at is null and id <> ?
+        and destination ->> 'gtin' = any(?)`,
+    [org.id, exceptId ?? 0, [...new Set(keys.map((k) => k.gtin))]],
+  );
+  return new Set(
+    rows.map((r) =>
+      gs1KeyString({
+        domainId: Number(r.domain_id),
+        gtin: r.gtin,
+        cpv: r.cpv || undefined,
+        lot: r.lot || undefined,
+        serial: r.serial || undefined,
+      }),
+    ),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writes.
 

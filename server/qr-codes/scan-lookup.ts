@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
 import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 import { pixelPageEntry, pixelsFor, type PixelPageEntry } from './pixels.js';
+import { keyOf, type Gs1Destination, type Gs1Level } from './gs1-links.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -173,4 +174,52 @@ export async function pruneScanBatchCounts(db: Db): Promise<void> {
   await db.raw(`delete from scan_batch_counts where counted_at < now() - make_interval(days => ?)`, [
     SCAN_BATCH_COUNT_DAYS,
   ]);
+}
+
+/** A live gs1 code as the resolver needs it: one level (GTIN, or GTIN with lot/serial) of a GTIN. */
+export interface Gs1ScanCode extends Gs1Level {
+  id: number;
+  orgId: number;
+  brandId: number;
+  domainId: number;
+  domainType: string;
+}
+
+/** Every active gs1 code of one GTIN in one organization (by its slug), on every domain of it. */
+export interface Gs1Entry {
+  orgId: number;
+  codes: Gs1ScanCode[];
+}
+
+/**
+ * The active gs1 codes of a GTIN-14 in the organization whose slug is `orgSlug` (lower case), or
+ * null when there are none. The resolver keeps those of the domain asked (server/redirect/gs1.ts).
+ */
+export async function findGs1CodesForScan(db: Db, orgSlug: string, gtin: string): Promise<Gs1Entry | null> {
+  const rows = await db('qr_codes as c')
+    .join('organizations as o', 'o.id', 'c.org_id')
+    .join('domains as d', 'd.id', 'c.domain_id')
+    .whereRaw('lower(o.slug) = ?', [orgSlug])
+    .where('c.type', 'gs1')
+    .where('c.status', 'active')
+    .whereRaw(`c.destination ->> 'gtin' = ?`, [gtin])
+    .whereNull('c.deleted_at')
+    .select('c.id', 'c.org_id', 'c.brand_id', 'c.domain_id', 'd.type as domain_type', 'c.destination');
+  if (!rows.length) return null;
+  return {
+    orgId: Number(rows[0].org_id),
+    codes: rows.map((r) => {
+      const d = r.destination as Gs1Destination;
+      return {
+        id: Number(r.id),
+        orgId: Number(r.org_id),
+        brandId: r.brand_id === null ? 0 : Number(r.brand_id),
+        domainId: Number(r.domain_id),
+        domainType: r.domain_type,
+        key: keyOf(d),
+        links: d.links,
+        description: d.description,
+      };
+    }),
+  };
 }

@@ -234,7 +234,8 @@ const writable = {
     enum: [...INPUT_TYPES],
     description:
       'What the code carries (default url; `redirect` is accepted as its alias). Dynamic: url, vcard, links, app, ' +
-      'event (the QR encodes public_url; scans are recorded). Static: ' +
+      'event, gs1 (the QR encodes public_url; scans are recorded; a gs1 code’s public_url is its GS1 Digital Link ' +
+      'URI, see docs/gs1.md). Static: ' +
       `${STATIC_TYPES.join(', ')} (the QR encodes the payload itself; not trackable). A type changes between ` +
       'dynamic types only.',
   },

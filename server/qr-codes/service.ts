@@ -18,6 +18,9 @@ import {
   resolveRefs,
   softDeleteCode,
   takenSlugs,
+  takenGs1Keys,
+  gs1KeyString,
+  type Gs1KeyRef,
   updateCodeRow,
   updateStatuses,
   type CodeRow,
@@ -39,6 +42,7 @@ import { canonicalType, DESTINATION_SCHEMAS, isStaticType, type CodeType, type S
 import { staticPayload } from './payload.js';
 import { payloadProblem } from '../rendering/index.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
+import { gs1PublicUrl, resolverStem, type Gs1Destination } from './gs1-links.js';
 import { emitEvent, emitEvents } from '../webhooks/events.js';
 import { normalisePixels, type TrackingPixel } from './pixels.js';
 
@@ -82,11 +86,20 @@ export interface QrCodeOut {
   updated_at: string;
 }
 
-/** Fallback origin: `<origin>/<org-slug>/<slug>`; custom domain: `https://<host>/<slug>`. */
-export function publicUrl(domain: { type: string; host: string; origin: string | null }, storedSlug: string): string {
-  if (domain.type === 'fallback')
-    return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${storedSlug}`;
-  return `https://${domain.host}/${publicSlug(storedSlug)}`;
+/**
+ * Fallback origin: `<origin>/<org-slug>/<slug>`; custom domain: `https://<host>/<slug>`. A gs1
+ * code's is its GS1 Digital Link URI instead: `<origin>/<org-slug>/01/<gtin>…` on a fallback origin,
+ * `https://<host>/01/<gtin>…` on a custom domain (./gs1-links.ts gs1PublicUrl).
+ */
+export function publicUrl(
+  domain: { type: string; host: string; origin: string | null },
+  storedSlug: string,
+  type: string = 'url',
+  destination: unknown = null,
+): string {
+  const stem = resolverStem(domain, storedSlug.slice(0, storedSlug.indexOf('/')));
+  if (type === 'gs1') return gs1PublicUrl(stem, destination as Gs1Destination);
+  return `${stem}/${publicSlug(storedSlug)}`;
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -101,7 +114,12 @@ export function renderCode(r: CodeRow): QrCodeOut {
     type,
     trackable,
     status: r.status,
-    public_url: publicUrl({ type: r.domain_type, host: r.domain_host, origin: r.domain_origin }, r.slug),
+    public_url: publicUrl(
+      { type: r.domain_type, host: r.domain_host, origin: r.domain_origin },
+      r.slug,
+      type,
+      r.destination,
+    ),
     destination: r.destination,
     routing: r.routing,
     schedule: r.schedule,
@@ -243,6 +261,51 @@ function schemaErrors(app: AppContext, input: unknown): FieldErrors {
   return errors;
 }
 
+/** The Digital Link key a gs1 input takes on its domain (null for other types or an unresolved domain). */
+function gs1KeyOf(refs: Refs, input: CodeWrite, domainId?: number): Gs1KeyRef | null {
+  if (canonicalType(input.type) !== 'gs1' || typeof input.destination !== 'object') return null;
+  const d = input.destination as unknown as Gs1Destination;
+  const id = domainId ?? (input.domain_ulid ? refs.domains.get(input.domain_ulid)?.id : undefined);
+  return id === undefined ? null : { domainId: id, gtin: d.gtin, cpv: d.cpv, lot: d.lot, serial: d.serial };
+}
+
+const GS1_TAKEN =
+  'A gs1 code with this GTIN, cpv, lot and serial already exists on this domain: change that code instead (one Digital Link URI, one code).';
+
+/** One live gs1 code per Digital Link key and domain: repeats in the batch and keys already taken are 422. */
+async function checkGs1Keys(
+  db: Db,
+  org: OrgRecord,
+  refs: Refs,
+  inputs: CodeWrite[],
+  errors: FieldErrors[],
+  idx: number[],
+  exceptId?: number,
+  domainId?: number,
+): Promise<void> {
+  const keys = new Map<number, Gs1KeyRef>();
+  for (const i of idx) {
+    const k = gs1KeyOf(refs, inputs[i], domainId);
+    if (k) keys.set(i, k);
+  }
+  if (!keys.size) return;
+  const taken = await takenGs1Keys(db, org, [...keys.values()], exceptId);
+  const firstOf = new Map<string, number>();
+  for (const [i, k] of keys) {
+    const s = gs1KeyString(k);
+    const first = firstOf.get(s);
+    if (first !== undefined)
+      addError(errors[i], 'destination', `Repeats the GTIN, cpv, lot and serial of entry ${first}.`);
+    else firstOf.set(s, i);
+    if (taken.has(s)) addError(errors[i], 'destination', GS1_TAKEN);
+  }
+}
+
+/** The unique index of gs1 keys, hit by a concurrent write between the check and the write. */
+function gs1KeyRace(err: unknown): boolean {
+  return sqlState(err) === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === 'qr_codes_gs1_key';
+}
+
 export interface PreparedCodes {
   /** Per input: its field errors, or null when it is valid. */
   errors: (FieldErrors | null)[];
@@ -300,6 +363,7 @@ export async function prepareNewCodes(
   for (const i of idx) {
     if (taken.has(slugKey(org.slug, inputs[i].slug!))) addError(errors[i], 'slug', 'The slug has already been taken.');
   }
+  await checkGs1Keys(db, org, refs, normalised, errors, idx.filter(ok));
   const rows: (NewCodeRow | null)[] = [];
   for (let i = 0; i < inputs.length; i++) {
     const input = normalised[i];
@@ -407,7 +471,7 @@ export async function previewCreateCodes(
     const d = prepared.refs.domains.get(inputs[i].domain_ulid!)!;
     return {
       slug: r.slug,
-      public_url: publicUrl(d, r.slug),
+      public_url: publicUrl(d, r.slug, r.type, prepared.inputs[i].destination),
       destination: prepared.inputs[i].destination,
       status: r.status,
       name: r.name,
@@ -442,7 +506,9 @@ export async function createCodeRows(
   return inTransaction(app, opts.trx, async (trx) => {
     const { prepared, rows, prefix } = await prepareOrFail(app, trx, org, inputs, opts.fieldPrefix);
     await hashNewPasswords(app, prepared);
-    const ids = await insertCodes(trx, rows);
+    const ids = await insertCodes(trx, rows).catch((err: unknown) => {
+      throw gs1KeyRace(err) ? ApiError.field('destination', GS1_TAKEN) : err;
+    });
     const lost = rows.findIndex((r) => !ids.has(r.slug.toLowerCase()));
     // Taken between the check and the insert by a concurrent request: the same 422.
     if (lost !== -1)
@@ -543,6 +609,11 @@ export async function updateCode(
     const slug = patch.slug !== undefined ? storedSlug(org.slug, patch.slug) : undefined;
     if (slug && (await takenSlugs(trx, org, [slug.toLowerCase()], current.id)).size)
       addError(errors, 'slug', 'The slug has already been taken.');
+    if (type === 'gs1' && (urls.destination !== undefined || patch.domain_ulid !== undefined)) {
+      const domainId = patch.domain_ulid !== undefined ? refs.domains.get(patch.domain_ulid)?.id : current.domain_id;
+      const given = { type, destination: urls.destination ?? current.destination } as CodeWrite;
+      if (domainId !== undefined) await checkGs1Keys(trx, org, refs, [given], [errors], [0], current.id, domainId);
+    }
     if (Object.keys(errors).length) throw ApiError.validation(errors);
     const now = app.clock.now();
     const set: CodeUpdate = { updated_at: now };
@@ -574,6 +645,7 @@ export async function updateCode(
         await updateCodeRow(sp, org, current.id, set);
       });
     } catch (err) {
+      if (gs1KeyRace(err)) throw ApiError.field('destination', GS1_TAKEN);
       if (sqlState(err) === UNIQUE_VIOLATION) throw ApiError.field('slug', 'The slug has already been taken.');
       throw err;
     }

@@ -4,12 +4,14 @@
 //
 // Dynamic types encode the code's public_url, so the destination can change after printing and
 // every scan is recorded; `url` answers with a redirect, the others with a hosted landing page
-// (server/landing/). Static types encode their payload itself (./payload.ts): they work offline
+// (server/landing/), `gs1` with a GS1 Digital Link resolution (./gs1-links.ts, docs/gs1.md): its
+// public_url is the Digital Link URI of its GTIN. Static types encode their payload itself (./payload.ts): they work offline
 // and can neither be tracked nor changed once printed.
 import { httpUrl } from '../schemas/common.js';
+import { CSET82_PATTERN, DATA_ATTRIBUTES } from './gs1.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 
-export const DYNAMIC_TYPES = ['url', 'vcard', 'links', 'app', 'event'] as const;
+export const DYNAMIC_TYPES = ['url', 'vcard', 'links', 'app', 'event', 'gs1'] as const;
 export const STATIC_TYPES = ['wifi', 'text', 'email', 'sms', 'phone', 'geo'] as const;
 export type DynamicType = (typeof DYNAMIC_TYPES)[number];
 export type StaticType = (typeof STATIC_TYPES)[number];
@@ -244,6 +246,107 @@ export const GeoDestination = objectOf(
   'Encoded as `geo:<latitude>,<longitude>` (RFC 5870).',
 );
 
+const cset82 = (name: string, ai: string): JsonSchema => ({
+  type: 'string',
+  maxLength: 20,
+  ...patterned(
+    CSET82_PATTERN,
+    `Must be 1 to 20 characters of GS1 character set 82 (A-Z a-z 0-9 and !"%&'()*+,-./:;<=>?_).`,
+  ),
+  description: `AI ${ai}, the ${name}: 1 to 20 characters of GS1 character set 82. A key qualifier of the GTIN.`,
+});
+
+export const Gs1Destination = objectOf(
+  'Destination.gs1',
+  {
+    gtin: {
+      type: 'string',
+      maxLength: 14,
+      ...patterned('^([0-9]{8}|[0-9]{12,14})$', 'Must be a GTIN of 8, 12, 13 or 14 digits.'),
+      description:
+        'AI 01, the GTIN: 8, 12, 13 or 14 digits with a valid check digit; stored and echoed as GTIN-14 (zero-padded).',
+    },
+    cpv: cset82('consumer product variant', '22'),
+    lot: cset82('batch/lot number', '10'),
+    serial: cset82('serial number', '21'),
+    data: {
+      type: 'object',
+      maxProperties: 10,
+      propertyNames: { enum: Object.keys(DATA_ATTRIBUTES) },
+      additionalProperties: { type: 'string', minLength: 1, maxLength: 20 },
+      description:
+        'Data attributes carried in the query string of the public URI, by AI: ' +
+        Object.entries(DATA_ATTRIBUTES)
+          .filter(([ai]) => ai.length < 4 || ai.endsWith('0') || ai === '7003' || ai === '7006')
+          .map(([ai, a]) => `${ai} ${a.name}`)
+          .join(', ') +
+        ' (310n/320n/330n with n decimals 0-5). Dates are YYMMDD.',
+    },
+    description: text(500, 'A description of the item; the linkset carries it.'),
+    links: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['link_type', 'href', 'title'],
+        properties: {
+          link_type: {
+            type: 'string',
+            minLength: 5,
+            maxLength: 100,
+            description:
+              'A link type of the GS1 Web Vocabulary as a CURIE (gs1:pip, gs1:recipeInfo, gs1:recallStatus, gs1:instructions, …) or its full URI.',
+          },
+          href: httpUrl,
+          title: text(200, 'A human-readable title (required by the standard).'),
+          hreflang: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 10,
+            uniqueItems: true,
+            items: {
+              type: 'string',
+              maxLength: 35,
+              ...patterned('^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', 'Must be a language tag (BCP 47), e.g. en or de-CH.'),
+            },
+            description: 'The language(s) of the target, matched against Accept-Language.',
+          },
+          type: {
+            type: 'string',
+            maxLength: 127,
+            ...patterned(
+              '^[a-z]+/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$',
+              'Must be a media type registered with IANA, e.g. text/html or application/pdf.',
+            ),
+            description: 'The media type of the target.',
+          },
+          context: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 10,
+            uniqueItems: true,
+            items: { type: 'string', minLength: 1, maxLength: 64 },
+            description: 'Contexts (e.g. an ISO 3166 country code) matched against the `context` query parameter.',
+          },
+          default: {
+            type: 'boolean',
+            description:
+              'The default link of this level (gs1:defaultLink); with hreflang, the default for those languages.',
+          },
+        },
+      },
+      description:
+        'The links of this product (GTIN only) or of one lot/serial (with cpv, lot or serial): a lot or serial ' +
+        'replaces the GTIN’s links of the link types it gives and inherits the others. A product needs exactly ' +
+        'one default link without hreflang.',
+    },
+  },
+  ['gtin', 'links'],
+  'A GS1 Digital Link product code: the QR encodes the Digital Link URI of the GTIN (with its lot/serial) on the ' +
+    'code’s domain, which a GS1-Conformant resolver answers (docs/gs1.md).',
+);
+
 /** The destination schema of every type but url (whose destination is ./schema.ts's URL rule). */
 export const DESTINATION_SCHEMAS: Record<Exclude<CodeType, 'url'>, JsonSchema> = {
   vcard: VcardDestination,
@@ -256,6 +359,7 @@ export const DESTINATION_SCHEMAS: Record<Exclude<CodeType, 'url'>, JsonSchema> =
   sms: SmsDestination,
   phone: PhoneDestination,
   geo: GeoDestination,
+  gs1: Gs1Destination,
 };
 
 export interface VcardData {

@@ -8,6 +8,8 @@ import { validTimeZone } from './routing.js';
 import { normaliseHttpUrl } from '../schemas/http-url.js';
 import { SLUG_PATTERN } from './schema.js';
 import { isStaticType, type CodeType } from './types.js';
+import { attributeProblem, normaliseGtin } from './gs1.js';
+import { checkLinks, isGtinLevel, type Gs1Link } from './gs1-links.js';
 
 const SLUG_RE = new RegExp(SLUG_PATTERN);
 
@@ -214,6 +216,28 @@ export function checkTypedDestination(errors: FieldErrors, type: CodeType, d: un
       if (start !== null && end !== null && end <= start) addError(errors, 'destination.end', 'Must be after start.');
       break;
     }
+    case 'gs1': {
+      if (typeof d.gtin === 'string') {
+        const g = normaliseGtin(d.gtin);
+        if ('problem' in g) addError(errors, 'destination.gtin', g.problem);
+        else out.gtin = g.gtin;
+      }
+      for (const [ai, v] of Object.entries((d.data ?? {}) as Record<string, string>)) {
+        const p = attributeProblem(ai, v);
+        if (p) addError(errors, `destination.data.${ai}`, p);
+      }
+      if (Array.isArray(d.links)) {
+        const links = d.links.map((link: unknown, i) => {
+          const l = { ...(link as Obj) };
+          url('href', `destination.links.${i}.href`, l);
+          return l as unknown as Gs1Link;
+        });
+        out.links = links;
+        for (const [field, message] of checkLinks(links, isGtinLevel(d as { gtin: string })))
+          addError(errors, field, message);
+      }
+      break;
+    }
     case 'wifi':
       if ((d.encryption ?? 'WPA') !== 'nopass' && d.password === undefined)
         addError(errors, 'destination.password', 'Required unless encryption is nopass.');
@@ -229,6 +253,12 @@ export function checkTypedDestination(errors: FieldErrors, type: CodeType, d: un
 /** Why a code's type cannot change from one to the other, or null when it may. */
 export function typeChangeProblem(from: CodeType, to: CodeType): string | null {
   if (from === to) return null;
+  if (from === 'gs1' || to === 'gs1') {
+    return (
+      `A code cannot change to or from gs1 (${from} to ${to}): a gs1 code’s QR holds its GS1 Digital Link URI, ` +
+      'not the slug’s public_url. Create a new code.'
+    );
+  }
   if (isStaticType(from) || isStaticType(to)) {
     return (
       `A code cannot change between a dynamic type and a static one (${from} to ${to}): a static code's QR holds ` +

@@ -14,7 +14,7 @@ import type { Knex } from 'knex';
 import { LRUCacheWithDelete } from 'mnemonist';
 import type { NotifyListener } from '../stores/notify.js';
 import { findServingDomain, type ServingDomain } from '../domains/serving.js';
-import { findCodeForScan, type ScanCode } from '../qr-codes/scan-lookup.js';
+import { findCodeForScan, findGs1CodesForScan, type Gs1Entry, type ScanCode } from '../qr-codes/scan-lookup.js';
 import { codeKey, hostKey, KnownKeys, LookupBudget } from './known-keys.js';
 
 /** A host's domain as cached: what server/domains/serving.ts finds. */
@@ -46,6 +46,9 @@ export const DEFAULT_LOOKUPS_PER_SECOND = 100;
 export class RedirectCache {
   private readonly domains: LRUCacheWithDelete<string, Slot<DomainEntry>>;
   private readonly codes: LRUCacheWithDelete<string, Slot<CodeEntry>>;
+  /** gs1 codes by `<org-slug>|<gtin-14>` (lower case): every level of one GTIN in one organization. */
+  private readonly gs1: LRUCacheWithDelete<string, Slot<Gs1Entry>>;
+  private readonly loadingGs1 = new Map<string, Promise<Gs1Entry | null>>();
   private readonly known: KnownKeys;
   private readonly budget: LookupBudget;
   private readonly loadingCodes = new Map<string, Promise<CodeEntry | null>>();
@@ -64,6 +67,7 @@ export class RedirectCache {
     this.ttlMs = opts.ttlMs ?? 5 * 60_000;
     this.codes = new LRUCacheWithDelete(opts.maxCodes ?? DEFAULT_MAX_CODES);
     this.domains = new LRUCacheWithDelete(opts.maxDomains ?? DEFAULT_MAX_DOMAINS);
+    this.gs1 = new LRUCacheWithDelete(opts.maxCodes ?? DEFAULT_MAX_CODES);
     this.budget = new LookupBudget(opts.lookupsPerSecond ?? DEFAULT_LOOKUPS_PER_SECOND);
     this.known = new KnownKeys(db, opts.onError ?? (() => undefined));
   }
@@ -99,6 +103,8 @@ export class RedirectCache {
           this.codes.delete(k);
           this.known.add(codeKey(k));
         }
+        // A notification names the slug, not the GTIN: any code change drops the gs1 entries.
+        this.gs1.clear();
       } else if (msg.t === 'domain') {
         for (const k of msg.keys) {
           this.domains.delete(k);
@@ -106,6 +112,7 @@ export class RedirectCache {
         }
         // A domain's status decides whether its codes answer: drop code entries too.
         this.codes.clear();
+        this.gs1.clear();
       } else if (msg.t === 'codes') {
         // A brand's pixels or kit, or an organization's pixel consent rule: what cached codes carry.
         this.codes.clear();
@@ -126,6 +133,7 @@ export class RedirectCache {
     this.generation++;
     this.domains.clear();
     this.codes.clear();
+    this.gs1.clear();
   }
 
   private fresh<T>(slot: Slot<T> | undefined, now: number): slot is Slot<T> {
@@ -202,6 +210,31 @@ export class RedirectCache {
     const entry = await findCodeForScan(this.db, key);
     this.store(this.codes, key, entry, gen);
     return entry;
+  }
+
+  /**
+   * The cached gs1 codes of a GTIN in an organization (`<org-slug>|<gtin-14>`, lower case; null:
+   * none), or undefined when they must be loaded. GTINs are not in the known-keys filter: a miss
+   * reads Postgres once and is cached like a hit.
+   */
+  peekGs1(key: string): Gs1Entry | null | undefined {
+    const slot = this.gs1.get(key);
+    if (this.fresh(slot, Date.now())) {
+      this.stats.hits++;
+      return slot.value;
+    }
+    return undefined;
+  }
+
+  loadGs1(key: string): Promise<Gs1Entry | null> {
+    return this.once(this.loadingGs1, key, async () => {
+      this.stats.misses++;
+      const gen = this.generation;
+      const bar = key.indexOf('|');
+      const entry = await findGs1CodesForScan(this.db, key.slice(0, bar), key.slice(bar + 1));
+      this.store(this.gs1, key, entry, gen);
+      return entry;
+    });
   }
 
   async close(): Promise<void> {

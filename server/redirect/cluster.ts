@@ -18,7 +18,12 @@
 // (PASSWORD_VERIFY_CONCURRENCY each). docs/redirect.md says so too.
 import cluster, { type Worker } from 'node:cluster';
 import path from 'node:path';
-import { ORPHAN_SCAN_COLUMNS, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import {
+  GS1_RESOLUTION_COLUMNS,
+  ORPHAN_SCAN_COLUMNS,
+  SCAN_ACTION_COLUMNS,
+  SCAN_EVENT_COLUMNS,
+} from '../analytics/scan-event.js';
 import { boot } from '../bootstrap.js';
 import { loadConfig } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -47,6 +52,7 @@ async function replayLeftovers(app: AppContext): Promise<void> {
     ['scan_events', SCAN_EVENT_COLUMNS],
     ['orphan_scans', ORPHAN_SCAN_COLUMNS],
     ['scan_actions', SCAN_ACTION_COLUMNS],
+    ['gs1_resolutions', GS1_RESOLUTION_COLUMNS],
   ] as const) {
     const buffer = new ScanBuffer<object>({
       client: app.ch.client,

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { parseAgent, type AgentInfo } from '../analytics/agent.js';
 import type { GeoData } from '../geo/database.js';
-import { ipv4ToInt, ipv6ToBigInt } from '../http-common/client-ip.js';
+import { ipv6ToBigInt, parseIpv4 } from '../http-common/client-ip.js';
 
 export { parseAgent, referrerHost, type AgentInfo } from '../analytics/agent.js';
 
@@ -77,14 +77,15 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   }
   return {
     network(ip) {
-      if (!ip || !net.isIP(ip)) return { country: '', provider: '', asn: 0 };
+      const v4 = parseIpv4(ip);
+      if (v4 === null && !net.isIPv6(ip)) return { country: '', provider: '', asn: 0 };
       let country: string;
       try {
         country = data.country.get(ip)?.country_code?.toUpperCase() ?? '';
       } catch {
         country = '';
       }
-      const a = net.isIPv4(ip) ? data.asn.lookupV4(ipv4ToInt(ip)) : data.asn.lookupV6(ipv6ToBigInt(ip));
+      const a = v4 !== null ? data.asn.lookupV4(v4) : data.asn.lookupV6(ipv6ToBigInt(ip));
       return { country: country.length === 2 ? country : '', provider: a?.provider ?? '', asn: a?.asn ?? 0 };
     },
     agent(ua) {

@@ -6,14 +6,13 @@
 // → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
 // up) → scan into the buffer → 302. Nothing here waits for ClickHouse.
 import type http from 'node:http';
-import net from 'node:net';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
 import { appendScanId, decide, type Visitor } from '../qr-codes/routing.js';
 import { slugKey } from '../qr-codes/slug.js';
 import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
-import { clientIp, normaliseIp, trustList } from '../http-common/client-ip.js';
+import { clientIp, normaliseIp, trustList, type TrustList } from '../http-common/client-ip.js';
 import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
 import {
   GONE_PAGES,
@@ -30,7 +29,7 @@ import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import type { AnswerGate } from './scan-ipc.js';
-import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { utcStamp, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
@@ -44,6 +43,11 @@ import {
   type ConsentChoice,
   type ConsentOutcome,
 } from '../qr-codes/pixels.js';
+import { looksLikeAi, parseKeySegments, type ParsedPath } from '../qr-codes/gs1.js';
+import { resolverStem } from '../qr-codes/gs1-links.js';
+import { decompressSegment } from '../qr-codes/gs1-compression.js';
+import type { Gs1Entry } from '../qr-codes/scan-lookup.js';
+import { CORS, descriptionFile, gs1Answer, PREFLIGHT } from './gs1.js';
 
 /** A visit being answered: what the decision and the scan need. */
 interface Visit {
@@ -106,11 +110,12 @@ function safeDecode(s: string): string | null {
 }
 
 export class RedirectHandler {
-  private readonly trust: net.BlockList | null;
+  private readonly trust: TrustList | null;
   private readonly throttle: PasswordThrottle;
   /** A redirect process of several: answers wait until their scans are journaled (scan-ipc.ts). */
   private readonly answerGate: AnswerGate | null;
   private readonly orphanSampler: OrphanSampler;
+  private readonly gs1Rows: ScanBuffer<Gs1Row> | null;
 
   constructor(
     private readonly app: AppContext,
@@ -121,8 +126,15 @@ export class RedirectHandler {
     readonly orphans: ScanBuffer<OrphanRow>,
     readonly actions: ScanBuffer<ActionRow>,
     readonly challenges: ChallengeCache,
-    opts: { throttle?: ThrottleOptions; orphansPerSecond?: number; answerGate?: AnswerGate } = {},
+    opts: {
+      throttle?: ThrottleOptions;
+      orphansPerSecond?: number;
+      answerGate?: AnswerGate;
+      /** Where GS1 resolutions' dimensions go (gs1_resolutions); without it they are not recorded. */
+      gs1?: ScanBuffer<Gs1Row>;
+    } = {},
   ) {
+    this.gs1Rows = opts.gs1 ?? null;
     this.answerGate = opts.answerGate ?? null;
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
@@ -235,7 +247,7 @@ export class RedirectHandler {
 
   handle(req: http.IncomingMessage, res: http.ServerResponse): void | Promise<void> {
     const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST' && method !== 'OPTIONS') {
       res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
       res.end();
       return;
@@ -277,6 +289,21 @@ export class RedirectHandler {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
+    // GS1 Digital Link (docs/gs1.md): /01/<gtin>… on a custom domain, /<org-slug>/01/<gtin>… on a
+    // fallback host; the resolver description file at /.well-known/gs1resolver of every domain.
+    const raw = rawPath.split('/');
+    if (domain.type === 'custom' && domain.orgSlug && raw.length >= 3 && looksLikeAi(raw[1])) {
+      return this.gs1(req, res, method, domain, domain.orgSlug, raw.slice(1), q === -1 ? '' : url.slice(q + 1));
+    }
+    if (domain.type === 'fallback' && raw.length >= 4 && ORG_SLUG.test(raw[1]) && looksLikeAi(raw[2])) {
+      return this.gs1(req, res, method, domain, raw[1], raw.slice(2), q === -1 ? '' : url.slice(q + 1));
+    }
+    if (rawPath === '/.well-known/gs1resolver' && method !== 'POST') return this.gs1Description(res, method, domain);
+    if (method === 'OPTIONS') {
+      res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
+      res.end();
+      return;
+    }
     const pathname = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     if (pathname === '/' || pathname === '') {
       if (domain.rootRedirect) return this.redirect(res, 302, domain.rootRedirect);
@@ -320,6 +347,11 @@ export class RedirectHandler {
       found && (domain.type === 'custom' ? found.domainId !== domain.id : found.domainType !== 'fallback')
         ? null
         : found;
+    if (!found) {
+      // Not a slug: perhaps a compressed GS1 Digital Link (one segment after the stem).
+      const gs1 = this.compressedGs1(req, res, method, domain, pathname);
+      if (gs1 !== false) return gs1;
+    }
     if (!code || code.settings.status !== 'active') {
       if (!head && this.orphanSampler.take(domain.id, Date.now())) {
         this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
@@ -412,6 +444,166 @@ export class RedirectHandler {
     const cookie = choice === 'none' ? null : consentCookie(choice, visit.cookiePath, secure);
     if (visit.page) return this.redirect(visit.res, 302, '?qr_action=page', cookie);
     this.redirect(visit.res, 302, visit.url, cookie);
+  }
+
+  /**
+   * A compressed Digital Link at `/<segment>` (custom domain) or `/<org-slug>/<segment>` (fallback):
+   * answered as its uncompressed URI, with owl:sameAs; false when the path is not one.
+   */
+  private compressedGs1(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    pathname: string,
+  ): void | Promise<void> | false {
+    const parts = pathname.slice(1).split('/');
+    const orgSlug = domain.type === 'custom' ? domain.orgSlug : parts.length === 2 ? parts[0] : null;
+    const segment = domain.type === 'custom' ? (parts.length === 1 ? parts[0] : null) : parts[1];
+    if (!orgSlug || !segment || method === 'POST') return false;
+    const dl = decompressSegment(segment);
+    if (!dl) return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const asked = q === -1 ? '' : url.slice(q + 1);
+    const query = [dl.query, asked].filter(Boolean).join('&');
+    return this.gs1(req, res, method, domain, orgSlug, dl.segments, query, { query: dl.query });
+  }
+
+  /** A GS1 Digital Link request: the codes of its GTIN (cache, else Postgres), then the answer. */
+  private gs1(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    orgSlug: string,
+    segments: string[],
+    query: string,
+    compressed?: { query: string },
+  ): void | Promise<void> {
+    if (method === 'OPTIONS') {
+      res.writeHead(204, PREFLIGHT);
+      res.end();
+      return;
+    }
+    if (method === 'POST') {
+      res.writeHead(405, { ...CORS, Allow: 'GET, HEAD, OPTIONS', 'Content-Length': 0 });
+      res.end();
+      return;
+    }
+    const parsed = parseKeySegments(segments);
+    if (parsed.kind !== 'key')
+      return this.gs1Answer(req, res, method, domain, orgSlug, parsed, null, query, compressed);
+    const key = `${orgSlug.toLowerCase()}|${parsed.key.gtin}`;
+    const entry = this.cache.peekGs1(key);
+    if (entry === undefined) {
+      return this.cache
+        .loadGs1(key)
+        .then((e) => this.gs1Answer(req, res, method, domain, orgSlug, parsed, e, query, compressed));
+    }
+    return this.gs1Answer(req, res, method, domain, orgSlug, parsed, entry, query, compressed);
+  }
+
+  private gs1Answer(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    method: string,
+    domain: DomainEntry,
+    orgSlug: string,
+    parsed: ParsedPath,
+    entry: Gs1Entry | null,
+    query: string,
+    compressed?: { query: string },
+  ): void {
+    const head = method === 'HEAD';
+    const answer = gs1Answer(parsed, entry, domain, {
+      stem: resolverStem(domain, orgSlug),
+      query,
+      accept: req.headers.accept,
+      acceptLanguage: req.headers['accept-language'],
+      compressed,
+    });
+    // Every resolution that found the item is one scan (HEAD is not a visit).
+    if (!head && answer.code) {
+      const code = answer.code;
+      const now = this.app.clock.now();
+      const ua = req.headers['user-agent'] ?? '';
+      const ip = this.clientIp(req);
+      const agent = this.enricher.agent(ua);
+      const network = this.enricher.network(ip);
+      const visitorHash = this.enricher.visitorHash(ip, ua);
+      const scanId = this.pushScan(
+        req,
+        domain,
+        code,
+        now,
+        agent,
+        network,
+        {
+          device: agent.device,
+          os: agent.os,
+          country: network.country,
+          language: this.enricher.language(req.headers['accept-language']),
+          visitorHash,
+        },
+        -1,
+      );
+      const key = answer.key!;
+      this.gs1Rows?.push({
+        scan_id: scanId,
+        scanned_at: utcStamp(now.getTime()),
+        org_id: code.orgId,
+        brand_id: code.brandId,
+        domain_id: domain.type === 'fallback' ? 0 : domain.id,
+        code_id: code.id,
+        gtin: key.gtin,
+        cpv: key.cpv ?? '',
+        lot: key.lot ?? '',
+        serial: key.serial ?? '',
+        link_type_asked: answer.asked.slice(0, 100),
+        link_type_served: answer.served,
+        visitor_hash: visitorHash,
+        is_bot: agent.isBot ? 1 : 0,
+      });
+    }
+    const write = () => this.writeGs1(res, head, answer);
+    // A process of several answers after its scan is journaled (scan-ipc.ts), like every scan.
+    if (!head && answer.code && this.answerGate) return this.answerGate.after(write);
+    write();
+  }
+
+  private writeGs1(
+    res: http.ServerResponse,
+    head: boolean,
+    answer: { status: number; headers: Record<string, string>; body: string },
+  ): void {
+    const body = answer.body;
+    res.writeHead(
+      answer.status,
+      body ? { ...answer.headers, 'Content-Length': String(Buffer.byteLength(body)) } : answer.headers,
+    );
+    res.end(head || !body ? undefined : body);
+  }
+
+  /** /.well-known/gs1resolver: the resolver description file of this domain. */
+  private gs1Description(res: http.ServerResponse, method: string, domain: DomainEntry): void {
+    if (method === 'OPTIONS') {
+      res.writeHead(204, PREFLIGHT);
+      res.end();
+      return;
+    }
+    const root =
+      domain.type === 'fallback'
+        ? (domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')
+        : `https://${domain.host}`;
+    const body = JSON.stringify(descriptionFile(root, domain.host));
+    res.writeHead(200, {
+      ...CORS,
+      'Content-Type': 'application/json',
+      'Cache-Control': 'public, max-age=3600',
+      'Content-Length': String(Buffer.byteLength(body)),
+    });
+    res.end(method === 'HEAD' ? undefined : body);
   }
 
   /** The password form posted: 303 to the destination with a cookie, or the form again (401, 429). */
@@ -573,10 +765,38 @@ export class RedirectHandler {
   }
 
   private record(visit: Visit): void {
-    const { req, domain, code, now, agent, network, visitor } = visit;
+    this.pushScan(
+      visit.req,
+      visit.domain,
+      visit.code,
+      visit.now,
+      visit.agent,
+      visit.network,
+      visit.visitor,
+      visit.rule,
+      visit.scanId,
+    );
+    // A consent known now is the scan's; one asked for comes with the page's answer (onConsent).
+    if (visit.consent !== null && visit.consent !== 'ask') this.recordAction(visit, `consent_${visit.consent}`, 0);
+  }
+
+  /** One scan event into the buffer: the code's organization, brand and id, and the visitor. */
+  private pushScan(
+    req: http.IncomingMessage,
+    domain: DomainEntry,
+    code: { orgId: number; brandId: number; id: number },
+    now: Date,
+    agent: AgentInfo,
+    network: NetworkInfo,
+    visitor: Visitor,
+    rule: number,
+    /** The id the destination was given (conversion_tracking); else a new one. */
+    givenId: string | null = null,
+  ): string {
     const ms = now.getTime();
+    const scanId = givenId ?? fastUlid(ms);
     this.scans.push({
-      scan_id: visit.scanId ?? fastUlid(ms),
+      scan_id: scanId,
       scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -592,22 +812,16 @@ export class RedirectHandler {
       provider: network.provider,
       asn: network.asn,
       is_bot: agent.isBot ? 1 : 0,
-      matched_rule: visit.rule,
+      matched_rule: rule,
     });
-    // A consent known now is the scan's; one asked for comes with the page's answer (onConsent).
-    if (visit.consent !== null && visit.consent !== 'ask') this.recordAction(visit, `consent_${visit.consent}`, 0);
+    return scanId;
   }
 
   /** Whether the visitor reached us over https (directly, or through a trusted proxy that says so). */
   private secure(req: http.IncomingMessage): boolean {
     if ((req.socket as { encrypted?: boolean }).encrypted) return true;
     const peer = normaliseIp(req.socket.remoteAddress ?? '');
-    return (
-      !!this.trust &&
-      net.isIP(peer) !== 0 &&
-      this.trust.check(peer, net.isIPv6(peer) ? 'ipv6' : 'ipv4') &&
-      req.headers['x-forwarded-proto'] === 'https'
-    );
+    return !!this.trust && this.trust.has(peer) && req.headers['x-forwarded-proto'] === 'https';
   }
 
   private clientIp(req: http.IncomingMessage): string {

@@ -5,7 +5,12 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
-import { ORPHAN_SCAN_COLUMNS, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import {
+  GS1_RESOLUTION_COLUMNS,
+  ORPHAN_SCAN_COLUMNS,
+  SCAN_ACTION_COLUMNS,
+  SCAN_EVENT_COLUMNS,
+} from '../analytics/scan-event.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -18,7 +23,7 @@ import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
 import { FileJournal } from './scan-ipc.js';
-import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
@@ -57,6 +62,8 @@ export interface RedirectListener {
   orphans: ScanBuffer<OrphanRow>;
   /** Actions on landing pages (downloads, links, store badges). */
   actions: ScanBuffer<ActionRow>;
+  /** What GS1 resolutions asked and served (gs1_resolutions). */
+  gs1: ScanBuffer<Gs1Row>;
   counters: RedirectCounters;
   cache: RedirectCache;
   challenges: ChallengeCache;
@@ -146,13 +153,21 @@ export async function startRedirectListener(
     undefined,
     opts.journal ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
   );
+  const gs1 = buffer<Gs1Row>(
+    'gs1_resolutions',
+    GS1_RESOLUTION_COLUMNS,
+    undefined,
+    opts.journal ? new FileJournal(spillDir, 'gs1_resolutions', app.log) : undefined,
+  );
   scans.start();
   orphans.start();
   actions.start();
+  gs1.start();
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
     ...opts,
+    gs1,
     answerGate: scanJournal,
   });
 
@@ -190,7 +205,7 @@ export async function startRedirectListener(
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
       await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
-      await Promise.all([scans.close(), orphans.close(), actions.close(), counters.close()]);
+      await Promise.all([scans.close(), orphans.close(), actions.close(), gs1.close(), counters.close()]);
       await cache.close();
     })());
   app.onClose(close);
@@ -200,6 +215,7 @@ export async function startRedirectListener(
     scans,
     orphans,
     actions,
+    gs1,
     counters,
     cache,
     challenges,

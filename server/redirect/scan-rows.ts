@@ -1,6 +1,12 @@
 // The rows the redirect writes: scan_events and orphan_scans (columns defined once, in
 // server/analytics/scan-event.ts), their timestamps, and the fast TabSeparated encoding of a scan.
-import { clickHouseTime, type OrphanScan, type ScanAction, type ScanEvent } from '../analytics/scan-event.js';
+import {
+  clickHouseTime,
+  type Gs1Resolution,
+  type OrphanScan,
+  type ScanAction,
+  type ScanEvent,
+} from '../analytics/scan-event.js';
 import { tsvText } from './scan-buffer.js';
 
 /** One row of scan_events as the redirect writes it. */
@@ -9,6 +15,8 @@ export type ScanRow = ScanEvent;
 export type OrphanRow = OrphanScan;
 /** One row of scan_actions (an action on a landing page). */
 export type ActionRow = ScanAction;
+/** One row of gs1_resolutions (what a GS1 resolution asked and served). */
+export type Gs1Row = Gs1Resolution;
 
 let stampMs = -1;
 let stamp = '';

@@ -154,6 +154,8 @@ export interface RequestOutcome extends PostOutcome {
   /** Whether the body was longer than maxBytes (and so cut off). */
   truncated: boolean;
   contentType: string;
+  /** The response's headers (empty when there was none). */
+  headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -170,7 +172,7 @@ export async function requestOnce(
   const elapsed = () => Math.round(performance.now() - started);
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const maxBytes = opts.maxBytes ?? MAX_RESPONSE_BYTES;
-  const empty = { body: Buffer.alloc(0), truncated: false, contentType: '' };
+  const empty = { body: Buffer.alloc(0), truncated: false, contentType: '', headers: {} };
   let target: { address: string; family: 4 | 6 };
   try {
     target = await resolveTarget(url, opts.policy);
@@ -230,6 +232,7 @@ export async function requestOnce(
             body: Buffer.concat(chunks),
             truncated: cut,
             contentType: String(res.headers['content-type'] ?? ''),
+            headers: res.headers,
           });
         };
         res.on('end', () => done(true));

@@ -3,7 +3,12 @@
 // Measures the handler's own CPU per request, which the full bench (redirect.ts) cannot separate
 // from the HTTP stack and the load generator on a shared machine.
 //   node --import tsx test/bench/redirect-handler-micro.ts
+//   MIX=1 node --import tsx test/bench/redirect-handler-micro.ts   # the realistic mix of make bench-redirect
+//                                   (traffic-mix.ts: 1,000 codes, real user agents, X-Forwarded-For, languages)
 import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type http from 'node:http';
 import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RedirectHandler } from '../../server/redirect/handler.js';
@@ -17,6 +22,7 @@ import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import type { AppContext } from '../../server/context.js';
 import type { ClickHouseClient } from '../../server/stores/clickhouse.js';
 import { createLogger } from '../../server/logger.js';
+import { mixSlug, writeTrafficMix } from './traffic-mix.js';
 
 const log = createLogger('silent');
 const domain = {
@@ -54,9 +60,20 @@ const code = {
   pixels: null,
   conversionTracking: false,
 };
-const cache = { peekDomain: () => domain, peekCode: () => code } as unknown as RedirectCache;
+const mixed = process.env.MIX === '1';
+// With MIX=1, one code per slug of the mix (ids 1000 ...), as the cache would hold them.
+const codes = new Map<string, typeof code>();
+const cache = {
+  peekDomain: () => domain,
+  peekCode: (key: string) => {
+    if (!mixed) return code;
+    let c = codes.get(key);
+    if (!c) codes.set(key, (c = { ...code, id: 1000 + codes.size }));
+    return c;
+  },
+} as unknown as RedirectCache;
 const app = {
-  config: { trustProxy: [] },
+  config: { trustProxy: mixed ? ['127.0.0.1'] : [] },
   clock: { now: () => new Date() },
   log,
   secretKey: crypto.randomBytes(32),
@@ -92,6 +109,24 @@ const res = {
   headersSent: false,
 } as unknown as http.ServerResponse;
 const n = Number(process.env.N ?? 300_000);
+const mixFile = path.join(os.tmpdir(), `qr-bench-micro-mix-${process.pid}.tsv`);
+const mixRequests = mixed
+  ? await (async () => {
+      await writeTrafficMix(
+        mixFile,
+        Array.from({ length: 1000 }, (_, i) => `/bench/${mixSlug(i)}`),
+      );
+      const lines = (await fs.readFile(mixFile, 'utf8')).trim().split('\n');
+      await fs.rm(mixFile);
+      return lines.map((l) => {
+        const [url, ua, lang, xff] = l.split('\t');
+        return {
+          url,
+          headers: { host: headers.host, 'user-agent': ua, 'accept-language': lang, 'x-forwarded-for': xff },
+        };
+      });
+    })()
+  : [];
 // POLLUTE=<KiB>: touch that much memory before each request, as the kernel's network path and the
 // load generator do between two requests of a real run, so the handler runs with colder caches.
 // The touching alone is timed in rounds of its own and subtracted (best of five rounds each).
@@ -105,10 +140,11 @@ function round(withHandler: boolean): number {
   for (let i = 0; i < n; i++) {
     touch();
     if (!withHandler) continue;
+    const m = mixed ? mixRequests[i % mixRequests.length] : null;
     const req = {
       method: 'GET',
-      url: '/bench/go',
-      headers: { ...headers, 'user-agent': headers['user-agent'] + ' ' },
+      url: m ? m.url : '/bench/go',
+      headers: m ? { ...m.headers } : { ...headers, 'user-agent': headers['user-agent'] + ' ' },
       socket: { remoteAddress: '127.0.0.1' },
     } as unknown as http.IncomingMessage;
     handler.listener(req, res);
@@ -131,6 +167,6 @@ for (let r = 0; r < rounds; r++) {
   both.push(round(true));
 }
 process.stdout.write(
-  `handler: ${(Math.min(...both) - Math.min(...touchOnly)).toFixed(2)} µs CPU per request ` +
+  `handler${mixed ? ' (realistic mix)' : ''}: ${(Math.min(...both) - Math.min(...touchOnly)).toFixed(2)} µs CPU per request ` +
     `(status ${status}, ${pollute.length / 1024} KiB touched before each${sink < 0 ? '' : ''})\n`,
 );

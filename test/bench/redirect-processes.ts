@@ -1,13 +1,15 @@
 // The multi-core rows of `make bench-redirect`: the service as `make start` runs it
 // (server/main.ts, embedded chDB, its own database on the bench's Postgres) with REDIRECT_PROCESSES
-// = 1, 2, ... in turn, each loaded with the same wrk run on a code made through the API; after each
-// run the service stops (its redirect processes drain to the primary) and the code's scans in chDB
-// are counted against the redirects served (scan-count.ts).
+// = 1, 2, ... in turn, each loaded with the same wrk run of the realistic mix (traffic-mix.ts) on its
+// codes made through the API; after each run the service stops (its redirect processes drain to the
+// primary) and the codes' scans in chDB are counted against the redirects served (scan-count.ts).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDatabase, freePort } from '../../server/stores/postgres.js';
+import { ulid } from 'ulid';
+import { createKnex, ensureDatabase, freePort } from '../../server/stores/postgres.js';
 import { benchOrgToken, startChild, stopChild } from './lib.js';
+import { mixSlug, warmMixCodes } from './traffic-mix.js';
 import { runWrk, type WrkFigures } from './wrk.js';
 
 export interface ProcessesRow extends WrkFigures {
@@ -26,6 +28,9 @@ export interface ProcessesOptions {
   duration: number;
   connections: number;
   headers: Record<string, string>;
+  /** The traffic mix file and the number of codes it requests (bench/m0000 ...). */
+  mixFile: string;
+  mixCodes: number;
 }
 
 async function treeCpuSeconds(pid: number): Promise<number> {
@@ -71,6 +76,7 @@ export async function measureProcesses(processes: number, o: ProcessesOptions): 
     ENABLE_WORKER: 'false',
     LOG_LEVEL: 'warn',
     REDIRECT_PROCESSES: String(processes),
+    TRUST_PROXY: '127.0.0.1',
   };
   const service = await startChild(
     process.execPath,
@@ -91,20 +97,42 @@ export async function measureProcesses(processes: number, o: ProcessesOptions): 
         destination: 'https://example.com/landing?from=qr',
         domain_ulid: domain.ulid,
       });
-    await code('warm');
-    const go = await code('go');
-    const url = (slug: string) => `http://127.0.0.1:${redirectPort}/bench/${slug}`;
-    await runWrk('warmup', url('warm'), { connections: o.connections, seconds: 2, headers: o.headers });
+    // The first code through the API; the mix's other codes written beside it in Postgres (the
+    // plan's 300 calls a minute would take minutes), which the service's cache learns of by NOTIFY
+    // as it does of any code.
+    const first = await code(mixSlug(0));
+    const db = createKnex(dbUrl.toString(), 1);
+    try {
+      const row = await db('qr_codes').where({ ulid: first.ulid }).first('org_id', 'domain_id', 'destination', 'slug');
+      const slugPrefix = `${String(row.slug).split('/')[0]}/`;
+      for (let i = 1; i < o.mixCodes; i += 500) {
+        await db('qr_codes').insert(
+          Array.from({ length: Math.min(500, o.mixCodes - i) }, (_, j) => ({
+            ulid: ulid(),
+            org_id: row.org_id,
+            domain_id: row.domain_id,
+            slug: slugPrefix + mixSlug(i + j),
+            destination: JSON.stringify(row.destination),
+          })),
+        );
+      }
+    } finally {
+      await db.destroy();
+    }
+    const url = `http://127.0.0.1:${redirectPort}/bench/${mixSlug(0)}`;
+    const wrk = { connections: o.connections, headers: o.headers, mixFile: o.mixFile };
+    await warmMixCodes(
+      `http://127.0.0.1:${redirectPort}`,
+      o.headers.Host,
+      Array.from({ length: o.mixCodes }, (_, i) => `/bench/${mixSlug(i)}`),
+    );
+    await runWrk('warmup', url, { ...wrk, seconds: 2 });
     const pid = service.child.pid!;
     const cpu0 = await treeCpuSeconds(pid);
-    const r = await runWrk(`REDIRECT_PROCESSES=${processes}`, url('go'), {
-      connections: o.connections,
-      seconds: o.duration,
-      headers: o.headers,
-    });
+    const r = await runWrk(`REDIRECT_PROCESSES=${processes}, mix`, url, { ...wrk, seconds: o.duration });
     const cpu = (await treeCpuSeconds(pid)) - cpu0;
     await stopChild(service.child);
-    const line = execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/scan-count.ts', go.ulid], {
+    const line = execFileSync(process.execPath, ['--import', 'tsx', 'test/bench/scan-count.ts', 'bench/m%'], {
       env: { ...process.env, ...env },
     }).toString();
     const [, scans, distinct, served] = (/SCANS (\d+) (\d+) (\d+)/.exec(line) ?? []).map(Number);

@@ -1,8 +1,9 @@
 // The service side of `make bench-redirect`: boots the stores from the environment (DATABASE_URL,
 // embedded chDB under DATA_DIR), creates an organization with two codes on the fallback origin
-// (one for warm-up, one measured) and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
+// (one for warm-up, one measured), the realistic mix's 1,000 codes and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
-// scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`.
+// scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`,
+// and the same over the mix's codes (`MIXSCANS`).
 //
 // Diagnostics (not part of the benchmark's figures):
 //   BENCH_PROBE=1        prints a PROBE line: event-loop delay, inserts (count, rows, time), CPU per
@@ -24,6 +25,7 @@ import { createOrganization } from '../../server/organizations/service.js';
 import { onShutdown } from '../../server/process.js';
 import { startRedirectListener } from '../../server/redirect/listener.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
+import { mixSlug } from './traffic-mix.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
@@ -37,18 +39,22 @@ const { org } = await createOrganization(app, {
 });
 const domain = await app.db('domains').where({ type: 'fallback' }).first('id');
 const ids: Record<string, number> = {};
+const codeRow = (slug: string) => ({
+  ulid: ulid(),
+  org_id: org.id,
+  domain_id: domain.id,
+  slug: `bench/${slug}`,
+  destination: JSON.stringify('https://example.com/landing?from=qr'),
+});
 for (const slug of ['warm', 'go']) {
-  const [row] = await app
-    .db('qr_codes')
-    .insert({
-      ulid: ulid(),
-      org_id: org.id,
-      domain_id: domain.id,
-      slug: `bench/${slug}`,
-      destination: JSON.stringify('https://example.com/landing?from=qr'),
-    })
-    .returning('id');
+  const [row] = await app.db('qr_codes').insert(codeRow(slug)).returning('id');
   ids[slug] = Number(row.id);
+}
+// The realistic mix's codes (traffic-mix.ts): bench/m0000 ... (BENCH_MIX_CODES, default 1,000).
+const mixCodes = Number(process.env.BENCH_MIX_CODES ?? 1000);
+for (let i = 0; i < mixCodes; i += 500) {
+  const rows = Array.from({ length: Math.min(500, mixCodes - i) }, (_, j) => codeRow(mixSlug(i + j)));
+  await app.db('qr_codes').insert(rows);
 }
 // The landing-page row: a vcard code, its page answered from the same cache as the redirect.
 const [card] = await app
@@ -63,6 +69,32 @@ const [card] = await app
   })
   .returning('id');
 ids.card = Number(card.id);
+// The GS1 row: a gs1 product code, resolved by the GS1-Conformant resolver from the same cache.
+const [gs1] = await app
+  .db('qr_codes')
+  .insert({
+    ulid: ulid(),
+    org_id: org.id,
+    domain_id: domain.id,
+    slug: 'bench/rice',
+    type: 'gs1',
+    destination: JSON.stringify({
+      gtin: '09506000134352',
+      links: [
+        { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
+        {
+          link_type: 'gs1:pip',
+          href: 'https://example.com/de/reis',
+          title: 'Produktseite',
+          hreflang: ['de'],
+          default: true,
+        },
+        { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
+      ],
+    }),
+  })
+  .returning('id');
+ids.gs1 = Number(gs1.id);
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/handler.js');
@@ -191,20 +223,25 @@ onShutdown(log, async () => {
     );
   }
   await rd.close();
-  /** A code's scans in ClickHouse (count, distinct scan_id) and its redirects_count: `<c> <u> <served>`. */
-  const scansOf = async (id: number): Promise<string> => {
+  /** Codes' scans in ClickHouse (count, distinct scan_id) and their redirects_count: `<c> <u> <served>`. */
+  const scansOf = async (codeIds: number[]): Promise<string> => {
     const rs = await app.ch.client.query({
-      query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
-      query_params: { id },
+      query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events WHERE code_id IN {ids:Array(UInt64)}`,
+      query_params: { ids: codeIds },
       format: 'JSONEachRow',
     });
     const [row] = await rs.json<{ c: string; u: string }>();
     // redirects_count is counted by a separate path (counters.ts, flushed at close): the served figure.
-    const served = (await app.db('qr_codes').where({ id }).first('redirects_count')).redirects_count;
-    return `${row.c} ${row.u} ${served}`;
+    const served = await app.db('qr_codes').whereIn('id', codeIds).sum({ n: 'redirects_count' }).first();
+    return `${row.c} ${row.u} ${Number(served?.n ?? 0)}`;
   };
-  process.stdout.write(`SCANS ${await scansOf(ids.go)} spilled=${rd.scans.stats.spilledRows}\n`);
-  process.stdout.write(`PAGES ${await scansOf(ids.card)}\n`);
+  const mixIds = (await app.db('qr_codes').where('org_id', org.id).whereLike('slug', 'bench/m%').pluck('id')).map(
+    Number,
+  );
+  process.stdout.write(`SCANS ${await scansOf([ids.go])} spilled=${rd.scans.stats.spilledRows}\n`);
+  process.stdout.write(`MIXSCANS ${await scansOf(mixIds)} codes=${mixIds.length}\n`);
+  process.stdout.write(`PAGES ${await scansOf([ids.card])}\n`);
+  process.stdout.write(`GS1 ${await scansOf([ids.gs1])}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(

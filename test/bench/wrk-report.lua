@@ -1,5 +1,7 @@
 -- wrk hooks of the redirect benchmarks (test/bench/wrk.ts): a random path per request when
--- WRK_RANDOM_PREFIX is set (a flood of unknown slugs), and one JSON line with the figures at the end.
+-- WRK_RANDOM_PREFIX is set (a flood of unknown slugs), the requests of a traffic mix file when
+-- WRK_MIX is set (traffic-mix.ts: path, User-Agent, Accept-Language, X-Forwarded-For a line, sent in
+-- turn), and one JSON line with the figures at the end.
 -- The random slugs come from a fixed seed, so every run sends the same paths in the same order and
 -- meets the same known-keys filter false positives.
 local prefix = os.getenv("WRK_RANDOM_PREFIX") or ""
@@ -16,6 +18,33 @@ if prefix ~= "" then
       t[i] = alphabet:sub(n, n)
     end
     return wrk.format(nil, prefix .. table.concat(t))
+  end
+end
+
+local mix = os.getenv("WRK_MIX") or ""
+
+if mix ~= "" then
+  local requests = {}
+  local n = 0
+  init = function(args)
+    for line in io.lines(mix) do
+      local path, ua, lang, addr = line:match("^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
+      if path then
+        local headers = {}
+        for k, v in pairs(wrk.headers) do headers[k] = v end
+        headers["User-Agent"] = ua
+        headers["Accept-Language"] = lang
+        headers["X-Forwarded-For"] = addr
+        n = n + 1
+        requests[n] = wrk.format("GET", path, headers)
+      end
+    end
+    if n == 0 then error("no requests in " .. mix) end
+  end
+  local i = 0
+  request = function()
+    i = i % n + 1
+    return requests[i]
   end
 end
 

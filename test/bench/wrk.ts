@@ -48,6 +48,8 @@ export interface WrkOptions {
   headers?: Record<string, string>;
   /** Each request gets `<prefix><random>` as its path (random unknown slugs). */
   randomPathPrefix?: string;
+  /** A traffic mix file (traffic-mix.ts): its requests are sent in turn instead of `url`'s path. */
+  mixFile?: string;
   /** Answers outside 2xx/3xx are expected (a flood of 404s): not reported as unexpected. */
   expectErrors?: boolean;
 }
@@ -71,7 +73,7 @@ export function runWrk(label: string, url: string, opts: WrkOptions): Promise<Wr
   ];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(url);
-  const env = { ...process.env, WRK_RANDOM_PREFIX: opts.randomPathPrefix ?? '' };
+  const env = { ...process.env, WRK_RANDOM_PREFIX: opts.randomPathPrefix ?? '', WRK_MIX: opts.mixFile ?? '' };
   return new Promise((resolve, reject) => {
     execFile(ensureWrk(), args, { env, timeout: (opts.seconds + 60) * 1000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`wrk failed: ${err.message}\n${stderr}`));

@@ -2,7 +2,9 @@
 // faults on demand (429 with Retry-After, 500) and a log of the requests:
 // - Shlink REST v3 (https://shlink.io/documentation/api-docs/): X-Api-Key, GET /rest/v3/short-urls
 //   (shortUrls {data, pagination}), .../{shortCode}/redirect-rules, .../{shortCode}/visits (newest
-//   first, filtered by startDate/endDate, paginated), RFC 7807 problem bodies.
+//   first, filtered by startDate/endDate, paginated), /rest/v3/visits (visit totals) and
+//   /rest/v3/visits/orphan (orphan visits with visitedUrl and type, like a short URL's visits),
+//   RFC 7807 problem bodies.
 // - Bitly API v4 (https://dev.bitly.com/api-reference): bearer token, GET /v4/groups,
 //   /v4/groups/{guid}/bitlinks (links + pagination with next and search_after),
 //   /v4/bitlinks/{bitlink}/clicks (link_clicks per day), errors {message, description}.
@@ -108,8 +110,15 @@ function pageOf<T>(all: T[], page: number, perPage: number) {
   };
 }
 
+export type ShlinkVisit = ShlinkUrl['visits'][number];
+export type ShlinkOrphanVisit = ShlinkVisit & {
+  visitedUrl: string;
+  type: 'base_url' | 'invalid_short_url' | 'regular_404';
+};
+
 export class ShlinkServer extends SourceServer {
   urls: ShlinkUrl[] = [];
+  orphanVisits: ShlinkOrphanVisit[] = [];
 
   constructor(readonly apiKey = 'shlink-test-key') {
     super();
@@ -168,6 +177,23 @@ export class ShlinkServer extends SourceServer {
         },
       });
     }
+    if (u.pathname === '/rest/v3/visits') {
+      const all = this.urls.flatMap((s) => s.visits);
+      const sum = (vs: ShlinkVisit[]) => ({
+        total: vs.length,
+        nonBots: vs.filter((v) => !v.potentialBot).length,
+        bots: vs.filter((v) => v.potentialBot).length,
+      });
+      return this.json(res, {
+        visits: {
+          nonOrphanVisits: sum(all),
+          orphanVisits: sum(this.orphanVisits),
+          visitsCount: all.length,
+          orphanVisitsCount: this.orphanVisits.length,
+        },
+      });
+    }
+    if (u.pathname === '/rest/v3/visits/orphan') return this.visits(res, u, this.orphanVisits, paginate);
     const m = /^\/rest\/v3\/short-urls\/([^/]+)\/(redirect-rules|visits)$/.exec(u.pathname);
     const domain = u.searchParams.get('domain') || null;
     const found = m && this.urls.find((s) => s.shortCode === decodeURIComponent(m[1]) && (s.domain ?? null) === domain);
@@ -181,9 +207,19 @@ export class ShlinkServer extends SourceServer {
       );
     if (m[2] === 'redirect-rules')
       return this.json(res, { defaultLongUrl: found.longUrl, redirectRules: found.rules ?? [] });
+    return this.visits(res, u, found.visits, paginate);
+  }
+
+  /** A page of visits, newest first, between startDate and endDate. */
+  private visits(
+    res: http.ServerResponse,
+    u: URL,
+    all: (ShlinkVisit & Partial<ShlinkOrphanVisit>)[],
+    paginate: <T>(all: T[]) => ReturnType<typeof pageOf<T>>,
+  ) {
     const start = u.searchParams.get('startDate');
     const end = u.searchParams.get('endDate');
-    const visits = found.visits
+    const visits = all
       .filter(
         (v) => (!start || Date.parse(v.date) >= Date.parse(start)) && (!end || Date.parse(v.date) <= Date.parse(end)),
       )
@@ -207,7 +243,8 @@ export class ShlinkServer extends SourceServer {
               }
             : null,
           potentialBot: v.potentialBot ?? false,
-          visitedUrl: null,
+          visitedUrl: v.visitedUrl ?? null,
+          ...(v.type ? { type: v.type } : {}),
         })),
         pagination: p.pagination,
       },

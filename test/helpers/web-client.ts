@@ -1,6 +1,6 @@
 // A dashboard client over real HTTP: keeps its cookies like a browser and sends the CSRF token
 // the session endpoint hands out on every write.
-import { runCommand, parseCommand } from '../../server/cli/commands.js';
+import { runCommand, parseCommand, UsageError } from '../../server/cli/commands.js';
 import type { AppContext } from '../../server/context.js';
 
 export interface WebResponse<T = any> {
@@ -90,6 +90,31 @@ export function linkSecret(url: string): string {
   const m = /\/app\/link\/([A-Za-z0-9]+)$/.exec(url);
   if (!m) throw new Error(`not a dashboard link: ${url}`);
   return m[1];
+}
+
+/**
+ * Runs a qrctl command in-process as the terminal would: its exit code (2 for arguments parseCommand
+ * refuses), what it printed on stdout and stderr, and its progress lines (`live`: a terminal's,
+ * redrawn in place).
+ */
+export async function runQrctl(app: AppContext, argv: string[], opts: { live?: boolean } = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const progress: string[] = [];
+  let code: number;
+  try {
+    code = await runCommand(app, parseCommand(argv), {
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      progress: (l) => progress.push(l),
+      live: opts.live === true,
+    });
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    code = 2;
+    err.push(e.message);
+  }
+  return { code, out: out.join('\n'), err: err.join('\n'), progress };
 }
 
 /** Runs a qrctl command in-process and returns its JSON output. */

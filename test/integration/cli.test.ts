@@ -5,8 +5,9 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { quarantineBatch, spillDirOf } from '../../server/analytics/scan-spill.js';
-import { parseCommand, runCommand, UsageError, type CliIo } from '../../server/cli/commands.js';
+import { parseCommand, runCommand, type CliIo } from '../../server/cli/commands.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { runQrctl } from '../helpers/web-client.js';
 
 const run = promisify(execFile);
 
@@ -17,20 +18,7 @@ describe('qrctl', () => {
   });
   after(() => svc.close());
 
-  async function cli(...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l) };
-    let code: number;
-    try {
-      code = await runCommand(svc.app, parseCommand(argv), io);
-    } catch (e) {
-      expect(e).to.be.instanceOf(UsageError);
-      code = 2;
-      err.push((e as Error).message);
-    }
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  }
+  const cli = (...argv: string[]) => runQrctl(svc.app, argv);
 
   it('creates an organization with an owner, a wallet and a * token whose secret works', async () => {
     const r = await cli(

@@ -134,7 +134,7 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
     return created.body.data.ulid as string;
   }
 
-  it('issues a certificate once verified; HTTPS with SNI answers the code with 302, plain HTTP with 308', async () => {
+  it('issues a certificate once verified; HTTPS with SNI answers the code with 302 (and a gs1 code as a GS1 resolver), plain HTTP with 308', async () => {
     domainUlid = await addVerified(a, host, '127.0.0.1');
     const code = await svc.post('/v1/qr-codes', a.token, {
       slug: 'menu',
@@ -179,6 +179,27 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
     // ACME challenges are never redirected: an unknown token is a plain 404.
     const challenge = await hit(redirect.port, host, '/.well-known/acme-challenge/unknown-token');
     expect(challenge.status).to.equal(404);
+
+    // The GS1-Conformant resolver SHALL support HTTPS: a gs1 code on the domain resolves over TLS by SNI.
+    const product = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'rice',
+      type: 'gs1',
+      domain_ulid: domainUlid,
+      destination: {
+        gtin: '09506000134352',
+        links: [{ link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Rice', default: true }],
+      },
+    });
+    expect(product.status, product.text).to.equal(201);
+    expect(product.body.data.public_url).to.equal(`https://${host}/01/09506000134352`);
+    const resolved = await tlsGet(host, '/01/09506000134352/10/LOT1?17=261231');
+    expect(resolved.status).to.equal(307);
+    expect(resolved.location).to.equal('https://example.com/rice?17=261231');
+    const linkset = await tlsGet(host, '/01/09506000134352?linkType=linkset');
+    expect(linkset.status).to.equal(200);
+    expect(JSON.parse(linkset.body).linkset[0].anchor).to.equal(`https://${host}/01/09506000134352`);
+    expect((await tlsGet(host, '/01/09506000134353')).status).to.equal(400);
+    expect(JSON.parse((await tlsGet(host, '/.well-known/gs1resolver')).body).resolverRoot).to.equal(`https://${host}`);
 
     // No SNI match: the default certificate and the 404 page.
     const unknown = await tlsGet('nobody.example.test', '/menu');

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { expect } from 'chai';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import {
@@ -8,6 +10,20 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../server/mcp/protocol.js';
 import { comparableHeaders, postMcp, rpc } from './mcp-helpers.js';
+
+// MCP 2026-07-28's own JSON Schema (test/fixtures/mcp-2026-07-28), an implementation we do not write.
+const spec = new Ajv2020({ strict: false, allErrors: true });
+spec.addSchema(
+  JSON.parse(fs.readFileSync(new URL('../fixtures/mcp-2026-07-28/schema.json', import.meta.url), 'utf8')),
+  'mcp',
+);
+let lastSpecErrors = '';
+function specValid(definition: string, value: unknown): boolean {
+  const ok = spec.validate({ $ref: `mcp#/$defs/${definition}` }, value);
+  lastSpecErrors = JSON.stringify(spec.errors ?? []).slice(0, 2000);
+  return ok;
+}
+const specErrors = () => lastSpecErrors;
 
 describe('MCP protocol over POST /mcp', () => {
   let svc: TestService;
@@ -113,6 +129,26 @@ describe('MCP protocol over POST /mcp', () => {
       expect(call.body.result.structuredContent).to.have.property('data');
     });
 
+    it('answers results the revision’s own schema accepts: resultType complete, serverInfo in _meta, and public caching hints on server/discover and tools/list', async () => {
+      const discover = (await rpc(svc, token, 'server/discover', { _meta: meta }, header)).body.result;
+      expect(specValid('DiscoverResult', discover)).to.equal(true, specErrors());
+      expect(discover).to.deep.include({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
+      expect(discover._meta['io.modelcontextprotocol/serverInfo'].name).to.equal('qr-service');
+      const list = (await rpc(svc, token, 'tools/list', { _meta: meta }, header)).body.result;
+      expect(specValid('ListToolsResult', list)).to.equal(true, specErrors());
+      expect(list).to.deep.include({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
+      for (const args of [{}, { code_ulid: 'nope' }]) {
+        const name = Object.keys(args).length ? 'codes_read' : 'organization_read';
+        const call = (await rpc(svc, token, 'tools/call', { name, arguments: args, _meta: meta }, header)).body.result;
+        expect(specValid('CallToolResult', call)).to.equal(true, specErrors());
+        expect(call.resultType).to.equal('complete');
+        expect(call).to.not.have.any.keys('ttlMs', 'cacheScope'); // a tool call is not cacheable
+      }
+      // Earlier revisions keep their result shapes.
+      const old = (await rpc(svc, token, 'tools/list', {}, { 'MCP-Protocol-Version': '2025-11-25' })).body.result;
+      expect(old).to.not.have.any.keys('resultType', 'ttlMs', 'cacheScope');
+    });
+
     it('refuses a request without _meta, or with part of it, with 400 and -32602', async () => {
       for (const params of [{}, { _meta: { 'io.modelcontextprotocol/protocolVersion': V } }]) {
         const res = await rpc(svc, token, 'tools/list', params, header);
@@ -122,7 +158,7 @@ describe('MCP protocol over POST /mcp', () => {
       }
     });
 
-    it('refuses an unsupported _meta protocol version with 400, -32004 and the supported versions', async () => {
+    it('refuses an unsupported _meta protocol version with 400, -32022 (UnsupportedProtocolVersionError) and the supported versions', async () => {
       const res = await rpc(
         svc,
         token,
@@ -131,8 +167,12 @@ describe('MCP protocol over POST /mcp', () => {
         header,
       );
       expect(res.status).to.equal(400);
-      expect(res.body.error.code).to.equal(-32004);
-      expect(res.body.error.data.supportedVersions).to.deep.equal([V]);
+      expect(res.body.error.code).to.equal(-32022);
+      expect(res.body.error.data).to.deep.equal({
+        supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+        requested: '2099-01-01',
+      });
+      expect(specValid('UnsupportedProtocolVersionError', res.body)).to.equal(true, specErrors());
     });
 
     it('refuses a header that does not match the _meta version, or is absent, with 400', async () => {

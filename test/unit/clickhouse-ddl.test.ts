@@ -9,8 +9,14 @@ import { statements as orphanScans } from '../../clickhouse/0003_orphan_scans.js
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
 import { statements as scanActions } from '../../clickhouse/0008_scan_actions.js';
 import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
+import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
 import { spansOf } from '../../server/analytics/spans.js';
-import { ORPHAN_SCAN_SCHEMA, SCAN_ACTION_SCHEMA, SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
+import {
+  GS1_RESOLUTION_SCHEMA,
+  ORPHAN_SCAN_SCHEMA,
+  SCAN_ACTION_SCHEMA,
+  SCAN_EVENT_SCHEMA,
+} from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { freshDatabases } from '../helpers/stores.js';
@@ -239,6 +245,17 @@ describe('ClickHouse DDL (clickhouse/0008_scan_actions)', () => {
     expect(table).to.include('TTL toDateTime(scanned_at) + INTERVAL 400 DAY');
     const cols = [...table.matchAll(/^\s+([a-z_]+) (.+?),?$/gm)].map((m) => [m[1], m[2]]);
     expect(Object.fromEntries(cols)).to.deep.equal(SCAN_ACTION_SCHEMA);
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0015_gs1_resolutions)', () => {
+  it('keeps GS1 resolutions in a MergeTree by month, ordered tenant and GTIN first, with the columns of GS1_RESOLUTION_SCHEMA', () => {
+    const [table, ...rest] = gs1Resolutions({ database: 'qr', cluster: null, retentionDays: 400 });
+    expect(rest).to.deep.equal([]);
+    expect(table).to.include('ORDER BY (org_id, gtin, scanned_at, scan_id)');
+    expect(table).to.include('TTL toDateTime(scanned_at) + INTERVAL 400 DAY');
+    const cols = [...table.matchAll(/^\s+([a-z_]+) (.+?),?$/gm)].map((m) => [m[1], m[2]]);
+    expect(Object.fromEntries(cols)).to.deep.equal(GS1_RESOLUTION_SCHEMA);
   });
 });
 

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
+import net from 'node:net';
 import { expect } from 'chai';
-import { clientIp, ipv6ToBigInt, trustList } from '../../server/http-common/client-ip.js';
+import { clientIp, ipv6ToBigInt, parseIpv4, trustList } from '../../server/http-common/client-ip.js';
 import {
   createEnricher,
   parseAgent,
@@ -38,8 +39,63 @@ describe('redirect enrichment', () => {
       expect(clientIp('10.0.0.1', 'not-an-ip, 192.168.1.1', trust)).to.equal('192.168.1.1');
     });
 
-    it('rejects a TRUST_PROXY entry that is not an address', () => {
+    it('rejects a TRUST_PROXY entry that is not an address, or whose prefix length is not one', () => {
       expect(() => trustList(['proxy.local'])).to.throw(/TRUST_PROXY/);
+      expect(() => trustList(['10.0.0.0/33'])).to.throw(/TRUST_PROXY/);
+      expect(() => trustList(['10.0.0.0/x'])).to.throw(/TRUST_PROXY/);
+      expect(() => trustList(['2001:db8::/129'])).to.throw(/TRUST_PROXY/);
+    });
+
+    it('trusts IPv6 addresses and ranges, and every address under a /0', () => {
+      const v6 = trustList(['2001:db8::/32', '::1']);
+      expect(clientIp('2001:db8:1::7', '1.2.3.4', v6)).to.equal('1.2.3.4');
+      expect(clientIp('::1', '1.2.3.4', v6)).to.equal('1.2.3.4');
+      expect(clientIp('2001:db9::7', '1.2.3.4', v6)).to.equal('2001:db9::7');
+      expect(clientIp('10.0.0.1', '1.2.3.4', v6)).to.equal('10.0.0.1');
+      const all = trustList(['0.0.0.0/0']);
+      expect(clientIp('203.0.113.9', '1.2.3.4, 5.6.7.8', all)).to.equal('1.2.3.4');
+    });
+
+    it('agrees with node:net on which strings are IPv4 addresses, and BlockList on which are trusted', () => {
+      const samples = [
+        '1.2.3.4',
+        '0.0.0.0',
+        '255.255.255.255',
+        '256.1.1.1',
+        '01.2.3.4',
+        '1.2.3',
+        '1.2.3.4.5',
+        '1..3.4',
+        '1.2.3.',
+        '.1.2.3',
+        '1.2.3.4 ',
+        ' 1.2.3.4',
+        '1.2.3.-4',
+        '1.2.3.a',
+        '',
+        '::1',
+        '192.168.000.1',
+        '192.168.255.255',
+        '192.169.0.0',
+        '10.0.0.1',
+        '10.0.0.2',
+        '1000.1.1.1',
+        '1.2.3.04',
+        '9.9.9.9',
+      ];
+      const ranges = ['10.0.0.1', '192.168.0.0/16', '9.0.0.0/7'];
+      const ours = trustList(ranges);
+      const theirs = new net.BlockList();
+      theirs.addAddress('10.0.0.1');
+      theirs.addSubnet('192.168.0.0', 16);
+      theirs.addSubnet('8.0.0.0', 7);
+      for (const s of samples) {
+        expect(parseIpv4(s) !== null, s).to.equal(net.isIPv4(s));
+        if (net.isIPv4(s)) {
+          expect(parseIpv4(s), s).to.equal(s.split('.').reduce((n, o) => n * 256 + Number(o), 0));
+          expect(clientIp(s, '5.5.5.5', ours) === '5.5.5.5', s).to.equal(theirs.check(s));
+        }
+      }
     });
   });
 

@@ -4,12 +4,21 @@
 // condition has an equivalent here; its visits (GET .../{shortCode}/visits, newest first) are read
 // between two fixed dates from the last page to the first, so they arrive oldest first and the
 // pages do not move while new visits come in.
+//
+// Orphan visits (GET /rest/v3/visits/orphan: visits to the base URL, to an unknown short code, or
+// any other 404; same pages and filters) belong to no short URL. On request they come as one more
+// link after the last page, ORPHAN_CODE, whose code is created paused (it never redirects; its
+// destination is the Shlink server's address) and holds them as its scans; their total comes from
+// GET /rest/v3/visits. The visited URL and the orphan type of each visit are not kept (reported).
 import { SourceHttp } from './http.js';
 import { emptyLink, hostOf } from './csv.js';
 import type { ImportSource, LinkRef, Page, RoutingRuleIn, SourceLink, SourceScan, Unmappable } from './types.js';
 
 export const SHLINK_LINKS_PER_PAGE = 100;
 export const SHLINK_VISITS_PER_PAGE = 1000;
+/** The short code (and slug) of the link that holds Shlink's orphan visits. */
+export const ORPHAN_CODE = 'shlink-orphan-visits';
+const ORPHAN_KEY = '#orphan-visits';
 
 interface Pagination {
   currentPage: number;
@@ -95,6 +104,7 @@ export function shlinkSource(
   baseUrl: URL,
   apiKey: string,
   http: (headers: Record<string, string>) => SourceHttp,
+  opts: { orphanVisits?: boolean } = {},
 ): ImportSource {
   const client = http({ 'X-Api-Key': apiKey });
   const base = baseUrl.href.replace(/\/+$/, '');
@@ -132,6 +142,27 @@ export function shlinkSource(
     return link;
   }
 
+  async function orphanLink(): Promise<SourceLink> {
+    const totals = await client.getJson<{ visits: { orphanVisits?: { total?: number }; orphanVisitsCount?: number } }>(
+      url('/rest/v3/visits', {}),
+    );
+    return emptyLink({
+      key: ORPHAN_KEY,
+      shortCode: ORPHAN_CODE,
+      longUrl: base,
+      title: 'Shlink orphan visits',
+      paused: true,
+      visits: totals.visits.orphanVisits?.total ?? totals.visits.orphanVisitsCount ?? 0,
+      unmappable: [
+        {
+          field: 'orphan_visits',
+          message:
+            'Orphan visits are kept as the scans of this paused code; each visit’s visited URL and type (base_url, invalid_short_url, regular_404) are not.',
+        },
+      ],
+    });
+  }
+
   return {
     async links(cursor) {
       const page = typeof cursor === 'number' ? cursor : 1;
@@ -141,19 +172,24 @@ export function shlinkSource(
       const items: SourceLink[] = [];
       for (const s of res.shortUrls.data) items.push(await toLink(s));
       const p = res.shortUrls.pagination;
-      return { items, next: p.currentPage < p.pagesCount ? p.currentPage + 1 : null };
+      if (p.currentPage < p.pagesCount) return { items, next: p.currentPage + 1 };
+      if (opts.orphanVisits) items.push(await orphanLink());
+      return { items, next: null };
     },
 
     async scans(link: LinkRef, since: Date | null, until: Date, cursor: unknown): Promise<Page<SourceScan>> {
       const get = (page: number) =>
         client.getJson<{ visits: { data: ShlinkVisit[]; pagination: Pagination } }>(
-          url(`/rest/v3/short-urls/${code(link.shortCode)}/visits`, {
-            domain: link.domain,
-            startDate: since?.toISOString(),
-            endDate: until.toISOString(),
-            page,
-            itemsPerPage: SHLINK_VISITS_PER_PAGE,
-          }),
+          url(
+            link.key === ORPHAN_KEY ? '/rest/v3/visits/orphan' : `/rest/v3/short-urls/${code(link.shortCode)}/visits`,
+            {
+              domain: link.key === ORPHAN_KEY ? null : link.domain,
+              startDate: since?.toISOString(),
+              endDate: until.toISOString(),
+              page,
+              itemsPerPage: SHLINK_VISITS_PER_PAGE,
+            },
+          ),
         );
       let page = typeof cursor === 'number' ? cursor : null;
       let res = await get(page ?? 1);

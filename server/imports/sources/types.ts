@@ -33,6 +33,8 @@ export interface SourceLink {
   unmappable: Unmappable[];
   /** Scans the source reports for the link (an estimate of the history to import). */
   visits: number;
+  /** A link that holds history only (Shlink's orphan visits): its code is created paused. */
+  paused?: boolean;
 }
 
 export interface SourceScan {

@@ -1,0 +1,314 @@
+// The links of a gs1 code and how a GS1-Conformant resolver (GS1-Conformant Resolver standard
+// 1.2.0) chooses among them: link types from the GS1 Web Vocabulary (the list the project ships,
+// ./gs1-link-types.json), exactly one default link per level (optionally one more per language),
+// lot and serial levels that override the GTIN's links type by type and inherit the rest, the RFC
+// 9264 linkset in the GS1 form, and the choice of a link for a request (link type, language,
+// context). Pure functions: the redirect (server/redirect/gs1.ts) answers with what they return.
+import { readFileSync } from 'node:fs';
+import { attributeQuery, keyPath, type Gs1Key } from './gs1.js';
+
+const vocabulary = JSON.parse(readFileSync(new URL('./gs1-link-types.json', import.meta.url), 'utf8')) as {
+  linkTypes: Record<string, string>;
+};
+/** Every link type of the shipped vocabulary, as CURIEs (`gs1:pip`). */
+export const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
+/** The title of a link type (for a linkset entry without its own). */
+export function linkTypeTitle(curie: string): string | undefined {
+  return vocabulary.linkTypes[curie.slice(4)];
+}
+/** Link types a code may not set itself: the resolver derives them (default links, the linkset). */
+const DERIVED = new Set(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
+
+export const GS1_VOC = 'https://gs1.org/voc/';
+export const GS1_REF_VOC = 'https://ref.gs1.org/voc/';
+export const LINKSET_CONTEXT = 'https://ref.gs1.org/standards/resolver/linkset-context';
+
+/** One link of a gs1 code, as stored. */
+export interface Gs1Link {
+  link_type: string;
+  href: string;
+  title: string;
+  hreflang?: string[];
+  type?: string;
+  context?: string[];
+  /** The default link of this level (with hreflang: the default for those languages). */
+  default?: boolean;
+}
+
+/** A gs1 code's destination, as stored (gtin as GTIN-14). */
+export interface Gs1Destination {
+  gtin: string;
+  cpv?: string;
+  lot?: string;
+  serial?: string;
+  data?: Record<string, string>;
+  description?: string;
+  links: Gs1Link[];
+}
+
+export function keyOf(d: Gs1Destination): Gs1Key {
+  const key: Gs1Key = { gtin: d.gtin };
+  if (d.cpv !== undefined) key.cpv = d.cpv;
+  if (d.lot !== undefined) key.lot = d.lot;
+  if (d.serial !== undefined) key.serial = d.serial;
+  return key;
+}
+
+/** Whether a destination is the GTIN's own level (no key qualifier). */
+export const isGtinLevel = (d: Gs1Key): boolean => d.cpv === undefined && d.lot === undefined && d.serial === undefined;
+
+/** A link type as given (`gs1:pip`, `https://gs1.org/voc/pip`, `https://ref.gs1.org/voc/pip`) as a CURIE. */
+export function linkTypeCurie(value: string): string {
+  if (value.startsWith(GS1_VOC)) return `gs1:${value.slice(GS1_VOC.length)}`;
+  if (value.startsWith(GS1_REF_VOC)) return `gs1:${value.slice(GS1_REF_VOC.length)}`;
+  if (value.startsWith('http://gs1.org/voc/')) return `gs1:${value.slice('http://gs1.org/voc/'.length)}`;
+  return value;
+}
+
+/**
+ * The rules of a level's links that a schema cannot say: link types from the vocabulary (and not
+ * the derived ones), at most one default without hreflang (exactly one at the GTIN level), at most
+ * one default per language, no link repeated. Returns the problems by field (`destination.links…`).
+ */
+export function checkLinks(links: Gs1Link[], gtinLevel: boolean): [field: string, message: string][] {
+  const errors: [string, string][] = [];
+  const addError = (_: unknown, field: string, message: string) => errors.push([field, message]);
+  let plainDefaults = 0;
+  const langDefaults = new Map<string, number>();
+  const seen = new Set<string>();
+  links.forEach((l, i) => {
+    const at = `destination.links.${i}`;
+    const curie = linkTypeCurie(l.link_type);
+    if (DERIVED.has(curie))
+      addError(
+        errors,
+        `${at}.link_type`,
+        `${curie} is derived by the resolver: give the link its descriptive type (e.g. gs1:pip) and set default: true.`,
+      );
+    else if (!LINK_TYPES.has(curie))
+      addError(
+        errors,
+        `${at}.link_type`,
+        `Unknown link type "${l.link_type}": use a link type of the GS1 Web Vocabulary, e.g. gs1:pip, gs1:recipeInfo, gs1:instructions (docs/gs1.md lists them).`,
+      );
+    const sig = `${curie} ${l.href} ${(l.hreflang ?? []).join(',')} ${(l.context ?? []).join(',')}`;
+    if (seen.has(sig)) addError(errors, at, `Repeats an earlier link (same link type, href, hreflang and context).`);
+    seen.add(sig);
+    if (!l.default) return;
+    if (!l.hreflang?.length) plainDefaults++;
+    for (const lang of l.hreflang ?? []) {
+      const n = (langDefaults.get(lang.toLowerCase()) ?? 0) + 1;
+      langDefaults.set(lang.toLowerCase(), n);
+      if (n === 2)
+        addError(errors, 'destination.links', `Two default links for the language ${lang}: at most one per language.`);
+    }
+  });
+  if (plainDefaults > 1)
+    addError(
+      errors,
+      'destination.links',
+      `${plainDefaults} links are the default (default: true without hreflang): exactly one is allowed.`,
+    );
+  else if (plainDefaults === 0 && gtinLevel)
+    addError(
+      errors,
+      'destination.links',
+      'A product (a GTIN without lot or serial) needs exactly one default link: set default: true on one link without hreflang.',
+    );
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution: the levels of a request, merged.
+
+/** One level (a gs1 code) that matches a request, least specific first. */
+export interface Gs1Level {
+  key: Gs1Key;
+  links: Gs1Link[];
+  description?: string;
+}
+
+/** How specific a key is: the number of its qualifiers. */
+const depth = (k: Gs1Key) =>
+  (k.cpv !== undefined ? 1 : 0) + (k.lot !== undefined ? 1 : 0) + (k.serial !== undefined ? 1 : 0);
+
+/** Whether a code's key is the request's or one of its ancestors (every qualifier it sets matches). */
+export function keyCovers(code: Gs1Key, request: Gs1Key): boolean {
+  return (
+    code.gtin === request.gtin &&
+    (code.cpv === undefined || code.cpv === request.cpv) &&
+    (code.lot === undefined || code.lot === request.lot) &&
+    (code.serial === undefined || code.serial === request.serial)
+  );
+}
+
+/** The levels among `all` that cover the request, least specific first. */
+export function levelsFor<T extends Gs1Level>(all: T[], request: Gs1Key): T[] {
+  return all.filter((l) => keyCovers(l.key, request)).sort((a, b) => depth(a.key) - depth(b.key));
+}
+
+/**
+ * The links of a request: each level's links replace those of the same link type from the levels
+ * above it; a level's default (without hreflang) replaces the inherited default, and a language
+ * default replaces the inherited default of that language.
+ */
+export function mergeLinks(levels: Gs1Level[]): Gs1Link[] {
+  let out: Gs1Link[] = [];
+  for (const level of levels) {
+    const types = new Set(level.links.map((l) => linkTypeCurie(l.link_type)));
+    const plainDefault = level.links.some((l) => l.default && !l.hreflang?.length);
+    const langs = new Set(
+      level.links.filter((l) => l.default).flatMap((l) => (l.hreflang ?? []).map((x) => x.toLowerCase())),
+    );
+    out = out
+      .filter((l) => !types.has(linkTypeCurie(l.link_type)))
+      .map((l) => {
+        if (!l.default) return l;
+        const drop = l.hreflang?.length ? l.hreflang.some((x) => langs.has(x.toLowerCase())) : plainDefault;
+        return drop ? { ...l, default: false } : l;
+      });
+    out.push(...level.links.map((l) => ({ ...l, link_type: linkTypeCurie(l.link_type) })));
+  }
+  return out;
+}
+
+/**
+ * Where a domain's Digital Link URIs start: `<origin>/<org-slug>` on a shared fallback origin (the
+ * organization's path keeps organizations apart on one host), `https://<host>` on a custom domain.
+ */
+export function resolverStem(domain: { type: string; host: string; origin: string | null }, orgSlug: string): string {
+  if (domain.type === 'fallback') return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${orgSlug}`;
+  return `https://${domain.host}`;
+}
+
+/** A gs1 code's public URI: the stem, the key's path, its data attributes as the query string. */
+export function gs1PublicUrl(stem: string, d: Gs1Destination): string {
+  return `${stem}${keyPath(keyOf(d))}${attributeQuery(d.data)}`;
+}
+
+/** The URI of the linkset's anchor: the uncompressed Digital Link URI of the request's key on this resolver. */
+export function anchorOf(stem: string, key: Gs1Key): string {
+  return `${stem}${keyPath(key)}`;
+}
+
+const expand = (curie: string) => (curie.startsWith('gs1:') ? `${GS1_REF_VOC}${curie.slice(4)}` : curie);
+
+function target(l: Gs1Link): Record<string, unknown> {
+  const t: Record<string, unknown> = { href: l.href, title: l.title };
+  if (l.type) t.type = l.type;
+  if (l.hreflang?.length) t.hreflang = l.hreflang;
+  if (l.context?.length) t.context = l.context;
+  return t;
+}
+
+/**
+ * The RFC 9264 linkset (application/linkset+json) in the GS1 form: one context object anchored at
+ * the uncompressed URI, link types as full URIs of the GS1 vocabulary, each target with href,
+ * title, and type, hreflang and context where given; the default links also under
+ * gs1:defaultLink (and gs1:defaultLinkMulti when there are several).
+ */
+export function linksetOf(anchor: string, links: Gs1Link[], description?: string): Record<string, unknown> {
+  const ctx: Record<string, unknown> = { anchor };
+  if (description) ctx.description = description;
+  const defaults = links.filter((l) => l.default);
+  const plain = defaults.find((l) => !l.hreflang?.length);
+  if (plain) ctx[expand('gs1:defaultLink')] = [target(plain)];
+  if (defaults.length > 1) ctx[expand('gs1:defaultLinkMulti')] = defaults.map(target);
+  for (const l of links) {
+    const k = expand(l.link_type);
+    ((ctx[k] ??= []) as unknown[]).push(target(l));
+  }
+  return { linkset: [ctx] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The choice of a link for a request.
+
+export type Choice =
+  | { kind: 'redirect'; link: Gs1Link; served: string }
+  | { kind: 'multiple'; links: Gs1Link[]; served: string }
+  | { kind: 'linkset' }
+  | { kind: 'no_link'; message: string };
+
+/** The language ranges of an Accept-Language header, best first (q=0 dropped). */
+export function acceptedLanguages(header: string | undefined): string[] {
+  if (!header) return [];
+  return header
+    .split(',')
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      return { tag: tag.trim().toLowerCase(), q: q ? Number(q.slice(2)) : 1, i };
+    })
+    .filter((x) => x.tag && x.tag !== '*' && x.q > 0 && Number.isFinite(x.q))
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map((x) => x.tag);
+}
+
+/** How well a link's hreflang fits the accepted languages: lower is better; Infinity: not at all. */
+function languageRank(l: Gs1Link, accepted: string[]): number {
+  if (!l.hreflang?.length || !accepted.length) return Infinity;
+  let best = Infinity;
+  for (const h of l.hreflang.map((x) => x.toLowerCase())) {
+    accepted.forEach((a, i) => {
+      // "de" accepts "de" and "de-CH"; "de-CH" accepts "de-CH" and, less well, "de".
+      const r = h === a ? 2 * i : h.startsWith(`${a}-`) || a.startsWith(`${h}-`) ? 2 * i + 1 : Infinity;
+      if (r < best) best = r;
+    });
+  }
+  return best;
+}
+
+/**
+ * Narrows links of one type by the request: the context asked for, then the best-fitting language.
+ * Links without hreflang are kept when no language fits.
+ */
+function narrow(links: Gs1Link[], accepted: string[], context: string | null): Gs1Link[] {
+  let pool = links;
+  if (context) {
+    const inContext = pool.filter((l) => l.context?.includes(context));
+    if (inContext.length) pool = inContext;
+  }
+  if (pool.length <= 1) return pool;
+  const ranks = pool.map((l) => languageRank(l, accepted));
+  const best = Math.min(...ranks);
+  if (best !== Infinity) return pool.filter((_, i) => ranks[i] === best);
+  const plain = pool.filter((l) => !l.hreflang?.length);
+  return plain.length ? plain : pool;
+}
+
+/**
+ * The answer to a request for a key's links. `linkType` is the query parameter (null: absent),
+ * `wantsLinkset` whether Accept asks for application/linkset+json.
+ */
+export function chooseLink(
+  links: Gs1Link[],
+  req: { linkType: string | null; wantsLinkset: boolean; acceptLanguage: string | undefined; context: string | null },
+): Choice {
+  const asked = req.linkType === null ? null : linkTypeCurie(req.linkType);
+  if (asked === 'linkset' || asked === 'all' || (asked === null && req.wantsLinkset)) return { kind: 'linkset' };
+  const accepted = acceptedLanguages(req.acceptLanguage);
+  if (asked === null || asked === 'gs1:defaultLink') {
+    const defaults = links.filter((l) => l.default);
+    const lang = narrow(
+      defaults.filter((l) => l.hreflang?.length),
+      accepted,
+      null,
+    ).filter((l) => languageRank(l, accepted) !== Infinity);
+    const pick = lang.length === 1 ? lang[0] : defaults.find((l) => !l.hreflang?.length);
+    if (!pick) return { kind: 'no_link', message: 'This item has no default link.' };
+    return { kind: 'redirect', link: pick, served: linkTypeCurie(pick.link_type) };
+  }
+  if (asked === 'gs1:defaultLinkMulti') {
+    const defaults = links.filter((l) => l.default);
+    if (!defaults.length) return { kind: 'no_link', message: 'This item has no default link.' };
+    return defaults.length === 1
+      ? { kind: 'redirect', link: defaults[0], served: defaults[0].link_type }
+      : { kind: 'multiple', links: defaults, served: asked };
+  }
+  const ofType = links.filter((l) => l.link_type === asked);
+  if (!ofType.length) return { kind: 'no_link', message: `No link of type ${req.linkType} for this item.` };
+  const pool = narrow(ofType, accepted, req.context);
+  if (pool.length === 1) return { kind: 'redirect', link: pool[0], served: asked };
+  return { kind: 'multiple', links: pool, served: asked };
+}

@@ -1,0 +1,195 @@
+// The GS1-Conformant resolver's answers (GS1-Conformant Resolver standard 1.2.0), built from what
+// the resources return: the gs1 codes of a GTIN (qr-codes/scan-lookup.ts, cached by ./cache.ts)
+// and the choice of a link (qr-codes/gs1-links.ts). This file only turns them into HTTP: status,
+// headers (CORS, Link), body. The handler (./handler.ts) records the scan.
+import type { Gs1Entry, Gs1ScanCode } from '../qr-codes/scan-lookup.js';
+import { queryAttributeProblem, type Gs1Key, type ParsedPath } from '../qr-codes/gs1.js';
+import {
+  anchorOf,
+  chooseLink,
+  GS1_VOC,
+  levelsFor,
+  LINKSET_CONTEXT,
+  linksetOf,
+  mergeLinks,
+  type Gs1Link,
+} from '../qr-codes/gs1-links.js';
+
+/** A redirect to a link: 307 Temporary Redirect (method and body kept; documented in docs/gs1.md). */
+export const GS1_REDIRECT_STATUS = 307;
+
+const EXPOSED = 'Link, Location, Content-Type, Content-Language, Vary';
+
+/** CORS on every answer of the resolver (the standard: SHALL support CORS). */
+export const CORS: Record<string, string> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': EXPOSED,
+};
+
+/** The answer to OPTIONS (a CORS preflight or a plain OPTIONS): what the resolver allows. */
+export const PREFLIGHT: Record<string, string> = {
+  ...CORS,
+  Allow: 'GET, HEAD, OPTIONS',
+  'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+  'Access-Control-Allow-Headers': 'Accept, Accept-Language, Content-Type',
+  'Access-Control-Max-Age': '86400',
+  'Content-Length': '0',
+};
+
+export interface Gs1Request {
+  /** `<origin>/<org-slug>` on a fallback host, `https://<host>` on a custom domain. */
+  stem: string;
+  /** The query string without its `?` ('' when none). */
+  query: string;
+  accept: string | undefined;
+  acceptLanguage: string | undefined;
+  /** The request was a compressed URI: its uncompressed URI (anchor + attributes) is exposed as owl:sameAs. */
+  compressed?: { query: string };
+}
+
+export interface Gs1Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The most specific code that answered (the scan's code), or null when nothing was resolved. */
+  code: Gs1ScanCode | null;
+  key: Gs1Key | null;
+  /** The link type asked for ('' when none) and served ('' when no link was). */
+  asked: string;
+  served: string;
+}
+
+const plain = (status: number, message: string, extra: Record<string, string> = {}): Gs1Answer => ({
+  status,
+  headers: { ...CORS, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private, max-age=0', ...extra },
+  body: `${message}\n`,
+  code: null,
+  key: null,
+  asked: '',
+  served: '',
+});
+
+/** Whether an Accept header asks for the linkset (application/linkset+json with q > 0). */
+function wantsLinkset(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((part) => {
+    const [type, ...params] = part.trim().split(';');
+    if (type.trim().toLowerCase() !== 'application/linkset+json') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return !q || Number(q.slice(2)) > 0;
+  });
+}
+
+/** The target with the request's query string passed on (every pair but linkType, which was for us). */
+function withQuery(href: string, params: URLSearchParams): string {
+  const passed = new URLSearchParams();
+  for (const [k, v] of params) if (k !== 'linkType') passed.append(k, v);
+  const q = passed.toString();
+  if (!q) return href;
+  const hash = href.indexOf('#');
+  const [base, frag] = hash === -1 ? [href, ''] : [href.slice(0, hash), href.slice(hash)];
+  return `${base}${base.includes('?') ? '&' : '?'}${q}${frag}`;
+}
+
+const linkHeader = (anchor: string, compressed?: { query: string }): string => {
+  const parts = [`<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
+  if (compressed) parts.push(`<${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`);
+  return parts.join(', ');
+};
+
+/**
+ * The answer to a Digital Link request on a domain: 400 for a syntax error, 404 for an unknown
+ * key or link type, a 307 to the chosen link, 300 when several fit equally, or the linkset.
+ */
+export function gs1Answer(
+  parsed: ParsedPath,
+  entry: Gs1Entry | null,
+  domain: { id: number; type: string },
+  req: Gs1Request,
+): Gs1Answer {
+  if (parsed.kind === 'invalid') return plain(400, `Not a valid GS1 Digital Link URI: ${parsed.problem}`);
+  if (parsed.kind === 'unsupported') return plain(404, parsed.problem);
+  const params = new URLSearchParams(req.query);
+  const attrProblem = queryAttributeProblem(params);
+  if (attrProblem) return plain(400, `Not a valid GS1 Digital Link URI: ${attrProblem}`);
+  const key = parsed.key;
+  // A custom domain serves only its own codes; a fallback host the organization's codes made on it.
+  const onDomain = (entry?.codes ?? []).filter((c) =>
+    domain.type === 'custom' ? c.domainId === domain.id : c.domainType === 'fallback',
+  );
+  const levels = levelsFor(onDomain, key);
+  if (!levels.length) return plain(404, 'No item with this identifier on this resolver.');
+  const anchor = anchorOf(req.stem, key);
+  const code = levels[levels.length - 1];
+  const links: Gs1Link[] = mergeLinks(levels);
+  const common = {
+    ...CORS,
+    Link: linkHeader(anchor, req.compressed),
+    Vary: 'Accept, Accept-Language',
+    'Cache-Control': 'private, max-age=0',
+  };
+  const linkType = params.get('linkType');
+  const asked = linkType ?? '';
+  const choice = chooseLink(links, {
+    linkType,
+    wantsLinkset: wantsLinkset(req.accept),
+    acceptLanguage: req.acceptLanguage,
+    context: params.get('context'),
+  });
+  const description = levels
+    .map((l) => l.description)
+    .filter(Boolean)
+    .pop();
+  switch (choice.kind) {
+    case 'linkset':
+      return {
+        status: 200,
+        headers: {
+          ...common,
+          'Content-Type': 'application/linkset+json',
+          Link: `${common.Link}, <${LINKSET_CONTEXT}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+        },
+        body: JSON.stringify(linksetOf(anchor, links, description)),
+        code,
+        key,
+        asked: asked || 'linkset',
+        served: 'linkset',
+      };
+    case 'redirect':
+      return {
+        status: GS1_REDIRECT_STATUS,
+        headers: { ...common, Location: withQuery(choice.link.href, params), 'Content-Length': '0' },
+        body: '',
+        code,
+        key,
+        asked,
+        served: choice.served,
+      };
+    case 'multiple':
+      return {
+        status: 300,
+        headers: { ...common, 'Content-Type': 'application/linkset+json' },
+        body: JSON.stringify(linksetOf(anchor, choice.links, description)),
+        code,
+        key,
+        asked,
+        served: choice.served,
+      };
+    default:
+      return { ...plain(404, choice.message, { Link: common.Link }), code, key, asked };
+  }
+}
+
+/**
+ * The resolver description file (/.well-known/gs1resolver): the properties of the standard's
+ * description file schema, for this domain.
+ */
+export function descriptionFile(resolverRoot: string, host: string): Record<string, unknown> {
+  return {
+    name: `GS1-Conformant resolver of ${host}`,
+    resolverRoot,
+    supportedPrimaryKeys: ['01'],
+    supportedLinkType: [{ namespace: GS1_VOC, prefix: 'gs1:' }],
+    linkTypeDefaultCanBeLinkset: false,
+  };
+}

@@ -1,0 +1,22 @@
+// digital-link.js (Apache-2.0) ships no types; the part of its API this service and its tests use:
+// decompression of compressed GS1 Digital Link URIs (server/qr-codes/gs1-compression.ts) and, in
+// the tests, the grammar-based validation that checks our own parser (server/qr-codes/gs1.ts).
+declare module 'digital-link.js' {
+  interface DigitalLinkObject {
+    isValid(): boolean;
+    getIdentifier(): Record<string, string>;
+    getKeyQualifiers(): Record<string, string>;
+    getAttributes(): Record<string, string>;
+    toWebUriString(): string;
+    toCompressedWebUriString(): string;
+  }
+  const lib: {
+    DigitalLink(input: string | Record<string, unknown>): DigitalLinkObject;
+    Utils: {
+      compressWebUri(uri: string, useOptimisations?: boolean, compressOtherKeyValuePairs?: boolean): string;
+      decompressWebUri(uri: string): string;
+      isCompressedWebUri(uri: string): boolean;
+    };
+  };
+  export default lib;
+}

@@ -1,0 +1,411 @@
+// The GS1-Conformant resolver, statement by statement of the standard's conformance list (GS1-
+// Conformant Resolver 1.2.0, section "Conformance statement"), on the real stores, over the
+// redirect listener: on a fallback host (/<org-slug>/01/…) and on a custom domain (/01/…).
+// Linksets and the description file are validated by jsonschema (not the ajv this service uses)
+// against the schemas the project ships.
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { Validator } from 'jsonschema';
+import digitalLink from 'digital-link.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
+import { chRows, DESKTOP, FALLBACK, hit, insertCustomDomain } from './redirect-fixtures.js';
+
+const GTIN = '09506000134352';
+const schema = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../server/qr-codes/${name}`, import.meta.url), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+const validator = new Validator();
+
+function expectValid(doc: unknown, name: string): void {
+  const result = validator.validate(doc, schema(name));
+  expect(
+    result.errors.map((e) => e.stack),
+    JSON.stringify(doc),
+  ).to.deep.equal([]);
+}
+
+describe('GS1-Conformant resolver: the conformance statements', function () {
+  this.timeout(90_000);
+  let svc: TestService;
+  let rd: RedirectListener;
+  let a: TestOrg;
+  let b: TestOrg;
+  let fallback: string;
+  let customHost: string;
+  let productCode: string;
+  let lotCode: string;
+  let prefix: string;
+
+  const get = (path: string, headers: Record<string, string> = {}, host = FALLBACK, method = 'GET') =>
+    hit(rd.port, host, path, { method, headers: { 'User-Agent': DESKTOP, ...headers } });
+
+  before(async () => {
+    svc = await startTestService({ config: { trustProxy: ['127.0.0.1'] } });
+    rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50 });
+    a = await svc.createOrg();
+    b = await svc.createOrg();
+    prefix = `/${a.org.slug}`;
+    fallback = (await svc.app.db('domains').where({ type: 'fallback' }).first('ulid')).ulid;
+    const created = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'rice',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GTIN,
+        description: 'Dal Giardino risotto rice',
+        links: [
+          { link_type: 'gs1:pip', href: 'https://brand.example/rice', title: 'Product page', default: true },
+          {
+            link_type: 'gs1:pip',
+            href: 'https://brand.example/de/reis',
+            title: 'Produktseite',
+            hreflang: ['de'],
+            default: true,
+          },
+          { link_type: 'gs1:recipeInfo', href: 'https://brand.example/recipes/en', title: 'Recipes', hreflang: ['en'] },
+          {
+            link_type: 'gs1:recipeInfo',
+            href: 'https://brand.example/recipes/fr',
+            title: 'Recettes',
+            hreflang: ['fr'],
+          },
+          { link_type: 'gs1:recipeInfo', href: 'https://brand.example/recipes/it', title: 'Ricette', hreflang: ['it'] },
+          {
+            link_type: 'gs1:recipeInfo',
+            href: 'https://brand.example/recipes/it2',
+            title: 'Ricette 2',
+            hreflang: ['it'],
+          },
+          {
+            link_type: 'https://gs1.org/voc/certificationInfo',
+            href: 'https://brand.example/cert.pdf',
+            title: 'Certificate',
+            type: 'application/pdf',
+          },
+          { link_type: 'gs1:recallStatus', href: 'https://brand.example/recall?gtin=1', title: 'Recall status' },
+        ],
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    productCode = created.body.data.ulid;
+    const lot = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'rice-lot-abc',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GTIN,
+        lot: 'ABC1',
+        links: [
+          { link_type: 'gs1:recallStatus', href: 'https://brand.example/recall/abc1', title: 'Lot ABC1 recalled' },
+        ],
+      },
+    });
+    expect(lot.status, lot.text).to.equal(201);
+    lotCode = lot.body.data.ulid;
+    customHost = `id.${a.org.slug}.example`;
+    const domainId = await insertCustomDomain(svc.app, a.org.id, customHost);
+    const domainUlid = (await svc.app.db('domains').where({ id: domainId }).first('ulid')).ulid;
+    const onCustom = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'rice-custom',
+      type: 'gs1',
+      domain_ulid: domainUlid,
+      destination: {
+        gtin: GTIN,
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/custom', title: 'Product page', default: true }],
+      },
+    });
+    expect(onCustom.status, onCustom.text).to.equal(201);
+    expect(onCustom.body.data.public_url).to.equal(`https://${customHost}/01/${GTIN}`);
+  });
+  after(async () => {
+    await rd?.close();
+    await svc?.close();
+  });
+
+  const scans = async (ulid: string) => {
+    await rd.scans.flush();
+    const id = (await svc.app.db('qr_codes').where({ ulid }).first('id')).id;
+    return chRows<{ n: string }>(
+      svc.app,
+      `SELECT count() AS n FROM ${svc.app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
+      { id: Number(id) },
+    ).then((r) => Number(r[0].n));
+  };
+
+  it('SHALL support HTTP GET, HEAD and OPTIONS requests', async () => {
+    const g = await get(`${prefix}/01/${GTIN}`);
+    expect(g.status).to.equal(307);
+    const h = await get(`${prefix}/01/${GTIN}`, {}, FALLBACK, 'HEAD');
+    expect(h.status).to.equal(307);
+    expect(h.headers.location).to.equal(g.headers.location);
+    const o = await get(
+      `${prefix}/01/${GTIN}`,
+      { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+      FALLBACK,
+      'OPTIONS',
+    );
+    expect(o.status).to.equal(204);
+    expect(o.headers.allow).to.equal('GET, HEAD, OPTIONS');
+    expect(o.headers['access-control-allow-methods']).to.include('GET');
+  });
+
+  it('SHALL support CORS: Access-Control-Allow-Origin * and the Link and Location headers exposed', async () => {
+    for (const path of [`${prefix}/01/${GTIN}`, `${prefix}/01/${GTIN}?linkType=linkset`, '/.well-known/gs1resolver']) {
+      const res = await get(path, { Origin: 'https://app.example' });
+      expect(res.headers['access-control-allow-origin'], path).to.equal('*');
+      expect(res.headers['access-control-expose-headers'], path).to.include('Link');
+    }
+  });
+
+  it('SHALL extract and syntactically validate the URI and report errors with 400 (never 200, never 404)', async () => {
+    const bad = [
+      `${prefix}/01/09506000134353`, // check digit
+      `${prefix}/01/0950600013435`, // 13 digits without the right check digit
+      `${prefix}/01/950600013435A`, // letters
+      `${prefix}/01/${GTIN}/21/S1/10/L1`, // qualifiers out of order
+      `${prefix}/01/${GTIN}/10/ABCDEFGHIJKLMNOPQRSTUVWXYZ`, // lot too long
+      `${prefix}/01/${GTIN}/10`, // no value
+      `${prefix}/01/${GTIN}/99/x`, // not a qualifier of a GTIN
+      `${prefix}/01/${GTIN}?17=261399`, // not a date
+      `/01/${GTIN}/10/a~b`, // character outside CSET 82 (custom domain)
+    ];
+    for (const path of bad) {
+      const host = path.startsWith('/01/') ? customHost : FALLBACK;
+      const res = await get(path, {}, host);
+      expect(res.status, `${path}: ${res.body}`).to.equal(400);
+      expect(res.body).to.match(/^Not a valid GS1 Digital Link URI: .+/);
+    }
+  });
+
+  it('SHALL NOT use 200 for an error: an unknown GTIN is 404, an unsupported primary key 404', async () => {
+    const unknown = await get(`${prefix}/01/96385074`);
+    expect(unknown.status).to.equal(404);
+    const gln = await get(`${prefix}/414/9520123456788`);
+    expect(gln.status).to.equal(404);
+    expect(gln.body).to.include('GTINs (AI 01) only');
+  });
+
+  it('SHALL recognise one default link and redirect to it (307) unless the request matches better', async () => {
+    const res = await get(`${prefix}/01/${GTIN}`);
+    expect(res.status).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/rice');
+    // Accept-Language against hreflang: the German default.
+    const de = await get(`${prefix}/01/${GTIN}`, { 'Accept-Language': 'de-DE,de;q=0.9,en;q=0.5' });
+    expect(de.headers.location).to.equal('https://brand.example/de/reis');
+    const ja = await get(`${prefix}/01/${GTIN}`, { 'Accept-Language': 'ja' });
+    expect(ja.headers.location).to.equal('https://brand.example/rice');
+  });
+
+  it('SHALL redirect to the requested linkType if available, with the GS1 vocabulary as CURIE or URI', async () => {
+    const pdf = await get(`${prefix}/01/${GTIN}?linkType=gs1:certificationInfo`);
+    expect(pdf.status).to.equal(307);
+    expect(pdf.headers.location).to.equal('https://brand.example/cert.pdf');
+    const uri = await get(
+      `${prefix}/01/${GTIN}?linkType=${encodeURIComponent('https://gs1.org/voc/certificationInfo')}`,
+    );
+    expect(uri.headers.location).to.equal('https://brand.example/cert.pdf');
+    const fr = await get(`${prefix}/01/${GTIN}?linkType=gs1:recipeInfo`, { 'Accept-Language': 'fr' });
+    expect(fr.headers.location).to.equal('https://brand.example/recipes/fr');
+  });
+
+  it('SHALL return 404 if a link of the requested type is not available (unknown or absent)', async () => {
+    for (const t of ['gs1:epil', 'gs1:doesNotExist', 'nonsense']) {
+      const res = await get(`${prefix}/01/${GTIN}?linkType=${t}`);
+      expect(res.status, t).to.equal(404);
+      expect(res.headers.link, t).to.include('rel="linkset"');
+    }
+  });
+
+  it('answers 300 Multiple Choices with the candidates when the request cannot choose among links', async () => {
+    const res = await get(`${prefix}/01/${GTIN}?linkType=gs1:recipeInfo`, { 'Accept-Language': 'it' });
+    expect(res.status).to.equal(300);
+    expect(res.headers['content-type']).to.equal('application/linkset+json');
+    const doc = JSON.parse(res.body);
+    expectValid(doc, 'gs1-linkset-schema.json');
+    expect(doc.linkset[0]['https://ref.gs1.org/voc/recipeInfo'].map((l: { href: string }) => l.href)).to.deep.equal([
+      'https://brand.example/recipes/it',
+      'https://brand.example/recipes/it2',
+    ]);
+  });
+
+  it('SHALL return the linkset (RFC 9264, GS1 form) for linkType=linkset and for Accept: application/linkset+json', async () => {
+    for (const [path, headers] of [
+      [`${prefix}/01/${GTIN}?linkType=linkset`, {}],
+      [`${prefix}/01/${GTIN}?linkType=all`, {}],
+      [`${prefix}/01/${GTIN}`, { Accept: 'application/linkset+json' }],
+    ] as const) {
+      const res = await get(path, headers);
+      expect(res.status, path).to.equal(200);
+      expect(res.headers['content-type']).to.equal('application/linkset+json');
+      expect(res.headers.link).to.include('rel="http://www.w3.org/ns/json-ld#context"');
+      const doc = JSON.parse(res.body);
+      expectValid(doc, 'gs1-linkset-schema.json');
+      const ctx = doc.linkset[0];
+      expect(ctx.anchor).to.equal(`http://localhost:3001${prefix}/01/${GTIN}`);
+      expect(ctx.description).to.equal('Dal Giardino risotto rice');
+      expect(ctx['https://ref.gs1.org/voc/defaultLink']).to.deep.equal([
+        { href: 'https://brand.example/rice', title: 'Product page' },
+      ]);
+    }
+  });
+
+  it('SHALL include, for a URI with key qualifiers, the links of each level up to the primary key (a lot overrides by link type)', async () => {
+    const res = await get(`${prefix}/01/${GTIN}/10/ABC1?linkType=linkset`);
+    const ctx = JSON.parse(res.body).linkset[0];
+    expectValid(JSON.parse(res.body), 'gs1-linkset-schema.json');
+    expect(ctx.anchor).to.equal(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1`);
+    expect(ctx['https://ref.gs1.org/voc/recallStatus']).to.deep.equal([
+      { href: 'https://brand.example/recall/abc1', title: 'Lot ABC1 recalled' },
+    ]);
+    expect(ctx['https://ref.gs1.org/voc/pip']).to.have.length(2); // inherited from the GTIN
+    // A lot without a code of its own resolves with the GTIN's links.
+    const other = await get(`${prefix}/01/${GTIN}/10/ZZZ?linkType=gs1:recallStatus`);
+    expect(other.headers.location).to.equal('https://brand.example/recall?gtin=1');
+    const lot = await get(`${prefix}/01/${GTIN}/10/ABC1?linkType=gs1:recallStatus`);
+    expect(lot.headers.location).to.equal('https://brand.example/recall/abc1');
+  });
+
+  it('SHALL include in every link the target URL, the link type and a title', async () => {
+    const ctx = JSON.parse((await get(`${prefix}/01/${GTIN}?linkType=linkset`)).body).linkset[0];
+    for (const [rel, targets] of Object.entries(ctx)) {
+      if (rel === 'anchor' || rel === 'description') continue;
+      expect(rel).to.match(/^https:\/\/ref\.gs1\.org\/voc\/[A-Za-z]+$/);
+      for (const t of targets as { href: string; title: string }[]) {
+        expect(t.href).to.match(/^https:\/\//);
+        expect(t.title).to.be.a('string').and.not.empty;
+      }
+    }
+  });
+
+  it('SHOULD expose the linkset in a Link header on every answer, redirects included', async () => {
+    for (const path of [
+      `${prefix}/01/${GTIN}`,
+      `${prefix}/01/${GTIN}?linkType=gs1:pip`,
+      `${prefix}/01/${GTIN}?linkType=linkset`,
+    ]) {
+      const res = await get(path);
+      expect(res.headers.link, path).to.include(
+        `<http://localhost:3001${prefix}/01/${GTIN}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`,
+      );
+    }
+  });
+
+  it('SHALL pass on the key=value pairs of the query string when redirecting (linkType excepted)', async () => {
+    const res = await get(`${prefix}/01/${GTIN}?linkType=gs1:recallStatus&17=261231&utm_source=pack`);
+    expect(res.headers.location).to.equal('https://brand.example/recall?gtin=1&17=261231&utm_source=pack');
+  });
+
+  it('SHALL decompress a compressed URI and expose the uncompressed URI in the Link header with rel owl:sameAs', async () => {
+    // Compressed by digital-link.js (GS1's compression), not by the service.
+    const compressed = digitalLink.Utils.compressWebUri(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1?17=261231`);
+    const path = new URL(compressed).pathname;
+    expect(path.split('/')).to.have.length(3); // /<org-slug>/<compressed>
+    const res = await get(`${path}?linkType=gs1:recallStatus`);
+    expect(res.status, res.body).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/recall/abc1?17=261231');
+    expect(res.headers.link).to.include(
+      `<http://localhost:3001${prefix}/01/${GTIN}/10/ABC1?17=261231>; rel="owl:sameAs"`,
+    );
+    const linkset = JSON.parse((await get(`${path}?linkType=linkset`)).body);
+    expect(linkset.linkset[0].anchor).to.equal(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1`);
+    // On a custom domain the compressed URI is one segment.
+    const custom = new URL(digitalLink.Utils.compressWebUri(`https://${customHost}/01/${GTIN}`)).pathname;
+    const onCustom = await get(custom, {}, customHost);
+    expect(onCustom.status).to.equal(307);
+    expect(onCustom.headers.location).to.equal('https://brand.example/custom');
+    // A slug that is no compressed URI stays a plain 404.
+    expect((await get(`${prefix}/no-such-code`)).status).to.equal(404);
+  });
+
+  it('SHOULD tolerate a trailing slash', async () => {
+    const res = await get(`${prefix}/01/${GTIN}/`);
+    expect(res.status).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/rice');
+  });
+
+  it('SHALL provide a resolver description file at /.well-known/gs1resolver, per domain, valid against the schema', async () => {
+    const onFallback = await get('/.well-known/gs1resolver');
+    expect(onFallback.status).to.equal(200);
+    const doc = JSON.parse(onFallback.body);
+    expectValid(doc, 'gs1-description-file-schema.json');
+    expect(doc.supportedPrimaryKeys).to.deep.equal(['01']);
+    expect(doc.resolverRoot).to.equal('http://localhost:3001');
+    const onCustom = JSON.parse((await get('/.well-known/gs1resolver', {}, customHost)).body);
+    expectValid(onCustom, 'gs1-description-file-schema.json');
+    expect(onCustom.resolverRoot).to.equal(`https://${customHost}`);
+  });
+
+  it('a custom domain answers /01/<gtin> with its own codes only', async () => {
+    const res = await get(`/01/${GTIN}`, {}, customHost);
+    expect(res.status).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/custom');
+    expect(res.headers.link).to.include(`<https://${customHost}/01/${GTIN}?linkType=linkset>`);
+  });
+
+  it("another organization's GTIN on the same fallback host is 404 under this organization's path", async () => {
+    const mine = await svc.post('/v1/qr-codes', b.token, {
+      slug: 'pen',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: '4006381333931',
+        links: [{ link_type: 'gs1:pip', href: 'https://b.example/pen', title: 'Pen', default: true }],
+      },
+    });
+    expect(mine.status, mine.text).to.equal(201);
+    expect((await get(`${prefix}/01/4006381333931`)).status).to.equal(404);
+    expect((await get(`/${b.org.slug}/01/4006381333931`)).headers.location).to.equal('https://b.example/pen');
+  });
+
+  it('records every resolution once as a scan of the most specific code (HEAD and OPTIONS are not scans)', async () => {
+    const before = await scans(lotCode);
+    await get(`${prefix}/01/${GTIN}/10/ABC1`);
+    await get(`${prefix}/01/${GTIN}/10/ABC1?linkType=linkset`);
+    await get(`${prefix}/01/${GTIN}/10/ABC1`, {}, FALLBACK, 'HEAD');
+    await get(`${prefix}/01/${GTIN}/10/ABC1`, {}, FALLBACK, 'OPTIONS');
+    expect(await scans(lotCode)).to.equal(before + 2);
+    const product = await scans(productCode);
+    expect(product).to.be.greaterThan(0);
+  });
+
+  it('records the GTIN, lot, serial and the link type asked and served of a resolution beside its scan (gs1_resolutions)', async () => {
+    await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:recipeInfo`, { 'Accept-Language': 'fr' });
+    await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:epil`);
+    await rd.scans.flush();
+    await rd.gs1.flush();
+    const db = svc.app.ch.database;
+    const rows = await chRows<Record<string, string>>(
+      svc.app,
+      `SELECT g.gtin, g.lot, g.serial, g.link_type_asked, g.link_type_served, g.code_id, e.code_id AS scan_code
+         FROM ${db}.gs1_resolutions AS g INNER JOIN ${db}.scan_events AS e ON e.scan_id = g.scan_id
+        WHERE g.serial = 'SER1' ORDER BY g.scanned_at`,
+    );
+    expect(rows.map((r) => [r.gtin, r.lot, r.serial, r.link_type_asked, r.link_type_served])).to.deep.equal([
+      [GTIN, 'LOT9', 'SER1', 'gs1:recipeInfo', 'gs1:recipeInfo'],
+      [GTIN, 'LOT9', 'SER1', 'gs1:epil', ''],
+    ]);
+    // A lot and serial without a code of their own are scans of the product.
+    const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
+    for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+  });
+
+  it('a change of the links is served at once (the cache follows the code)', async () => {
+    const res = await svc.patch(`/v1/qr-codes/${lotCode}`, a.token, {
+      destination: {
+        gtin: GTIN,
+        lot: 'ABC1',
+        links: [{ link_type: 'gs1:recallStatus', href: 'https://brand.example/recall/abc1-v2', title: 'Lot ABC1' }],
+      },
+    });
+    expect(res.status, res.text).to.equal(200);
+    const location = await waitFor(
+      async () => (await get(`${prefix}/01/${GTIN}/10/ABC1?linkType=gs1:recallStatus`)).headers.location,
+      (l) => !!l?.endsWith('-v2'),
+    );
+    expect(location).to.equal('https://brand.example/recall/abc1-v2');
+  });
+});
