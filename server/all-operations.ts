@@ -18,6 +18,7 @@ import { tokenOperations } from './tokens/routes.js';
 import { walletOperations, walletSettingsUpdate } from './wallet/routes.js';
 import { memberOperations } from './members/routes.js';
 import { webhookOperations } from './webhooks/routes.js';
+import { conversionOperations } from './conversions/routes.js';
 
 export const operations: readonly Operation[] = [
   ...statusOperations,
@@ -33,6 +34,7 @@ export const operations: readonly Operation[] = [
   ...exportOperations,
   ...styleOperations,
   ...webhookOperations,
+  ...conversionOperations,
 ];
 
 /**

@@ -7,6 +7,14 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   referrer: 'Referrer',
   language: 'Language',
   provider: 'Network provider',
+  consent: 'Pixel consent',
+};
+
+const CONSENT_LABELS: Record<string, string> = {
+  granted: 'Accepted',
+  denied: 'Declined',
+  none: 'No answer',
+  not_required: 'Not required',
 };
 
 const DEVICE_LABELS: Record<string, string> = {
@@ -54,5 +62,7 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
       return value || 'Direct';
     case 'provider':
       return value || 'Unknown';
+    case 'consent':
+      return CONSENT_LABELS[value] ?? value;
   }
 }

@@ -5,7 +5,7 @@ import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider';
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -398,7 +398,7 @@ export async function codeActions(ch: ClickHouseHandle, f: RollupFilter & { code
     ch,
     `SELECT action, count() AS count, uniqCombined(12)(visitor_hash) AS uniques
        FROM ${ch.database}.scan_actions
-      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)}
+      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(f)} AND NOT startsWith(action, 'consent_')
         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}
       GROUP BY action
       ORDER BY count DESC, action`,
@@ -452,4 +452,78 @@ export async function scansOfBatches(
     matched_rule: Number(r.matched_rule),
     is_bot: Number(r.is_bot),
   }));
+}
+
+/**
+ * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
+ * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
+ * exports, per day. Not in the rollup: a consent breakdown reads the actions of the range.
+ */
+export async function consentReport(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  let scope = '';
+  if (f.codeId !== undefined) {
+    scope = ' AND code_id = {code:UInt64}';
+    params.code = f.codeId;
+  } else if (f.brandId !== undefined) {
+    scope = ' AND brand_id = {brand:UInt64}';
+    params.brand = f.brandId;
+  }
+  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
+  const [breakdown, days] = await Promise.all([
+    rows<{ value: string; scans: string; uniques: string }>(
+      ch,
+      `SELECT substring(action, 9) AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+         FROM ${ch.database}.scan_actions WHERE ${where}
+        GROUP BY value ORDER BY scans DESC, value`,
+      params,
+    ),
+    daily
+      ? rows<{ day: string; value: string; scans: string }>(
+          ch,
+          `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
+             FROM ${ch.database}.scan_actions WHERE ${where}
+            GROUP BY day, value ORDER BY day, scans DESC, value`,
+          params,
+        )
+      : Promise.resolve(null),
+  ]);
+  return {
+    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
+    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
+  };
+}
+
+/** One scan of the organization by its id, looked up around the time its ULID carries; null when none. */
+export async function findScan(
+  ch: ClickHouseHandle,
+  orgId: number,
+  scanId: string,
+  atMs: number,
+): Promise<{ code_id: number; brand_id: number; visitor_hash: string; scanned_at: string } | null> {
+  const out = await rows<{ code_id: string; brand_id: string; visitor: string; at: string }>(
+    ch,
+    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at
+       FROM ${ch.database}.scan_events
+      WHERE org_id = {org:UInt64} AND scan_id = {scan:String}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+      LIMIT 1`,
+    // The ULID's time is the scan's, to the millisecond; a second either way covers clock reads.
+    { org: orgId, scan: scanId.toUpperCase(), from: atMs - 1000, to: atMs + 1000 },
+  );
+  const r = out[0];
+  return r
+    ? {
+        code_id: Number(r.code_id),
+        brand_id: Number(r.brand_id),
+        visitor_hash: r.visitor,
+        scanned_at: r.at,
+      }
+    : null;
 }

@@ -7,9 +7,9 @@ export const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
 /** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language'] as const;
+export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider'] as const;
+export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
@@ -60,7 +60,8 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
     type: 'string',
     enum: [...ORG_DIMENSIONS],
     default: 'country',
-    description: 'Breakdown dimension (default country).',
+    description:
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels.',
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
@@ -90,7 +91,8 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     type: 'string',
     enum: [...CODE_DIMENSIONS],
     default: 'country',
-    description: 'Breakdown dimension (default country).',
+    description:
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required).',
   },
   include_bots: includeBots,
 });
@@ -188,6 +190,24 @@ const rollupProperties = {
   dimension: { type: 'string' },
   dimension_label: { type: 'string' },
   dimension_breakdown: dimensionBreakdown,
+  conversions: {
+    type: 'object',
+    required: ['count', 'unique_visitors', 'amounts'],
+    description:
+      'Conversions recorded in the range (POST /v1/conversions) of the scope: count, distinct visitors of their scans, and the amounts per currency.',
+    properties: {
+      count: { type: 'integer' },
+      unique_visitors: { type: 'integer' },
+      amounts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['currency', 'amount'],
+          properties: { currency: { type: 'string' }, amount: { type: 'string', description: 'Decimal.' } },
+        },
+      },
+    },
+  },
 };
 
 /** A brand or code with its scans and distinct visitors (child_breakdown, top_codes). */

@@ -11,6 +11,7 @@ import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
+  consentReport,
   type ActionCount,
   rawScanPage,
   type RawScan,
@@ -22,6 +23,7 @@ import {
   type RollupFilter,
 } from './queries.js';
 import type { ScanEvent } from './scan-event.js';
+import { conversionTotals, type ConversionTotals } from '../conversions/service.js';
 import type { AnalyticsQuery, CodeAnalyticsQuery, RangeDays, RawExportQuery } from './schema.js';
 
 const DAY_MS = 86_400_000;
@@ -88,6 +90,7 @@ export interface AnalyticsPayload {
   dimension_breakdown: BreakdownEntry[];
   child_breakdown?: BreakdownEntry[];
   top_codes?: BreakdownEntry[];
+  conversions?: ConversionTotals;
   csv_rows?: Record<string, string | number>[];
 }
 
@@ -196,6 +199,8 @@ async function rollupSummary(
 ): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
   const report = await rollupReport(app.ch, filter, request);
   const dimension = request.dimension;
+  // The rollup has no consent rows (its breakdown comes back empty): the actions answer it.
+  if (dimension === 'consent') Object.assign(report, await consentReport(app.ch, filter, request.dailyBreakdown));
   return {
     report,
     summary: {
@@ -237,7 +242,12 @@ export async function organizationAnalytics(
     topCodes: scope === 'organization' ? TOP_CODES : undefined,
     dailyBreakdown: opts.csvRows,
   });
-  const payload: AnalyticsPayload = { scope_level: scope, range_days: q.range, ...summary };
+  const payload: AnalyticsPayload = {
+    scope_level: scope,
+    range_days: q.range,
+    ...summary,
+    conversions: await conversionTotals(app, org, filter, range.fromMs, range.toMs),
+  };
   // Labels come from Postgres, another process: both lookups at once.
   const [children, top] = await Promise.all([
     report.children && labelled(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
@@ -272,6 +282,7 @@ export interface CodeAnalyticsPayload {
   dimension_breakdown: BreakdownEntry[];
   /** Actions on the code's landing page (vcard, links, app, event codes): count and distinct visitors. */
   actions?: ActionCount[];
+  conversions: ConversionTotals;
 }
 
 // GET /v1/analytics/qr-codes/{code_ulid}
@@ -298,6 +309,7 @@ export async function codeAnalytics(
       await rollupSummary(app, org, filter, range, { dimension: q.dimension, children: false, dailyBreakdown: false })
     ).summary,
     ...(isLandingType(code.type) ? { actions: await codeActions(app.ch, { ...filter, codeId: code.id }) } : {}),
+    conversions: await conversionTotals(app, org, { codeId: code.id }, range.fromMs, range.toMs),
   };
 }
 

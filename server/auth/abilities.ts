@@ -19,6 +19,8 @@ export const ABILITIES = [
   'wallet.manage',
   'webhooks.manage',
   'imports.manage',
+  'organization.manage',
+  'conversions.write',
 ] as const;
 
 export type Ability = (typeof ABILITIES)[number];
@@ -34,6 +36,7 @@ const EDITOR_EXCLUDED: ReadonlySet<Ability> = new Set([
   'members.manage',
   'wallet.manage',
   'webhooks.manage',
+  'organization.manage',
 ]);
 
 export const ROLE_ABILITIES: Record<Role, readonly Ability[]> = {

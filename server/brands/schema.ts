@@ -1,6 +1,7 @@
 import { pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
+import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from '../qr-codes/pixels.js';
 
 export const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
@@ -17,6 +18,9 @@ export const Brand: JsonSchema = {
     },
     brand_kit: { type: 'object', description: 'Free-form brand kit (colours, logos, fonts).' },
     settings: { type: 'object', description: 'Free-form brand settings.' },
+    tracking_pixels: trackingPixelsOut(
+      'The default pixels of the brand’s codes that set none of their own; null: none.',
+    ),
     primary_domain: {
       oneOf: [
         {
@@ -60,6 +64,10 @@ const fields: Record<string, JsonSchema> = {
       'Free-form object; replaces the stored one. A key named url or ending in _url (at any depth) must ' +
       'hold an http or https URL (or null); it is stored normalised.',
   },
+  tracking_pixels: {
+    ...TrackingPixels,
+    description: `The default pixels of the brand’s codes whose own tracking_pixels is null. ${String(TrackingPixels.description)}`,
+  },
   primary_domain_ulid: {
     ...nullableUlid,
     description: 'A custom domain of the organization or a shared fallback host; null: none.',
@@ -74,6 +82,7 @@ export interface BrandInput {
   slug?: string;
   brand_kit?: Record<string, unknown>;
   settings?: Record<string, unknown>;
+  tracking_pixels?: TrackingPixel[] | null;
   primary_domain_ulid?: string | null;
 }
 export type CreateBrandBody = BrandInput & { name: string };

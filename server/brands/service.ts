@@ -7,6 +7,7 @@ import { findVisibleDomain } from '../domains/service.js';
 import { ApiError, sqlState, UNIQUE_VIOLATION } from '../errors.js';
 import { requireHttpUrl } from '../schemas/http-url.js';
 import type { BrandInput, CreateBrandBody } from './schema.js';
+import { normalisePixels, type TrackingPixel } from '../qr-codes/pixels.js';
 
 export interface BrandRow {
   id: number;
@@ -16,6 +17,7 @@ export interface BrandRow {
   slug: string;
   brand_kit: Record<string, unknown> | null;
   settings: Record<string, unknown> | null;
+  tracking_pixels: TrackingPixel[] | null;
   primary_domain_id: number | null;
   primary_domain_ulid: string | null;
   primary_domain_host: string | null;
@@ -29,6 +31,7 @@ export interface BrandOut {
   slug: string;
   brand_kit: Record<string, unknown>;
   settings: Record<string, unknown>;
+  tracking_pixels: TrackingPixel[] | null;
   primary_domain: { ulid: string; host: string } | null;
   created_at: Date;
   updated_at: Date;
@@ -41,6 +44,7 @@ export function renderBrand(row: BrandRow): BrandOut {
     slug: row.slug,
     brand_kit: row.brand_kit ?? {},
     settings: row.settings ?? {},
+    tracking_pixels: row.tracking_pixels,
     primary_domain:
       row.primary_domain_ulid && row.primary_domain_host
         ? { ulid: row.primary_domain_ulid, host: row.primary_domain_host }
@@ -152,12 +156,23 @@ export function normaliseBrandSettings(settings: Record<string, unknown>): Recor
   return walk(settings, 'settings') as Record<string, unknown>;
 }
 
+/** A brand's pixels as stored (custom URLs normalised), or 422 naming each bad one. */
+function brandPixels(pixels: TrackingPixel[] | null | undefined): string | null | undefined {
+  if (pixels === undefined) return undefined;
+  if (pixels === null) return null;
+  const checked = normalisePixels(pixels, 'tracking_pixels');
+  const problems = Object.entries(checked.problems);
+  if (problems.length) throw ApiError.validation(Object.fromEntries(problems.map(([f, m]) => [f, [m]])));
+  return JSON.stringify(checked.pixels);
+}
+
 function slugTaken(): ApiError {
   return ApiError.field('slug', 'The slug has already been taken.');
 }
 
 export async function createBrand(app: AppContext, org: OrgRecord, input: CreateBrandBody): Promise<BrandRow> {
   const settings = normaliseBrandSettings(input.settings ?? {});
+  const pixels = brandPixels(input.tracking_pixels) ?? null;
   const primaryDomainId = await domainIdFor(app.db, org, input.primary_domain_ulid);
   const now = app.clock.now();
   // A generated slug that loses a race to a concurrent insert is picked again; a given one is 422.
@@ -172,6 +187,7 @@ export async function createBrand(app: AppContext, org: OrgRecord, input: Create
         slug,
         brand_kit: JSON.stringify(input.brand_kit ?? {}),
         settings: JSON.stringify(settings),
+        tracking_pixels: pixels,
         primary_domain_id: primaryDomainId ?? null,
         created_at: now,
         updated_at: now,
@@ -196,6 +212,8 @@ export async function updateBrand(
   if (patch.slug !== undefined) changes.slug = patch.slug;
   if (patch.brand_kit !== undefined) changes.brand_kit = JSON.stringify(patch.brand_kit);
   if (patch.settings !== undefined) changes.settings = JSON.stringify(normaliseBrandSettings(patch.settings));
+  const pixels = brandPixels(patch.tracking_pixels);
+  if (pixels !== undefined) changes.tracking_pixels = pixels;
   const primaryDomainId = await domainIdFor(app.db, org, patch.primary_domain_ulid);
   if (primaryDomainId !== undefined) changes.primary_domain_id = primaryDomainId;
   if (!Object.keys(changes).length) return row;

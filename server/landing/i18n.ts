@@ -87,6 +87,51 @@ export const WORDS: Record<PageLanguage, PageWords> = {
   },
 };
 
+/** The words of the pixel page's consent banner (`{who}`: the recipients, `{n}`: the seconds left). */
+export interface ConsentWords {
+  title: string;
+  text: string;
+  accept: string;
+  decline: string;
+  continuing: string;
+  redirecting: string;
+}
+
+export const CONSENT_WORDS: Record<PageLanguage, ConsentWords> = {
+  en: {
+    title: 'Your privacy',
+    text: 'With your consent, this page shares your visit with {who} for advertising and measurement, using cookies and similar technologies. You continue either way.',
+    accept: 'Accept',
+    decline: 'Decline',
+    continuing: 'Continuing in {n} seconds.',
+    redirecting: 'You are being redirected',
+  },
+  de: {
+    title: 'Ihre Privatsphäre',
+    text: 'Mit Ihrer Einwilligung teilt diese Seite Ihren Besuch mit {who} für Werbung und Messung, mit Cookies und ähnlichen Techniken. Sie werden in jedem Fall weitergeleitet.',
+    accept: 'Zustimmen',
+    decline: 'Ablehnen',
+    continuing: 'Weiter in {n} Sekunden.',
+    redirecting: 'Sie werden weitergeleitet',
+  },
+  fr: {
+    title: 'Votre vie privée',
+    text: 'Avec votre consentement, cette page partage votre visite avec {who} à des fins de publicité et de mesure, au moyen de cookies et de technologies similaires. Vous continuez dans tous les cas.',
+    accept: 'Accepter',
+    decline: 'Refuser',
+    continuing: 'Suite dans {n} secondes.',
+    redirecting: 'Redirection en cours',
+  },
+  es: {
+    title: 'Tu privacidad',
+    text: 'Con tu consentimiento, esta página comparte tu visita con {who} con fines de publicidad y medición, mediante cookies y tecnologías similares. Continuarás en cualquier caso.',
+    accept: 'Aceptar',
+    decline: 'Rechazar',
+    continuing: 'Continuando en {n} segundos.',
+    redirecting: 'Te estamos redirigiendo',
+  },
+};
+
 const SUPPORTED = new Set<string>(PAGE_LANGUAGES);
 
 /** The page language for an Accept-Language header: the supported primary tag of highest quality, else en. */

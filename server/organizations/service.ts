@@ -9,7 +9,7 @@ import { likePattern } from '../stores/postgres.js';
 import { findPlanByCode, findPlanById, planSummary } from '../plans/plans.js';
 import { createToken, type CreatedToken } from '../tokens/service.js';
 import { formatMinor, isCurrency } from '../wallet/money.js';
-import { ORG_SLUG_PATTERN } from './schema.js';
+import { ORG_SLUG_PATTERN, type OrganizationSettings, type PixelConsent } from './schema.js';
 
 export interface CreateOrganizationInput {
   name: string;
@@ -192,6 +192,24 @@ export function renderOrganization(org: OrgRecord) {
     created_at: org.createdAt.toISOString(),
     updated_at: org.updatedAt.toISOString(),
   };
+}
+
+/** The organization's own settings (read from the row: the principal cache holds the rest). */
+export async function organizationSettings(db: Knex, org: OrgRecord): Promise<{ pixel_consent: PixelConsent }> {
+  const row = await db('organizations').where({ id: org.id }).first('pixel_consent');
+  return { pixel_consent: (row?.pixel_consent ?? 'required') as PixelConsent };
+}
+
+/** The organization as GET /v1/organization shows it. */
+export async function readOrganization(app: AppContext, org: OrgRecord) {
+  return { ...renderOrganization(org), ...(await organizationSettings(app.db, org)) };
+}
+
+/** PATCH /v1/organization: the settings given change (the redirect's cached codes follow, sql/0060). */
+export async function updateOrganization(app: AppContext, org: OrgRecord, patch: OrganizationSettings) {
+  if (patch.pixel_consent !== undefined)
+    await app.db('organizations').where({ id: org.id }).update({ pixel_consent: patch.pixel_consent });
+  return readOrganization(app, org);
 }
 
 /** Organizations by name or slug fragment with their wallet balance (the staff area), by name. */

@@ -28,7 +28,8 @@ export interface CodeRow {
   utm_params: Record<string, string> | null;
   device_routing: Record<string, unknown> | null;
   language_routing: Record<string, unknown> | null;
-  tracking_pixels: unknown[] | null;
+  tracking_pixels: { provider: string; id: string }[] | null;
+  conversion_tracking: boolean;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
@@ -54,6 +55,7 @@ const CODE_SELECT = `
          c.password_hash is not null as has_password, c.redirects_count, c.redirect_cap, c.date_begin,
          c.expire_at, c.utm_params, c.device_routing, c.language_routing, c.tracking_pixels,
          c.landing_config, c.prelander_enabled, c.prelander_seconds, c.prelander_message, c.settings,
+         c.conversion_tracking,
          c.created_at, c.updated_at,
          c.brand_id, b.ulid as brand_ulid, b.name as brand_name,
          c.domain_id, d.ulid as domain_ulid, d.host as domain_host, d.type as domain_type, d.origin as domain_origin,
@@ -279,6 +281,8 @@ export interface NewCodeRow {
   date_begin: Date | null;
   expire_at: Date | null;
   utm_params: string | null;
+  tracking_pixels: string | null;
+  conversion_tracking: boolean;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
   prelander_message: string | null;
@@ -293,7 +297,7 @@ export interface NewCodeRow {
  */
 export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  // 23 columns per row; stay well under Postgres's 65535 bind parameters.
+  // 25 columns per row; stay well under Postgres's 65535 bind parameters.
   for (let i = 0; i < rows.length; i += 1000) {
     const q = db('qr_codes')
       .insert(rows.slice(i, i + 1000))

@@ -274,18 +274,31 @@ export function route(
 
 export function appendUtm(url: string, utm: unknown): string {
   if (!isObject(utm)) return url;
+  const pairs: [string, string][] = [];
+  for (const [k, v] of Object.entries(utm)) {
+    if (v === null || v === undefined || v === '' || typeof v === 'object') continue;
+    pairs.push([k.startsWith('utm_') ? k : `utm_${k}`, String(v)]);
+  }
+  return appendParams(url, pairs);
+}
+
+/** The scan's id for the destination's owner (conversion_tracking): `qr_scan=<scan id>`. */
+export function appendScanId(url: string, scanId: string): string {
+  return appendParams(url, [['qr_scan', scanId]]);
+}
+
+/** Query parameters appended before the fragment, never replacing a key the URL already carries. */
+function appendParams(url: string, pairs: [string, string][]): string {
   const hashAt = url.indexOf('#');
   const base = hashAt === -1 ? url : url.slice(0, hashAt);
   const hash = hashAt === -1 ? '' : url.slice(hashAt);
   const queryAt = base.indexOf('?');
   const existing = new Set(queryAt === -1 ? [] : [...new URLSearchParams(base.slice(queryAt + 1)).keys()]);
   const extra: string[] = [];
-  for (const [k, v] of Object.entries(utm)) {
-    if (v === null || v === undefined || v === '' || typeof v === 'object') continue;
-    const key = k.startsWith('utm_') ? k : `utm_${k}`;
+  for (const [key, v] of pairs) {
     if (existing.has(key)) continue;
     existing.add(key);
-    extra.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(v))}`);
+    extra.push(`${encodeURIComponent(key)}=${encodeURIComponent(v)}`);
   }
   if (!extra.length) return url;
   const sep = queryAt === -1 ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';

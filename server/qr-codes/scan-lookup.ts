@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
 import { landingEntryOf, type LandingEntry } from '../landing/page.js';
+import { pixelPageEntry, pixelsFor, type PixelPageEntry } from './pixels.js';
 import { keyOf, type Gs1Destination, type Gs1Level } from './gs1-links.js';
 
 type Db = Knex | Knex.Transaction;
@@ -26,12 +27,17 @@ export interface ScanCode {
   type: string;
   /** The landing page of a vcard, links, app or event code (its brand's kit included); null for the others. */
   landing: LandingEntry | null;
+  /** The pixel page (the code's pixels, else its brand's, and the organization's consent rule); null: none. */
+  pixels: PixelPageEntry | null;
+  /** The destination gets qr_scan=<scan id> (conversions). */
+  conversionTracking: boolean;
 }
 
 /** The code (not deleted) whose stored slug is `key` in lower case, or null. */
 export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | null> {
   const row = await db('qr_codes as c')
     .join('domains as d', 'd.id', 'c.domain_id')
+    .join('organizations as o', 'o.id', 'c.org_id')
     .leftJoin('brands as b', 'b.id', 'c.brand_id')
     .whereRaw('lower(c.slug) = ?', [key])
     .whereNull('c.deleted_at')
@@ -57,6 +63,10 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       'c.type',
       'c.landing_config',
       'b.brand_kit',
+      'c.tracking_pixels',
+      'b.tracking_pixels as brand_pixels',
+      'o.pixel_consent',
+      'c.conversion_tracking',
     );
   if (!row) return null;
   const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
@@ -86,6 +96,8 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       : null,
     type: row.type,
     landing,
+    conversionTracking: row.conversion_tracking === true,
+    pixels: pixelPageEntry(pixelsFor(row.tracking_pixels, row.brand_pixels), row.pixel_consent !== 'not_required'),
   };
 }
 

@@ -7,6 +7,7 @@ import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/p
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
 import { LandingConfig } from './landing-config.js';
+import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from './pixels.js';
 import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputType } from './types.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
@@ -273,6 +274,12 @@ const writable = {
   date_begin: nullableDateTime,
   expire_at: nullableDateTime,
   utm_params: nullable(utmParams),
+  tracking_pixels: TrackingPixels,
+  conversion_tracking: {
+    type: 'boolean',
+    description:
+      'true: the redirect appends qr_scan=<scan id> to the destination, for POST /v1/conversions (docs/conversions.md).',
+  },
   prelander_enabled: { type: 'boolean' },
   prelander_seconds: { type: ['integer', 'null'], minimum: 0, maximum: 60 },
   prelander_message: { type: ['string', 'null'], maxLength: 1000 },
@@ -378,13 +385,12 @@ export const QrCode: JsonSchema = {
     utm_params: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
     device_routing: { type: ['object', 'null'], description: reserved },
     language_routing: { type: ['object', 'null'], description: reserved },
-    tracking_pixels: {
-      type: ['array', 'null'],
-      items: { type: 'object', additionalProperties: true },
-      description: reserved,
-    },
+    tracking_pixels: trackingPixelsOut(
+      'The code’s own pixels {provider, id}; null: none of its own (its brand’s default list applies). See docs/pixels.md.',
+    ),
     custom_js: { type: 'null', description: 'Not executed; always null.' },
     landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
+    conversion_tracking: { type: 'boolean' },
     prelander_enabled: { type: 'boolean' },
     prelander_seconds: { type: ['integer', 'null'] },
     prelander_message: { type: ['string', 'null'] },
@@ -413,6 +419,8 @@ export interface CodeWrite {
   date_begin?: string | null;
   expire_at?: string | null;
   utm_params?: Record<string, string> | null;
+  tracking_pixels?: TrackingPixel[] | null;
+  conversion_tracking?: boolean;
   prelander_enabled?: boolean;
   prelander_seconds?: number | null;
   prelander_message?: string | null;

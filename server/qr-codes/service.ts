@@ -44,6 +44,7 @@ import { payloadProblem } from '../rendering/index.js';
 import { publicSlug, slugKey, storedSlug } from './slug.js';
 import { gs1PublicUrl, resolverStem, type Gs1Destination } from './gs1-links.js';
 import { emitEvent, emitEvents } from '../webhooks/events.js';
+import { normalisePixels, type TrackingPixel } from './pixels.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -73,8 +74,9 @@ export interface QrCodeOut {
   utm_params: Record<string, string> | null;
   device_routing: Record<string, unknown> | null;
   language_routing: Record<string, unknown> | null;
-  tracking_pixels: unknown[] | null;
+  tracking_pixels: TrackingPixel[] | null;
   custom_js: null;
+  conversion_tracking: boolean;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
@@ -132,8 +134,9 @@ export function renderCode(r: CodeRow): QrCodeOut {
     utm_params: r.utm_params,
     device_routing: r.device_routing,
     language_routing: r.language_routing,
-    tracking_pixels: r.tracking_pixels,
+    tracking_pixels: r.tracking_pixels as TrackingPixel[] | null,
     custom_js: null,
+    conversion_tracking: r.conversion_tracking,
     landing_config: r.landing_config,
     prelander_enabled: r.prelander_enabled,
     prelander_seconds: r.prelander_seconds,
@@ -207,6 +210,29 @@ export function destinationSchemaErrors(app: AppContext, errors: FieldErrors, ty
   if (fn(d)) return;
   for (const [field, msgs] of Object.entries(toFieldErrors(fn.errors ?? [])))
     for (const m of msgs) addError(errors, field === '_' ? 'destination' : `destination.${field}`, m);
+}
+
+/**
+ * Pixels as stored (custom URLs normalised), with their problems added to the errors: a static code
+ * is never scanned through us, so it cannot carry pixels.
+ */
+function checkPixels(
+  errors: FieldErrors,
+  type: CodeType,
+  pixels: TrackingPixel[] | null | undefined,
+): TrackingPixel[] | null | undefined {
+  if (!pixels) return pixels;
+  if (isStaticType(type) && pixels.length) {
+    addError(
+      errors,
+      'tracking_pixels',
+      `A static code (${type}) is not scanned through the service: it cannot load pixels.`,
+    );
+    return pixels;
+  }
+  const checked = normalisePixels(pixels, 'tracking_pixels');
+  for (const [field, message] of Object.entries(checked.problems)) addError(errors, field, message);
+  return checked.pixels;
 }
 
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -310,6 +336,7 @@ export async function prepareNewCodes(
     if (Object.keys(errors[i]).length) return input;
     const type = canonicalType(input.type);
     const out = withNormalisedUrls(errors[i], input, type);
+    out.tracking_pixels = checkPixels(errors[i], type, input.tracking_pixels);
     if (!Object.keys(errors[i]).length && isStaticType(type)) checkPayloadFits(errors[i], type, out.destination);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
     checkDateValue(errors[i], 'expire_at', input.expire_at);
@@ -364,6 +391,8 @@ export async function prepareNewCodes(
       date_begin: date(input.date_begin),
       expire_at: date(input.expire_at),
       utm_params: json(input.utm_params),
+      tracking_pixels: json(input.tracking_pixels),
+      conversion_tracking: input.conversion_tracking ?? false,
       prelander_enabled: input.prelander_enabled ?? false,
       prelander_seconds: input.prelander_seconds ?? null,
       prelander_message: input.prelander_message ?? null,
@@ -566,6 +595,7 @@ export async function updateCode(
       destinationSchemaErrors(app, errors, type, patch.destination);
     if (Object.keys(errors).length) throw ApiError.validation(errors);
     const urls = withNormalisedUrls(errors, patch, type);
+    const pixels = checkPixels(errors, type, patch.tracking_pixels);
     if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)
       checkPayloadFits(errors, type, urls.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);
@@ -604,6 +634,8 @@ export async function updateCode(
     if (patch.date_begin !== undefined) set.date_begin = begin;
     if (patch.expire_at !== undefined) set.expire_at = expire;
     if (patch.utm_params !== undefined) set.utm_params = json(patch.utm_params);
+    if (pixels !== undefined) set.tracking_pixels = json(pixels);
+    if (patch.conversion_tracking !== undefined) set.conversion_tracking = patch.conversion_tracking;
     if (patch.prelander_enabled !== undefined) set.prelander_enabled = patch.prelander_enabled;
     if (patch.prelander_seconds !== undefined) set.prelander_seconds = patch.prelander_seconds;
     if (patch.prelander_message !== undefined) set.prelander_message = patch.prelander_message;

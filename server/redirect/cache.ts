@@ -113,6 +113,9 @@ export class RedirectCache {
         // A domain's status decides whether its codes answer: drop code entries too.
         this.codes.clear();
         this.gs1.clear();
+      } else if (msg.t === 'codes') {
+        // A brand's pixels or kit, or an organization's pixel consent rule: what cached codes carry.
+        this.codes.clear();
       } else this.reset(); // an organization's slug changed: every key of its codes did
     } catch {
       this.reset();

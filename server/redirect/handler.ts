@@ -8,13 +8,21 @@
 import type http from 'node:http';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
-import { decide, type Visitor } from '../qr-codes/routing.js';
+import { appendScanId, decide, type Visitor } from '../qr-codes/routing.js';
 import { slugKey } from '../qr-codes/slug.js';
 import type { CodeEntry, DomainEntry, RedirectCache } from './cache.js';
 import type { RedirectCounters } from './counters.js';
 import { clientIp, normaliseIp, trustList, type TrustList } from '../http-common/client-ip.js';
 import { referrerHost, type AgentInfo, type Enricher, type NetworkInfo } from './enrich.js';
-import { GONE_PAGES, NOT_FOUND_PAGE, passwordPage, prelanderPage, throttledPage, TOO_LARGE_PAGE } from './pages.js';
+import {
+  GONE_PAGES,
+  NOT_FOUND_PAGE,
+  passwordPage,
+  pixelPage,
+  prelanderPage,
+  throttledPage,
+  TOO_LARGE_PAGE,
+} from './pages.js';
 import { answerPasswordForm, cookieName, cookieValid, FORM_LIMIT_BYTES, readCookie } from './password.js';
 import { DEFAULT_ORPHANS_PER_SECOND, OrphanSampler } from './orphan-sampler.js';
 import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
@@ -25,6 +33,16 @@ import { utcStamp, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } f
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
+import {
+  CONSENT_COOKIE,
+  carriedScanId,
+  consentChoice,
+  consentCookie,
+  pixelRecipients,
+  rememberedConsent,
+  type ConsentChoice,
+  type ConsentOutcome,
+} from '../qr-codes/pixels.js';
 import { looksLikeAi, parseKeySegments, type ParsedPath } from '../qr-codes/gs1.js';
 import { resolverStem } from '../qr-codes/gs1-links.js';
 import { decompressSegment } from '../qr-codes/gs1-compression.js';
@@ -46,6 +64,15 @@ interface Visit {
   visitor: Visitor;
   /** Answered with the code's landing page (vcard, links, app, event) instead of a redirect. */
   page: boolean;
+  /**
+   * A code with pixels: the consent known when the scan is recorded, or `ask` (the banner asks, the
+   * answer comes with the next request); null for a code without pixels.
+   */
+  consent: Exclude<ConsentOutcome, 'none'> | 'ask' | null;
+  /** The Path of the consent cookie: per domain, and per organization on a shared fallback host. */
+  cookiePath: string;
+  /** The scan's id when the destination carries it (conversion_tracking); else made when recorded. */
+  scanId: string | null;
 }
 
 const SLUG = /^[A-Za-z0-9_-]{1,64}$/;
@@ -58,6 +85,8 @@ const PAGE_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
+/** How long the consent banner waits for an answer when the code has no prelander time of its own. */
+export const CONSENT_BANNER_SECONDS = 10;
 const PRELANDER_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
@@ -363,7 +392,20 @@ export class RedirectHandler {
       network,
       visitor,
       page,
+      consent: null,
+      cookiePath: domain.type === 'fallback' ? pathname.slice(0, pathname.indexOf('/', 1)) : '/',
+      scanId: null,
     };
+    if (code.conversionTracking && decision.kind === 'redirect') {
+      // The pixel page's answer carries the id of the scan recorded when the page was served.
+      visit.scanId = (code.pixels ? carriedScanId(req.url) : null) ?? fastUlid(now.getTime());
+      visit.url = appendScanId(visit.url, visit.scanId);
+    }
+    if (code.pixels) {
+      visit.consent = code.pixels.consentRequired
+        ? (rememberedConsent(readCookie(req.headers.cookie, CONSENT_COOKIE) ?? null) ?? 'ask')
+        : 'not_required';
+    }
     const query = page ? landingQuery(req.url) : null;
 
     if (code.passwordHash) {
@@ -384,8 +426,24 @@ export class RedirectHandler {
       res.end();
       return;
     }
+    if (code.pixels && method !== 'POST') {
+      const choice = consentChoice(req.url);
+      if (choice) return this.onConsent(visit, choice);
+    }
     if (query && method !== 'POST') return this.onPage(visit, query);
     return this.count(visit, 302, null);
+  }
+
+  /**
+   * The pixel page's answer (`?qr_consent=`): recorded as the scan's consent action, remembered in
+   * the cookie (an accept or a decline), then on to where the scan goes. Not a second scan.
+   */
+  private onConsent(visit: Visit, choice: ConsentChoice): void {
+    const secure = this.secure(visit.req);
+    if (!visit.head) this.recordAction(visit, `consent_${choice}`, 0);
+    const cookie = choice === 'none' ? null : consentCookie(choice, visit.cookiePath, secure);
+    if (visit.page) return this.redirect(visit.res, 302, '?qr_action=page', cookie);
+    this.redirect(visit.res, 302, visit.url, cookie);
   }
 
   /**
@@ -616,7 +674,7 @@ export class RedirectHandler {
     if (query.action === 'page') return this.landingPageAnswer(visit, null);
     const answer = landingAction(landing, query.action, query.index, now);
     if (!answer) return this.page(res, head, 404, NOT_FOUND_PAGE);
-    if (!head) this.recordAction(visit, query);
+    if (!head) this.recordAction(visit, query.action, query.action === 'link' ? query.index : 0);
     if (answer.kind === 'redirect') return this.redirect(res, 302, answer.url);
     res.writeHead(200, {
       'Content-Type': answer.contentType,
@@ -629,8 +687,8 @@ export class RedirectHandler {
     res.end(head ? undefined : answer.body);
   }
 
-  /** An action on a landing page into scan_actions (with the scan's visitor hash and bot flag). */
-  private recordAction(visit: Visit, query: LandingQuery): void {
+  /** An action on a landing page, or a consent answer, into scan_actions (with the scan's visitor hash and bot flag). */
+  private recordAction(visit: Visit, action: string, target: number): void {
     const { domain, code, now, agent, visitor } = visit;
     const ms = now.getTime();
     this.actions.push({
@@ -640,8 +698,8 @@ export class RedirectHandler {
       brand_id: code.brandId,
       domain_id: domain.type === 'fallback' ? 0 : domain.id,
       code_id: code.id,
-      action: query.action,
-      target: query.action === 'link' ? query.index : 0,
+      action,
+      target,
       visitor_hash: visitor.visitorHash,
       is_bot: agent.isBot ? 1 : 0,
     });
@@ -665,8 +723,36 @@ export class RedirectHandler {
     this.page(res, head, 200, built.html, extra);
   }
 
+  /** The pixel page: the banner (consent asked) or the pixels at once, then on to the destination or the page. */
+  private pixelPageAnswer(visit: Visit, setCookie: string | null): void {
+    const { req, res, head, code } = visit;
+    const pixels = code.pixels!;
+    const lang = pageLanguage(code.landing?.config.language, req.headers['accept-language']);
+    const ask = visit.consent === 'ask';
+    const html = pixelPage({
+      lang,
+      script: pixels.script,
+      recipients: pixelRecipients(pixels.pixels),
+      mode: ask ? 'ask' : 'load',
+      answerSuffix: visit.scanId ? `&qr_scan=${visit.scanId}` : '',
+      next: visit.page ? '?qr_action=page' : visit.url,
+      seconds: code.prelander?.seconds ?? (ask ? CONSENT_BANNER_SECONDS : 0),
+      message: code.prelander?.message ?? null,
+    });
+    const extra: Record<string, string> = {
+      'Content-Security-Policy': pixels.csp,
+      'Content-Language': lang,
+      'X-Robots-Tag': 'noindex, nofollow',
+      Vary: 'Accept-Language, Cookie',
+    };
+    if (setCookie) extra['Set-Cookie'] = setCookie;
+    this.page(res, head, 200, html, extra);
+  }
+
   private answer(visit: Visit, status: number, setCookie: string | null): void {
     const { res, head, code } = visit;
+    // A declined consent loads nothing: the code answers as one without pixels.
+    if (visit.consent !== null && visit.consent !== 'denied') return this.pixelPageAnswer(visit, setCookie);
     if (visit.page && !code.prelander) return this.landingPageAnswer(visit, setCookie);
     if (code.prelander) {
       // A landing page comes after the prelander as the page itself (?qr_action=page), not as a second scan.
@@ -688,7 +774,10 @@ export class RedirectHandler {
       visit.network,
       visit.visitor,
       visit.rule,
+      visit.scanId,
     );
+    // A consent known now is the scan's; one asked for comes with the page's answer (onConsent).
+    if (visit.consent !== null && visit.consent !== 'ask') this.recordAction(visit, `consent_${visit.consent}`, 0);
   }
 
   /** One scan event into the buffer: the code's organization, brand and id, and the visitor. */
@@ -701,9 +790,11 @@ export class RedirectHandler {
     network: NetworkInfo,
     visitor: Visitor,
     rule: number,
+    /** The id the destination was given (conversion_tracking); else a new one. */
+    givenId: string | null = null,
   ): string {
     const ms = now.getTime();
-    const scanId = fastUlid(ms);
+    const scanId = givenId ?? fastUlid(ms);
     this.scans.push({
       scan_id: scanId,
       scanned_at: utcStamp(ms),

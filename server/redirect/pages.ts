@@ -1,6 +1,8 @@
 // The visitor-facing pages: small, accessible HTML with no third-party assets. Every piece of
 // user-provided text goes through escapeHtml; URLs placed in attributes are http(s) only.
 import { escapeHtml } from '../http-common/html.js';
+import { CONSENT_WORDS } from '../landing/i18n.js';
+import type { PageLanguage } from '../qr-codes/landing-config.js';
 
 const STYLE = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1a1a1a;background:#f6f6f4}
 main{max-width:32rem;margin:12vh auto;padding:2rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px #0002}
@@ -12,9 +14,9 @@ button:focus,input:focus,a:focus{outline:3px solid #f9ab00;outline-offset:2px}
 .error{color:#b3261e;font-weight:600}
 @media (prefers-color-scheme:dark){body{background:#111;color:#eee}main{background:#1e1e1e}a{color:#8ab4f8}}`;
 
-function layout(title: string, body: string, head = ''): string {
+function layout(title: string, body: string, head = '', lang = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -111,5 +113,57 @@ ${message}<p role="status" aria-live="polite">Continuing in <span id="count">${s
 <script>(function(){var n=${seconds},c=document.getElementById('count'),go=document.getElementById('go');
 var t=setInterval(function(){n--;if(n<=0){clearInterval(t);location.replace(go.href);}else{c.textContent=n;}},1000);})();</script>`,
     `<meta http-equiv="refresh" content="${seconds};url=${url}">\n`,
+  );
+}
+
+const CONSENT_STYLE = `<style>.consent{border-top:1px solid #ccc;margin-top:1.25rem;padding-top:1rem}
+.consent a.button{display:inline-block;margin:.75rem .75rem 0 0;padding:.5rem 1.25rem;border-radius:.25rem;text-decoration:none;font-weight:600}
+#accept{background:#0b57d0;color:#fff}#decline{border:2px solid #0b57d0}</style>
+`;
+
+/**
+ * The pixel page: the prelander's message (when the code has one), then either the consent banner
+ * (mode ask: Accept and Decline are links to `?qr_consent=granted|denied`; nothing moves on its own
+ * without script but the refresh to `?qr_consent=none`) or nothing more (mode load: the pixels load
+ * at once and the page moves on to `next`). The one script is the code's (qr-codes/pixels.ts), allowed
+ * by its hash; every value here reaches it as an escaped attribute, never as script text.
+ */
+export function pixelPage(opts: {
+  lang: PageLanguage;
+  script: string;
+  recipients: string[];
+  mode: 'ask' | 'load';
+  /** Added to each answer's query (the scan's id when conversions are tracked). */
+  answerSuffix: string;
+  next: string;
+  seconds: number;
+  message: string | null;
+}): string {
+  const w = CONSENT_WORDS[opts.lang];
+  const seconds = Math.max(0, Math.min(60, Math.trunc(opts.seconds)));
+  const message = opts.message ? `<p>${escapeHtml(opts.message)}</p>\n` : '';
+  const count = `<p role="status" aria-live="polite">${escapeHtml(w.continuing).replace('{n}', `<span id="count">${seconds}</span>`)}</p>`;
+  const suffix = escapeHtml(opts.answerSuffix);
+  const none = `?qr_consent=none${suffix}`;
+  const data = `id="px" data-mode="${opts.mode}" data-seconds="${seconds}" data-next="${escapeHtml(opts.next)}" data-none="${none}"`;
+  const banner =
+    opts.mode === 'ask'
+      ? `<section class="consent" aria-labelledby="consent-title">
+<h2 id="consent-title">${escapeHtml(w.title)}</h2>
+<p>${escapeHtml(w.text).replace('{who}', escapeHtml(opts.recipients.join(', ')))}</p>
+<a class="button" id="accept" href="?qr_consent=granted${suffix}">${escapeHtml(w.accept)}</a><a class="button" id="decline" href="?qr_consent=denied${suffix}">${escapeHtml(w.decline)}</a>
+</section>
+${count}`
+      : `${count}\n<p><a href="${escapeHtml(opts.next)}">${escapeHtml(w.redirecting)}</a></p>`;
+  const refresh = opts.mode === 'ask' ? none : escapeHtml(opts.next);
+  return layout(
+    w.redirecting,
+    `<div ${data}>
+<h1>${escapeHtml(w.redirecting)}</h1>
+${message}${banner}
+</div>
+<script>${opts.script}</script>`,
+    `${CONSENT_STYLE}<noscript><meta http-equiv="refresh" content="${seconds};url=${refresh}"></noscript>\n`,
+    opts.lang,
   );
 }

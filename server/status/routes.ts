@@ -1,7 +1,12 @@
 import { API_VERSION, defineOperation } from '../operations/operation.js';
 import { effectiveRateLimit } from '../metering/admission.js';
-import { Organization, PlanSummary } from '../organizations/schema.js';
-import { renderOrganization } from '../organizations/service.js';
+import {
+  Organization,
+  PlanSummary,
+  updateOrganizationBody,
+  type OrganizationSettings,
+} from '../organizations/schema.js';
+import { readOrganization, updateOrganization } from '../organizations/service.js';
 import { planSummary } from '../plans/plans.js';
 import { dataEnvelope } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
@@ -76,10 +81,27 @@ export const organizationRead = defineOperation({
   ability: null,
   billable: true,
   response: { status: 200, description: 'The organization.', schema: dataEnvelope(Organization) },
-  handler: async ({ principal }) => ({
+  handler: async ({ app, principal }) => ({
     status: 200,
-    body: { data: renderOrganization(principal.org) },
+    body: { data: await readOrganization(app, principal.org) },
   }),
 });
 
-export const statusOperations = [statusRead, organizationRead];
+// PATCH /v1/organization
+export const organizationUpdate = defineOperation<Record<string, never>, Record<string, never>, OrganizationSettings>({
+  id: 'organization.update',
+  method: 'PATCH',
+  path: '/v1/organization',
+  summary: 'Change the organization’s settings (pixel_consent)',
+  tag: 'Status',
+  ability: 'organization.manage',
+  billable: true,
+  body: updateOrganizationBody,
+  response: { status: 200, description: 'The organization after the change.', schema: dataEnvelope(Organization) },
+  handler: async ({ app, principal }, { body }) => ({
+    status: 200,
+    body: { data: await updateOrganization(app, principal.org, body) },
+  }),
+});
+
+export const statusOperations = [statusRead, organizationRead, organizationUpdate];

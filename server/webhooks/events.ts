@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'wallet.low_balance',
   'usage.included_calls_exhausted',
   'scans.batch',
+  'conversion.recorded',
   'webhook.disabled',
 ] as const;
 

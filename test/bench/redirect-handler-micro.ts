@@ -57,6 +57,8 @@ const code = {
   prelander: null,
   type: 'url',
   landing: null,
+  pixels: null,
+  conversionTracking: false,
 };
 const mixed = process.env.MIX === '1';
 // With MIX=1, one code per slug of the mix (ids 1000 ...), as the cache would hold them.

@@ -145,6 +145,7 @@ describe('Scan analytics API', () => {
         scope_level: 'organization',
         range_days: 7,
         totals: { scans: 10, uniques: 7, unique_rate: 0.7 },
+        conversions: { count: 0, unique_visitors: 0, amounts: [] },
         time_series: [
           { date: '2026-03-09', scans: 2 },
           { date: '2026-03-10', scans: 0 },
@@ -331,6 +332,7 @@ describe('Scan analytics API', () => {
         qr_code: { ulid: codes.C1.ulid, name: 'Menu', slug: 'acme/menu' },
         range_days: 7,
         totals: { scans: 4, uniques: 3, unique_rate: 0.75 },
+        conversions: { count: 0, unique_visitors: 0, amounts: [] },
         time_series: [
           { date: '2026-03-09', scans: 2 },
           { date: '2026-03-10', scans: 0 },

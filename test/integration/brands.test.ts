@@ -57,6 +57,7 @@ describe('brands: /v1/brands', () => {
         slug: 'acme_Coffee-1',
         brand_kit: { colors: ['#112233'], logo: { url: 'https://acme.test/logo.png' } },
         settings: { default_utm: { source: 'qr' } },
+        tracking_pixels: null,
         primary_domain: { ulid: domain.ulid, host: domain.host },
         created_at: '2026-04-01T12:00:00.000Z',
         updated_at: '2026-04-01T12:00:00.000Z',

@@ -490,7 +490,7 @@ describe('MCP tools', () => {
       const errors = JSON.parse(res.body.result.content[0].text).errors;
       expect(Object.keys(errors)).to.deep.equal(['__proto__']);
       expect(Object.getOwnPropertyDescriptor(errors, '__proto__')?.value).to.deep.equal([
-        'This field is not allowed. Accepted: name, slug, brand_kit, settings, primary_domain_ulid.',
+        'This field is not allowed. Accepted: name, slug, brand_kit, settings, tracking_pixels, primary_domain_ulid.',
       ]);
       expect((await svc.get('/v1/brands', token)).body.data.map((b: { name: string }) => b.name)).to.not.include('P');
       const statusRaw = `{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"status_read","arguments":{"__proto__":{}}}}`;

@@ -60,6 +60,7 @@ describe('GET /v1/status and GET /v1/organization', () => {
         locale: 'en',
         currency: 'JPY',
         plan: { code: 'professional_monthly', name: 'Professional (monthly)' },
+        pixel_consent: 'required',
         created_at: org.createdAt.toISOString(),
         updated_at: org.updatedAt.toISOString(),
       },

@@ -9,7 +9,7 @@ import {
 import { newSecret, parseBearer } from '../../server/auth/principal.js';
 
 describe('abilities and tokens', () => {
-  it('gives owner and admin every ability, editor all but six, viewer four', () => {
+  it('gives owner and admin every ability, editor all but seven, viewer four', () => {
     expect(ROLE_ABILITIES.owner).to.deep.equal(ABILITIES);
     expect(ROLE_ABILITIES.admin).to.deep.equal(ABILITIES);
     expect(ABILITIES.filter((a) => !ROLE_ABILITIES.editor.includes(a))).to.deep.equal([
@@ -19,6 +19,7 @@ describe('abilities and tokens', () => {
       'members.manage',
       'wallet.manage',
       'webhooks.manage',
+      'organization.manage',
     ]);
     expect(ROLE_ABILITIES.viewer).to.deep.equal(['codes.view', 'brands.view', 'domains.view', 'analytics.view']);
   });
