@@ -6,7 +6,7 @@
 // journals are replayed at start. Half the load goes to a capped code, served from blocks reserved
 // in Postgres: the killed process's unused reservation comes back, so both codes' redirects_count
 // equal their stored scans.
-import { execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';

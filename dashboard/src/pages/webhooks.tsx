@@ -39,6 +39,7 @@ const EVENTS: Record<EventType, string> = {
   'wallet.low_balance': 'The wallet fell below its threshold',
   'usage.included_calls_exhausted': 'The plan’s included API calls are used up',
   'scans.batch': 'Scans, in batches',
+  'conversion.recorded': 'A conversion was recorded',
   'webhook.disabled': 'An endpoint was disabled',
 };
 const EVENT_TYPES = Object.keys(EVENTS) as EventType[];
