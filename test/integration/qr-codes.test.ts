@@ -75,6 +75,7 @@ describe('QR codes: /v1/qr-codes', () => {
         device_routing: null,
         language_routing: null,
         tracking_pixels: null,
+        conversion_tracking: false,
         custom_js: null,
         landing_config: null,
         prelander_enabled: false,

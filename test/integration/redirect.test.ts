@@ -596,8 +596,10 @@ describe('public redirect', function () {
       const rows = await scansOf(c.id);
       expect(rows).to.have.length(1);
       // UInt64 columns come back from chDB as JSON numbers.
-      const { scan_id, scanned_at, visitor_hash, ...rest } = rows[0];
+      const { scan_id, scanned_at, visitor_hash, batch, ...rest } = rows[0];
       expect(scan_id).to.match(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+      // clickhouse/0012: the token of the batch the scan was stored in (the live stream reads by it).
+      expect(String(batch)).to.match(/^[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(String(scanned_at)).to.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/);
       expect(String(visitor_hash)).to.match(/^[1-9]\d*$/);
       expect(rest).to.deep.equal({

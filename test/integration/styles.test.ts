@@ -52,10 +52,17 @@ describe('QR styles: /v1/qr-styles', () => {
         // margin 24 px at the default width of 300: a quiet zone of about 3 modules
         scannability: {
           verdict: 'warn',
+          check: 'full',
           decoded: true,
+          decoders: ['zxing-cpp', 'jsqr', 'zbar'],
+          misses: [],
+          print: { size_mm: 20, distance_mm: 200 },
+          robustness_margin: 1,
+          smallest_print_size_mm: 20,
           contrast_ratio: 19.02,
           quiet_zone_modules: 3.14,
           logo_coverage: 0,
+          logo_area: 0,
           error_correction: 'Q',
           reasons: ['quiet_zone_narrow'],
         },
