@@ -393,18 +393,22 @@ export class RedirectHandler {
       visitor,
       page,
       consent: null,
-      cookiePath: domain.type === 'fallback' ? pathname.slice(0, pathname.indexOf('/', 1)) : '/',
+      cookiePath: '/',
       scanId: null,
     };
+    // The pixel page's answer (?qr_consent=): not a scan of its own (onConsent).
+    const choice = code.pixels && method !== 'POST' ? consentChoice(req.url) : null;
     if (code.conversionTracking && decision.kind === 'redirect') {
-      // The pixel page's answer carries the id of the scan recorded when the page was served.
-      visit.scanId = (code.pixels ? carriedScanId(req.url) : null) ?? fastUlid(now.getTime());
+      // Only the pixel page's answer carries on the id of the scan recorded when the page was served;
+      // a scan recorded now always gets a new id, whatever its URL says.
+      visit.scanId = (choice ? carriedScanId(req.url) : null) ?? fastUlid(now.getTime());
       visit.url = appendScanId(visit.url, visit.scanId);
     }
     if (code.pixels) {
       visit.consent = code.pixels.consentRequired
         ? (rememberedConsent(readCookie(req.headers.cookie, CONSENT_COOKIE) ?? null) ?? 'ask')
         : 'not_required';
+      if (domain.type === 'fallback') visit.cookiePath = pathname.slice(0, pathname.indexOf('/', 1));
     }
     const query = page ? landingQuery(req.url) : null;
 
@@ -426,10 +430,7 @@ export class RedirectHandler {
       res.end();
       return;
     }
-    if (code.pixels && method !== 'POST') {
-      const choice = consentChoice(req.url);
-      if (choice) return this.onConsent(visit, choice);
-    }
+    if (choice) return this.onConsent(visit, choice);
     if (query && method !== 'POST') return this.onPage(visit, query);
     return this.count(visit, 302, null);
   }

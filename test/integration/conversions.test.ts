@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
+import { chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
+import { examplePixelId } from '../../server/qr-codes/pixels.js';
 
 describe('conversions: qr_scan on the destination, POST /v1/conversions, analytics', function () {
   this.timeout(120_000);
@@ -56,6 +57,39 @@ describe('conversions: qr_scan on the destination, POST /v1/conversions, analyti
       headers: { 'User-Agent': DESKTOP },
     });
     expect(r.headers.location).to.equal('https://shop.example.com/p');
+  });
+
+  it('with pixels: the page answer carries the scan id on; a qr_scan on a new scan’s URL is never its id', async () => {
+    const res = await svc.post('/v1/qr-codes', a.token, {
+      slug: `cv${++n}`,
+      destination: 'https://shop.example.com/p',
+      domain_ulid: fallback,
+      conversion_tracking: true,
+      tracking_pixels: [{ provider: 'ga4', id: examplePixelId('ga4') }],
+    });
+    expect(res.status, res.text).to.equal(201);
+    const path = new URL(res.body.data.public_url).pathname;
+    // Another scan's id put on the code's URL by whoever printed or shared the link.
+    const foreign = ulid();
+    const page = await hit(rd.port, FALLBACK, `${path}?qr_scan=${foreign}`, { headers: { 'User-Agent': DESKTOP } });
+    expect(page.status).to.equal(200);
+    const m = /\?qr_consent=none&amp;qr_scan=([0-9A-Z]{26})/.exec(page.body);
+    expect(m, 'the banner’s answer carries the scan id').to.not.equal(null);
+    const scanId = m![1];
+    expect(scanId).to.not.equal(foreign);
+    const answer = await hit(rd.port, FALLBACK, `${path}?qr_consent=denied&qr_scan=${scanId}`, {
+      headers: { 'User-Agent': DESKTOP },
+    });
+    expect(answer.status).to.equal(302);
+    expect(answer.headers.location).to.equal(`https://shop.example.com/p?qr_scan=${scanId}`);
+    await rd.scans.flush();
+    const id = (await svc.app.db('qr_codes').where({ ulid: res.body.data.ulid }).first('id')).id;
+    const rows = await chRows<{ scan_id: string }>(
+      svc.app,
+      `SELECT scan_id FROM ${svc.app.ch.database}.scan_events WHERE code_id = {id:UInt64}`,
+      { id },
+    );
+    expect(rows.map((r) => r.scan_id)).to.deep.equal([scanId]);
   });
 
   it('records a conversion of the scan the destination got, with its amount', async () => {
