@@ -118,6 +118,31 @@ export async function liveSlugPage(db: Db, after: number, limit: number): Promis
   return rows.map((r) => ({ id: Number(r.id), key: r.k }));
 }
 
+/** How many gs1 codes are not deleted (each gives the known-keys filter two GS1 keys). */
+export async function countLiveGs1Codes(db: Db): Promise<number> {
+  const [{ codes }] = await db('qr_codes')
+    .whereNull('deleted_at')
+    .where('type', 'gs1')
+    .count<{ codes: string }[]>('* as codes');
+  return Number(codes);
+}
+
+/**
+ * Up to `limit` gs1 codes (not deleted) after id `after`: id and GS1 key `<org-slug>|<gtin-14>` in
+ * lower case (what the redirect's notification names, sql/0056), by id.
+ */
+export async function liveGs1KeyPage(db: Db, after: number, limit: number): Promise<{ id: number; key: string }[]> {
+  const rows = await db('qr_codes as c')
+    .join('organizations as o', 'o.id', 'c.org_id')
+    .whereNull('c.deleted_at')
+    .where('c.type', 'gs1')
+    .where('c.id', '>', after)
+    .orderBy('c.id')
+    .limit(limit)
+    .select<{ id: string; k: string }[]>('c.id', db.raw(`lower(o.slug) || '|' || (c.destination ->> 'gtin') as k`));
+  return rows.map((r) => ({ id: Number(r.id), key: r.k }));
+}
+
 /** A redirect process's counters as the holder of reservations: one id per life, where it runs. */
 export interface ReservationHolder {
   id: string;

@@ -15,7 +15,7 @@ import { LRUCacheWithDelete } from 'mnemonist';
 import type { NotifyListener } from '../stores/notify.js';
 import { findServingDomain, type ServingDomain } from '../domains/serving.js';
 import { findCodeForScan, findGs1CodesForScan, type Gs1Entry, type ScanCode } from '../qr-codes/scan-lookup.js';
-import { codeKey, hostKey, KnownKeys, LookupBudget } from './known-keys.js';
+import { addGs1Keys, codeKey, gs1Key, hostKey, KnownKeys, LookupBudget } from './known-keys.js';
 
 /** A host's domain as cached: what server/domains/serving.ts finds. */
 export type DomainEntry = ServingDomain;
@@ -97,14 +97,17 @@ export class RedirectCache {
     this.stats.notifications++;
     this.generation++;
     try {
-      const msg = JSON.parse(payload ?? '') as { t: string; keys: string[] };
+      const msg = JSON.parse(payload ?? '') as { t: string; keys: string[]; gs1?: string[] };
       if (msg.t === 'code') {
         for (const k of msg.keys) {
           this.codes.delete(k);
           this.known.add(codeKey(k));
         }
-        // A notification names the slug, not the GTIN: any code change drops the gs1 entries.
-        this.gs1.clear();
+        // A gs1 code's GS1 keys before and after the change (sql/0056).
+        for (const k of msg.gs1 ?? []) {
+          this.gs1.delete(k);
+          addGs1Keys((key) => this.known.add(key), k);
+        }
       } else if (msg.t === 'domain') {
         for (const k of msg.keys) {
           this.domains.delete(k);
@@ -214,16 +217,21 @@ export class RedirectCache {
 
   /**
    * The cached gs1 codes of a GTIN in an organization (`<org-slug>|<gtin-14>`, lower case; null:
-   * none), or undefined when they must be loaded. GTINs are not in the known-keys filter: a miss
-   * reads Postgres once and is cached like a hit.
+   * none), or undefined when they must be loaded (the known-keys filter answers made-up GTINs).
    */
   peekGs1(key: string): Gs1Entry | null | undefined {
+    const now = Date.now();
     const slot = this.gs1.get(key);
-    if (this.fresh(slot, Date.now())) {
+    if (this.fresh(slot, now)) {
       this.stats.hits++;
       return slot.value;
     }
-    return undefined;
+    return this.surelyAbsent(gs1Key(key), this.loadingGs1.has(key), now) ? null : undefined;
+  }
+
+  /** false only when the filter says the organization (slug, lower case) has no gs1 code. */
+  mayHaveGs1(orgSlug: string): boolean {
+    return !this.surelyAbsent(gs1Key(orgSlug), false, Date.now());
   }
 
   loadGs1(key: string): Promise<Gs1Entry | null> {

@@ -109,6 +109,26 @@ function safeDecode(s: string): string | null {
   }
 }
 
+/**
+ * The organization slug and key segments (`['01', '<gtin>', …]`) of a Digital Link path: /01/… on a
+ * custom domain, /<org-slug>/01/… on a fallback host; null for any other path, told by its first
+ * characters before anything is split.
+ */
+function digitalLinkPath(rawPath: string, domain: DomainEntry): { orgSlug: string; segments: string[] } | null {
+  let start = 1;
+  if (domain.type === 'fallback') {
+    const slash = rawPath.indexOf('/', 1);
+    if (slash === -1) return null;
+    start = slash + 1;
+  } else if (domain.type !== 'custom' || !domain.orgSlug) return null;
+  const first = rawPath.charCodeAt(start);
+  if (!(first >= 48 && first <= 57)) return null; // an application identifier is digits
+  const orgSlug = domain.type === 'fallback' ? rawPath.slice(1, start - 1) : domain.orgSlug!;
+  if (domain.type === 'fallback' && !ORG_SLUG.test(orgSlug)) return null;
+  const segments = rawPath.slice(start).split('/');
+  return segments.length >= 2 && looksLikeAi(segments[0]) ? { orgSlug, segments } : null;
+}
+
 export class RedirectHandler {
   private readonly trust: TrustList | null;
   private readonly throttle: PasswordThrottle;
@@ -291,13 +311,8 @@ export class RedirectHandler {
     const rawPath = q === -1 ? url : url.slice(0, q);
     // GS1 Digital Link (docs/gs1.md): /01/<gtin>… on a custom domain, /<org-slug>/01/<gtin>… on a
     // fallback host; the resolver description file at /.well-known/gs1resolver of every domain.
-    const raw = rawPath.split('/');
-    if (domain.type === 'custom' && domain.orgSlug && raw.length >= 3 && looksLikeAi(raw[1])) {
-      return this.gs1(req, res, method, domain, domain.orgSlug, raw.slice(1), q === -1 ? '' : url.slice(q + 1));
-    }
-    if (domain.type === 'fallback' && raw.length >= 4 && ORG_SLUG.test(raw[1]) && looksLikeAi(raw[2])) {
-      return this.gs1(req, res, method, domain, raw[1], raw.slice(2), q === -1 ? '' : url.slice(q + 1));
-    }
+    const link = digitalLinkPath(rawPath, domain);
+    if (link) return this.gs1(req, res, method, domain, link.orgSlug, link.segments, q === -1 ? '' : url.slice(q + 1));
     if (rawPath === '/.well-known/gs1resolver' && method !== 'POST') return this.gs1Description(res, method, domain);
     if (method === 'OPTIONS') {
       res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
@@ -462,6 +477,8 @@ export class RedirectHandler {
     const orgSlug = domain.type === 'custom' ? domain.orgSlug : parts.length === 2 ? parts[0] : null;
     const segment = domain.type === 'custom' ? (parts.length === 1 ? parts[0] : null) : parts[1];
     if (!orgSlug || !segment || method === 'POST') return false;
+    // Decompressing costs tens of microseconds: not for every unknown slug of an organization without gs1 codes.
+    if (!this.cache.mayHaveGs1(orgSlug.toLowerCase())) return false;
     const dl = decompressSegment(segment);
     if (!dl) return false;
     const url = req.url ?? '';

@@ -1,7 +1,8 @@
 // The redirect's negative cache: a Bloom filter of every lookup key that may exist (the stored slug
-// `<org-slug>/<slug>` of every code that is not deleted, and every domain host), so a request for
-// a slug or host that does not exist is answered without asking Postgres, however many random
-// ones a flood sends. A Bloom filter has no false negatives: a key it does not hold surely does not
+// `<org-slug>/<slug>` of every code that is not deleted, every domain host, and the GS1 keys of gs1
+// codes: `<org-slug>|<gtin-14>` and the organization's slug alone), so a request for a slug, host
+// or GTIN that does not exist is answered without asking Postgres, however many random ones a
+// flood sends. A Bloom filter has no false negatives: a key it does not hold surely does not
 // exist (as of the last notification); a key it holds may exist, and is looked up.
 //
 // It is built from Postgres when the LISTEN connection comes up (and again after it drops, since
@@ -12,12 +13,23 @@
 import type { Knex } from 'knex';
 import { BloomFilter } from 'mnemonist';
 import { countLiveDomains, liveHostPage } from '../domains/serving.js';
-import { countLiveCodes, liveSlugPage } from '../qr-codes/scan-lookup.js';
+import { countLiveCodes, countLiveGs1Codes, liveGs1KeyPage, liveSlugPage } from '../qr-codes/scan-lookup.js';
 
 /** A code's key in the filter: its stored slug in lower case. */
 export const codeKey = (slug: string): string => `c:${slug}`;
 /** A domain's key in the filter: its host in lower case. */
 export const hostKey = (host: string): string => `h:${host}`;
+/**
+ * A GS1 key in the filter: `<org-slug>|<gtin-14>` (lower case) for a GTIN of an organization, or
+ * the organization's slug alone for "has gs1 codes at all".
+ */
+export const gs1Key = (key: string): string => `g:${key}`;
+
+/** Adds the filter keys of one GS1 key `<org-slug>|<gtin-14>`: itself and its organization. */
+export function addGs1Keys(add: (key: string) => void, key: string): void {
+  add(gs1Key(key));
+  add(gs1Key(key.slice(0, key.indexOf('|'))));
+}
 
 const MIN_CAPACITY = 100_000;
 const ERROR_RATE = 0.001;
@@ -84,17 +96,23 @@ export class KnownKeys {
   }
 
   private async load(build: { id: number }): Promise<{ filter: BloomFilter; capacity: number }> {
-    const capacity = Math.max(MIN_CAPACITY, 2 * ((await countLiveCodes(this.db)) + (await countLiveDomains(this.db))));
+    const capacity = Math.max(
+      MIN_CAPACITY,
+      2 *
+        ((await countLiveCodes(this.db)) + (await countLiveDomains(this.db)) + 2 * (await countLiveGs1Codes(this.db))),
+    );
     const filter = new BloomFilter({ capacity, errorRate: ERROR_RATE });
-    for (const [page, keyOf] of [
-      [liveSlugPage, codeKey],
-      [liveHostPage, hostKey],
+    const add = (key: string) => filter.add(key);
+    for (const [page, addKeys] of [
+      [liveSlugPage, (k: string) => add(codeKey(k))],
+      [liveHostPage, (k: string) => add(hostKey(k))],
+      [liveGs1KeyPage, (k: string) => addGs1Keys(add, k)],
     ] as const) {
       // Keyset pages, so a large table is read in bounded memory.
       for (let after = 0; ;) {
         const rows = await page(this.db, after, PAGE);
         if (this.building?.id !== build.id) return { filter, capacity }; // superseded: stop reading
-        for (const r of rows) filter.add(keyOf(r.key));
+        for (const r of rows) addKeys(r.key);
         if (rows.length < PAGE) break;
         after = rows[rows.length - 1].id;
       }

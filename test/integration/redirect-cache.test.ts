@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { waitFor } from '../helpers/poll.js';
+import { checkDigit } from '../../server/qr-codes/gs1.js';
 import { chRows, fallbackDomainId, hit, insertCode, insertCustomDomain } from './redirect-fixtures.js';
 
 const FALLBACK = 'localhost:3001';
@@ -54,6 +55,39 @@ describe('redirect cache: LRU, known-keys filter, orphan sampling', function () 
     // The filter's false-positive rate is 0.1%: a lookup or two at most, never one per request.
     expect(rd.cache.stats.misses - before).to.be.at.most(5);
     expect(rd.cache.stats.filtered).to.be.at.least(995);
+  });
+
+  it('answers made-up GTINs from the filter, and serves a gs1 code created after it was built until it is paused', async () => {
+    const gtin = () => {
+      const body = `0950${Math.random().toString().slice(2, 11)}`;
+      return `${body}${checkDigit(body)}`;
+    };
+    const before = rd.cache.stats.misses;
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () => hit(rd.port, FALLBACK, `/${org.slug}/01/${gtin()}`)),
+    );
+    expect(answers.map((r) => r.status).filter((s) => s !== 404)).to.deep.equal([]);
+    // The filter's false-positive rate is 0.1%: a lookup at most, never one per request.
+    expect(rd.cache.stats.misses - before).to.be.at.most(2);
+
+    const product = gtin();
+    const id = await insertCode(svc.app, {
+      orgId: org.id,
+      orgSlug: org.slug,
+      domainId: fallbackId,
+      slug: `g${++n}`,
+      type: 'gs1',
+      destination: {
+        gtin: product,
+        links: [{ link_type: 'gs1:pip', href: 'https://example.com/product', title: 'Product', default: true }],
+      },
+    });
+    const path = `/${org.slug}/01/${product}`;
+    await waitFor(async () => (await hit(rd.port, FALLBACK, path)).status === 307);
+    expect((await hit(rd.port, FALLBACK, path)).headers.location).to.equal('https://example.com/product');
+    // The code's notification names its GTIN: that cached entry is dropped, and the next answer is 404.
+    await svc.app.db('qr_codes').where({ id }).update({ status: 'paused' });
+    await waitFor(async () => (await hit(rd.port, FALLBACK, path)).status === 404);
   });
 
   it('serves a code created after the filter was built, once its notification arrives', async () => {

@@ -79,6 +79,8 @@ export interface CodeInput {
   orgSlug: string;
   domainId: number;
   slug: string;
+  /** The code's type (default url). */
+  type?: string;
   destination?: unknown;
   status?: string;
   brandId?: number | null;
@@ -105,6 +107,7 @@ export async function insertCode(app: AppContext, c: CodeInput): Promise<number>
       domain_id: c.domainId,
       brand_id: c.brandId ?? null,
       slug: `${c.orgSlug}/${c.slug}`,
+      ...(c.type ? { type: c.type } : {}),
       status: c.status ?? 'active',
       destination: json(c.destination ?? 'https://example.com/landing'),
       routing: json(c.routing),
