@@ -237,11 +237,19 @@ function checkPixels(
   return checked.pixels;
 }
 
-/** A script's size (bytes of UTF-8) and type: a static code is never served by us, so it runs nothing. */
+/** A script's size (bytes of UTF-8) and type: a static or gs1 code has no page of ours, so it runs nothing. */
 function checkCustomJs(errors: FieldErrors, type: CodeType, js: string | null | undefined): void {
   if (!js) return;
   if (isStaticType(type)) {
     addError(errors, 'custom_js', `A static code (${type}) is not served by the service: it cannot run a script.`);
+    return;
+  }
+  if (type === 'gs1') {
+    addError(
+      errors,
+      'custom_js',
+      'A gs1 code is answered by the GS1 resolver, which serves no page: it cannot run a script.',
+    );
     return;
   }
   const problem = customJsSizeProblem(js);
