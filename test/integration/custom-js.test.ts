@@ -6,6 +6,9 @@
 // enforcing the hash, are test/browser/custom-js.test.ts.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { CUSTOM_SCRIPT_PREFIX, MAX_CUSTOM_JS_BYTES } from '../../server/qr-codes/custom-js.js';
@@ -13,6 +16,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { addVerifiedDomain } from '../helpers/custom-domains.js';
 import { waitFor } from '../helpers/poll.js';
+import { qrctl } from '../helpers/web-client.js';
 import { callTool } from './mcp-helpers.js';
 import { FALLBACK, hit } from './redirect-fixtures.js';
 
@@ -233,6 +237,43 @@ describe('custom_js: a code’s own script on its organization’s verified cust
     });
     expect(gated.status, gated.text).to.equal(403);
     expect(gated.body.code).to.equal('feature_not_in_plan');
+  });
+
+  it('qrctl codes create --custom-js-file sets it from a file, codes update --no-custom-js removes it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qr-custom-js-'));
+    const file = path.join(dir, 'script.js');
+    fs.writeFileSync(file, SCRIPT);
+    try {
+      const made = await qrctl(svc.app, [
+        'codes',
+        'create',
+        '--org',
+        a.org.slug,
+        '--slug',
+        `cli${tag}`,
+        '--destination',
+        'https://example.com/',
+        '--domain',
+        aDomain,
+        '--custom-js-file',
+        file,
+      ]);
+      expect(made.code.custom_js).to.equal(SCRIPT);
+      const moved = await qrctl(svc.app, [
+        'codes',
+        'update',
+        made.code.ulid,
+        '--org',
+        a.org.slug,
+        '--domain',
+        fallback,
+        '--no-custom-js',
+      ]);
+      expect(moved.code).to.include({ custom_js: null });
+      expect(moved.code.domain.ulid).to.equal(fallback);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe('served by the redirect', () => {
