@@ -9,17 +9,17 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import type { Runner } from 'graphile-worker';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import type { RedirectListener } from '../../server/redirect/listener.js';
 import { CUSTOM_SCRIPT_PREFIX } from '../../server/qr-codes/custom-js.js';
-import { startWorker } from '../../workers/index.js';
-import { addVerifiedDomain, domainUntil, tlsGet } from '../helpers/custom-domains.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
-import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
-import { createTestCa } from '../helpers/test-certs.js';
-import { launchBrowser } from './browser.js';
+import { addVerifiedDomain, domainUntil, startHttpsStack, tlsGet, type HttpsStack } from '../helpers/custom-domains.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
+import type { TestOrg, TestService } from '../helpers/harness.js';
+import type { Pebble } from '../helpers/pebble.js';
+import { loadDashboard } from '../../server/web/assets.js';
+import { requireOrganization } from '../../server/organizations/service.js';
+import { qrctl } from '../helpers/web-client.js';
+import { heading, launchBrowser, signedInAcme } from './browser.js';
 
 /** Marks the page it runs on, and says so in the console. */
 const SCRIPT = "document.documentElement.setAttribute('data-custom-js','ran');console.log('custom-js ran');";
@@ -30,7 +30,7 @@ describe('custom_js in Chromium over HTTPS (pebble certificate): runs when intac
   let pebble: Pebble;
   let svc: TestService;
   let rd: RedirectListener;
-  let worker: Runner;
+  let stack: HttpsStack;
   let browser: Browser;
   let org: TestOrg;
   let site: http.Server;
@@ -48,24 +48,8 @@ describe('custom_js in Chromium over HTTPS (pebble certificate): runs when intac
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     destination = `http://127.0.0.1:${(site.address() as AddressInfo).port}/after`;
-    dns = await startDnsServer();
-    const httpPort = await freePort();
-    pebble = await startPebble({ httpPort, dnsServer: dns.address });
-    svc = await startTestService({
-      config: {
-        dnsResolvers: [dns.address],
-        acmeDirectoryUrl: pebble.directoryUrl,
-        acmeCaFile: pebble.listenerCaFile,
-        platformRateLimitPerMin: 10_000,
-      },
-    });
-    const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
-    rd = await startRedirectListener(svc.app, httpPort, '127.0.0.1', {
-      flushMs: 50,
-      tlsPort: 0,
-      defaultCertificate: { certificatePem: fallback.certPem, privateKeyPem: fallback.keyPem },
-    });
-    worker = await startWorker(svc.app);
+    stack = await startHttpsStack();
+    ({ dns, pebble, svc, redirect: rd } = stack);
     org = await svc.createOrg({ plan: 'enterprise_monthly' });
     domainUlid = (await addVerifiedDomain(svc, dns, org, host)).ulid;
     await domainUntil(svc, org, domainUlid, (d) => d.ssl_status === 'active', {
@@ -78,11 +62,7 @@ describe('custom_js in Chromium over HTTPS (pebble certificate): runs when intac
   });
   after(async () => {
     await browser?.close();
-    await worker?.stop();
-    await rd?.close();
-    await svc?.close();
-    await pebble?.close();
-    await dns?.close();
+    await stack?.close();
     site?.close();
   });
 
@@ -199,6 +179,41 @@ describe('custom_js in Chromium over HTTPS (pebble certificate): runs when intac
     expect(loaded).to.equal('refused');
     expect(console.join('\n')).to.match(/Content Security Policy/);
     await context.close();
+  });
+
+  it('the dashboard’s code form offers the script (with its byte counter) only on a verified custom domain, and saves it', async () => {
+    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
+    const { page, orgUlid, token } = await signedInAcme(svc, browser);
+    await qrctl(svc.app, ['org', 'set-plan', '--org', 'acme', '--plan', 'enterprise_monthly']);
+    const acme = { org: await requireOrganization(svc.app.db, 'acme'), token, ownerEmail: 'owner@acme.example' };
+    const acmeHost = `qr.${tag}.acme.test`;
+    const domain = await addVerifiedDomain(svc, dns, acme, acmeHost);
+    await page.goto(`${svc.url}/app/o/${orgUlid}/codes/new`);
+    await heading(page, 'New code');
+    await page.getByLabel('Slug', { exact: true }).fill('menu');
+    await page.getByLabel('Destination URL', { exact: true }).fill('https://example.com/menu');
+    const fallback = await page.getByLabel('Domain', { exact: true }).inputValue();
+    // On the shared domain there is no script field.
+    expect(await page.getByLabel('Script', { exact: true }).count()).to.equal(0);
+    await page.getByLabel('Domain', { exact: true }).selectOption(domain.ulid);
+    await page.getByLabel('Script', { exact: true }).fill('void "é";');
+    // 10 bytes: é is two bytes of UTF-8.
+    await page.getByText('10 of 10240 bytes (UTF-8)').waitFor();
+    await page.getByText(/runs before any consent answer/).waitFor();
+    await page.getByRole('button', { name: 'Create code' }).click();
+    await heading(page, 'menu');
+    const codes = (await svc.get('/v1/qr-codes', token)).body.data;
+    expect(codes.map((c: any) => [c.slug, c.custom_js])).to.deep.equal([['acme/menu', 'void "é";']]);
+    // Moved back to the shared domain: the form says the script goes, and saving removes it.
+    await page.getByLabel('Domain', { exact: true }).selectOption(fallback);
+    expect(await page.getByLabel('Script', { exact: true }).count()).to.equal(0);
+    await page.getByText(/saving it on this domain\s+removes the script/).waitFor();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved').waitFor();
+    const after = (await svc.get(`/v1/qr-codes/${codes[0].ulid}`, token)).body.data;
+    expect(after).to.include({ custom_js: null });
+    expect(after.domain.ulid).to.equal(fallback);
+    await page.context().close();
   });
 
   it('a url code answers with the interstitial: the script runs first, then the visitor arrives at the destination', async () => {

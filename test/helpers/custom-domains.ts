@@ -4,9 +4,68 @@
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { expect } from 'chai';
+import type { Runner } from 'graphile-worker';
 import { verificationToken } from '../../server/domains/service.js';
-import type { TestDnsServer } from './dns-server.js';
-import type { TestOrg, TestService } from './harness.js';
+import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { startWorker } from '../../workers/index.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { startTestService, type TestOrg, type TestService } from './harness.js';
+import { freePort, startPebble, type Pebble } from './pebble.js';
+import { createTestCa } from './test-certs.js';
+
+/** What serves custom domains over HTTPS in a test: DNS, pebble, the service, its redirect with TLS, the worker. */
+export interface HttpsStack {
+  dns: TestDnsServer;
+  pebble: Pebble;
+  svc: TestService;
+  redirect: RedirectListener;
+  worker: Runner;
+  /** Pebble's root and intermediate: what verifies the certificates it issues. */
+  trusted: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The test DNS server, pebble (its HTTP-01 validations sent to the redirect's plain port, its DNS
+ * questions to the test DNS server), a service configured for both, the redirect listener with
+ * an HTTPS port (a certificate of its own for hosts without one) and graphile-worker running the
+ * certificate jobs. The first run on a fresh machine installs pebble with apt-get.
+ */
+export async function startHttpsStack(): Promise<HttpsStack> {
+  const dns = await startDnsServer();
+  const httpPort = await freePort();
+  const pebble = await startPebble({ httpPort, dnsServer: dns.address });
+  const svc = await startTestService({
+    config: {
+      dnsResolvers: [dns.address],
+      acmeDirectoryUrl: pebble.directoryUrl,
+      acmeCaFile: pebble.listenerCaFile,
+      // The tests poll domains every 100 ms on a loaded machine: not the plan's minute window.
+      platformRateLimitPerMin: 10_000,
+    },
+  });
+  const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
+  const redirect = await startRedirectListener(svc.app, httpPort, '127.0.0.1', {
+    flushMs: 50,
+    tlsPort: 0,
+    defaultCertificate: { certificatePem: fallback.certPem, privateKeyPem: fallback.keyPem },
+  });
+  const worker = await startWorker(svc.app);
+  return {
+    dns,
+    pebble,
+    svc,
+    redirect,
+    worker,
+    trusted: [pebble.rootPem, pebble.intermediatePem],
+    async close() {
+      await worker.stop();
+      await svc.close();
+      await pebble.close();
+      await dns.close();
+    },
+  };
+}
 
 /**
  * A custom domain of `org`, verified at once (POST /v1/domains with verify: true) after the DNS

@@ -3,20 +3,23 @@
 // hosts with 127.0.0.1 and holding their TXT records, pebble's HTTP-01 port pointed at the redirect
 // listener, and graphile-worker running the domain-certificate job. Validation is real.
 import crypto from 'node:crypto';
-import type { Runner } from 'graphile-worker';
 import { expect } from 'chai';
 import { Sealer } from '../../server/at-rest.js';
 import { AcmeIssuanceError, AcmeIssuer } from '../../server/domains/acme.js';
 import { runDomainMaintenance } from '../../server/domains/maintenance.js';
 import { verificationToken } from '../../server/domains/service.js';
-import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { startWorker } from '../../workers/index.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
-import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
-import { createTestCa } from '../helpers/test-certs.js';
+import type { RedirectListener } from '../../server/redirect/listener.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
+import type { TestOrg, TestService } from '../helpers/harness.js';
+import { freePort, type Pebble } from '../helpers/pebble.js';
 import { hit } from './redirect-fixtures.js';
-import { addVerifiedDomain, domainUntil as domainUntilOn, tlsGet as tlsGetOn } from '../helpers/custom-domains.js';
+import {
+  addVerifiedDomain,
+  domainUntil as domainUntilOn,
+  startHttpsStack,
+  tlsGet as tlsGetOn,
+  type HttpsStack,
+} from '../helpers/custom-domains.js';
 
 describe('domains: certificates from an ACME server (pebble), HTTPS redirect', function () {
   this.timeout(120_000);
@@ -24,7 +27,6 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
   let pebble: Pebble;
   let svc: TestService;
   let redirect: RedirectListener;
-  let worker: Runner;
   let a: TestOrg;
   let b: TestOrg;
   let trusted: string[];
@@ -33,38 +35,17 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
   const brokenHost = `down.${tag}.customer.test`;
   let domainUlid: string;
 
+  let stack: HttpsStack;
+
   before(async function () {
     // The first run on a fresh machine installs pebble with apt-get.
     this.timeout(600_000);
-    dns = await startDnsServer();
-    const httpPort = await freePort();
-    pebble = await startPebble({ httpPort, dnsServer: dns.address });
-    trusted = [pebble.rootPem, pebble.intermediatePem];
-    svc = await startTestService({
-      config: {
-        dnsResolvers: [dns.address],
-        acmeDirectoryUrl: pebble.directoryUrl,
-        acmeCaFile: pebble.listenerCaFile,
-        // The tests poll domains every 100 ms on a loaded machine: not the plan's minute window.
-        platformRateLimitPerMin: 10_000,
-      },
-    });
-    const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
-    redirect = await startRedirectListener(svc.app, httpPort, '127.0.0.1', {
-      flushMs: 50,
-      tlsPort: 0,
-      defaultCertificate: { certificatePem: fallback.certPem, privateKeyPem: fallback.keyPem },
-    });
-    worker = await startWorker(svc.app);
+    stack = await startHttpsStack();
+    ({ dns, pebble, svc, redirect, trusted } = stack);
     a = await svc.createOrg();
     b = await svc.createOrg();
   });
-  after(async () => {
-    await worker?.stop();
-    await svc?.close();
-    await pebble?.close();
-    await dns?.close();
-  });
+  after(() => stack?.close());
 
   const tlsGet = (servername: string, path: string) => tlsGetOn(redirect.tlsPort!, servername, path, trusted);
   const domainUntil = (org: TestOrg, ulid: string, done: (d: Record<string, any>) => boolean, ms = 30_000) =>
