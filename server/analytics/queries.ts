@@ -499,16 +499,38 @@ export async function consentReport(
   };
 }
 
+/** A scan as a conversion binds to it: its code and brand, visitor, time and dimension values. */
+export interface FoundScan {
+  code_id: number;
+  brand_id: number;
+  visitor_hash: string;
+  scanned_at: string;
+  country: string;
+  device_type: string;
+  referrer: string;
+  language: string;
+  provider: string;
+}
+
 /** One scan of the organization by its id, looked up around the time its ULID carries; null when none. */
 export async function findScan(
   ch: ClickHouseHandle,
   orgId: number,
   scanId: string,
   atMs: number,
-): Promise<{ code_id: number; brand_id: number; visitor_hash: string; scanned_at: string } | null> {
-  const out = await rows<{ code_id: string; brand_id: string; visitor: string; at: string }>(
+): Promise<FoundScan | null> {
+  // Aliases other than the columns' names: an alias would shadow its column in WHERE.
+  const out = await rows<
+    Omit<FoundScan, 'code_id' | 'brand_id' | 'visitor_hash' | 'scanned_at'> & {
+      code_id: string;
+      brand_id: string;
+      visitor: string;
+      at: string;
+    }
+  >(
     ch,
-    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at
+    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at,
+            country, device_type, referrer, language, provider
        FROM ${ch.database}.scan_events
       WHERE org_id = {org:UInt64} AND scan_id = {scan:String}
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
@@ -518,12 +540,7 @@ export async function findScan(
     { org: orgId, scan: scanId.toUpperCase(), from: atMs - 1000, to: atMs + 1000 },
   );
   const r = out[0];
-  return r
-    ? {
-        code_id: Number(r.code_id),
-        brand_id: Number(r.brand_id),
-        visitor_hash: r.visitor,
-        scanned_at: r.at,
-      }
-    : null;
+  if (!r) return null;
+  const { visitor, at, ...values } = r;
+  return { ...values, code_id: Number(r.code_id), brand_id: Number(r.brand_id), visitor_hash: visitor, scanned_at: at };
 }
