@@ -5,6 +5,8 @@ import { startTestService, type TestOrg, type TestService } from '../helpers/har
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
 import { examplePixelId } from '../../server/qr-codes/pixels.js';
+import { startWorker } from '../../workers/index.js';
+import { verified, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 describe('conversions: qr_scan on the destination, POST /v1/conversions, analytics', function () {
   this.timeout(120_000);
@@ -13,10 +15,12 @@ describe('conversions: qr_scan on the destination, POST /v1/conversions, analyti
   let a: TestOrg;
   let b: TestOrg;
   let fallback: string;
+  let receiver: WebhookReceiver;
   let n = 0;
 
   before(async () => {
-    svc = await startTestService();
+    receiver = await WebhookReceiver.start();
+    svc = await startTestService({ config: { webhookAllowedTargets: ['127.0.0.1/32'] } });
     rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50, counterFlushMs: 50 });
     a = await svc.createOrg();
     b = await svc.createOrg();
@@ -25,6 +29,7 @@ describe('conversions: qr_scan on the destination, POST /v1/conversions, analyti
   after(async () => {
     await rd?.close();
     await svc?.close();
+    await receiver?.close();
   });
 
   /** A scan of a new tracked code of the organization: the code and the scan id its destination got. */
@@ -154,6 +159,42 @@ describe('conversions: qr_scan on the destination, POST /v1/conversions, analyti
     expect(tooPrecise.status).to.equal(422);
     const [{ c }] = await svc.app.db('conversions').where({ scan_id: scanId }).count<{ c: string }[]>('* as c');
     expect(Number(c)).to.equal(0);
+  });
+
+  it('delivers conversion.recorded once, through the worker, signed as Standard Webhooks says', async () => {
+    const org = await svc.createOrg();
+    const hook = await svc.post('/v1/webhooks', org.token, {
+      url: receiver.url('/conv'),
+      events: ['conversion.recorded'],
+    });
+    expect(hook.status, hook.text).to.equal(201);
+    const { code, scanId } = await scan(org);
+    const body = { scan_id: scanId, event: 'sale', external_id: 'o-9', amount: '19.99', currency: 'EUR' };
+    const first = await svc.post('/v1/conversions', org.token, body);
+    const again = await svc.post('/v1/conversions', org.token, body);
+    expect(again.body.meta.created).to.equal(false);
+    const runner = await startWorker(svc.app);
+    try {
+      const [got] = await receiver.waitFor(1);
+      expect(got.path).to.equal('/conv');
+      // Verified by the standardwebhooks library against the endpoint's secret: id, timestamp, signature.
+      const event = verified(hook.body.secret, got);
+      expect(event.type).to.equal('conversion.recorded');
+      expect(event.data).to.deep.equal(first.body.data);
+      expect(event.data).to.include({ scan_id: scanId, event: 'sale', amount: '19.99', currency: 'EUR' });
+      expect(event.data.qr_code).to.deep.equal({ ulid: code });
+      expect(got.headers['webhook-id']).to.match(/^msg_[0-9A-Z]{26}$/);
+      // A wrong secret does not verify.
+      expect(() => verified(`whsec_${Buffer.alloc(24, 7).toString('base64')}`, got)).to.throw();
+      const log = await svc.get(`/v1/webhooks/${hook.body.data.ulid}/deliveries`, org.token);
+      expect(log.body.data.map((d: { status: string }) => d.status)).to.deep.equal(['succeeded']);
+    } finally {
+      await runner.stop();
+    }
+    // The repeat wrote no second event.
+    const events = await svc.app.db('webhook_events').where({ org_id: org.org.id, type: 'conversion.recorded' });
+    expect(events).to.have.length(1);
+    expect(receiver.received.filter((r) => r.path === '/conv')).to.have.length(1);
   });
 
   it('needs conversions.write', async () => {
