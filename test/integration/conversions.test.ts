@@ -7,6 +7,7 @@ import { chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
 import { examplePixelId } from '../../server/qr-codes/pixels.js';
 import { startWorker } from '../../workers/index.js';
 import { verified, WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { toolOk } from './mcp-helpers.js';
 
 describe('conversions: qr_scan on the destination, POST /v1/conversions, analytics', function () {
   this.timeout(120_000);
@@ -392,6 +393,16 @@ describe('conversions: qr_scan on the destination, POST /v1/conversions, analyti
       expect(csv.text.split('\n')[0]).to.equal(
         'ulid,created_at,scan_id,scanned_at,event,external_id,amount,currency,visitor_id,country,device_type,referrer,language,provider',
       );
+    });
+
+    it('MCP: the analytics tools carry the same conversions, organization_read the pixel_consent setting', async () => {
+      const rest = (await svc.get('/v1/analytics', x.token)).body.data.conversions;
+      expect((await toolOk(svc, x.token, 'analytics_read', {})).data.conversions).to.deep.equal(rest);
+      const exported = await toolOk(svc, x.token, 'analytics_export', { range: 7, dimension: 'device' });
+      expect(exported.data.csv_rows.map((r: { conversions: number }) => r.conversions)).to.deep.equal([3, 2]);
+      const perCode = await toolOk(svc, x.token, 'analytics_code_read', { code_ulid: s3.code });
+      expect(perCode.data.conversions.amounts).to.deep.equal([{ currency: 'JPY', amount: '1000' }]);
+      expect((await toolOk(svc, x.token, 'organization_read')).data.pixel_consent).to.equal('required');
     });
 
     it('another organization sees none of them and cannot read the brand’s or the code’s', async () => {
