@@ -33,7 +33,9 @@ import type {
   QrStyle,
   RoutingRule,
   Schedule,
+  TrackingPixel,
 } from '../types';
+import { PixelsEditor, pixelsOf } from '../components/pixels';
 import { destinationUrl } from './codes';
 
 const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -63,6 +65,9 @@ interface Draft {
   prelander_message: string;
   rules: RoutingRule[];
   schedule: Schedule;
+  /** The code's own pixels; null: its brand's default list. */
+  pixels: TrackingPixel[] | null;
+  conversion_tracking: boolean;
 }
 
 /** datetime-local value (local time) from an ISO instant, and back. */
@@ -99,6 +104,8 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
     prelander_message: c?.prelander_message ?? '',
     rules: c?.routing?.rules ?? [],
     schedule: c?.schedule ?? { enabled: false, timezone: 'UTC', windows: [], fallback_destination: null },
+    pixels: pixelsOf(c?.tracking_pixels),
+    conversion_tracking: c?.conversion_tracking ?? false,
   };
 }
 
@@ -141,13 +148,17 @@ function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
     prelander_message: d.prelander_message.trim() || null,
     routing: d.rules.length ? { rules: d.rules } : null,
     schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
+    tracking_pixels: d.pixels,
+    conversion_tracking: d.conversion_tracking,
   };
   // What a type does not use is cleared: a redirect's options, and for static codes everything counted.
   if (!kind.redirect) {
     Object.assign(body, { utm_params: null, prelander_enabled: false, prelander_seconds: null });
     Object.assign(body, { prelander_message: null, routing: null, schedule: null });
   }
-  if (!kind.dynamic) Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null });
+  if (!kind.redirect) body.conversion_tracking = false;
+  if (!kind.dynamic)
+    Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null, tracking_pixels: null });
   if (d.password) body.password = d.password;
   else if (d.removePassword) body.password = null;
   if (creating) {
@@ -386,6 +397,37 @@ export default function CodeEdit(props: { org: string; code?: string; membership
                   label="Remove the password"
                   checked={draft.removePassword}
                   onChecked={(v) => set({ removePassword: v, password: '' })}
+                />
+              )}
+            </fieldset>
+          )}
+
+          {kind.dynamic && (
+            <fieldset disabled={!editable}>
+              <legend>Tracking pixels</legend>
+              <p class="hint">
+                Loaded by a pixel page before the visitor moves on, only after the visitor accepts them unless the
+                organization’s pixel consent setting says it is not required.
+              </p>
+              <CheckboxField
+                label="Use the brand’s default pixels"
+                checked={draft.pixels === null}
+                onChecked={(v) => set({ pixels: v ? null : (pixelsOf(saved?.tracking_pixels) ?? []) })}
+                hint="Off with no pixels turns pixels off for this code, even when its brand has some."
+              />
+              {draft.pixels !== null && (
+                <PixelsEditor
+                  value={draft.pixels}
+                  onChange={(pixels) => set({ pixels })}
+                  error={fieldError}
+                  disabled={!editable}
+                />
+              )}
+              {kind.redirect && (
+                <CheckboxField
+                  label="Conversion tracking: pass the scan id to the destination (qr_scan)"
+                  checked={draft.conversion_tracking}
+                  onChecked={(v) => set({ conversion_tracking: v })}
                 />
               )}
             </fieldset>
