@@ -325,6 +325,21 @@ export const CodeAnalyticsPayload: JsonSchema = {
   },
 };
 
+/** The paging meta of an export page (the raw export adds its cursor). */
+function pageMeta(extra: Record<string, JsonSchema> = {}): JsonSchema {
+  return {
+    type: 'object',
+    required: ['count', 'limit', 'offset', 'has_more'],
+    properties: {
+      count: count,
+      limit: { type: 'integer' },
+      offset: { type: 'integer' },
+      has_more: { type: 'boolean' },
+      ...extra,
+    },
+  };
+}
+
 export const RawExportPayload: JsonSchema = {
   $id: 'RawExport',
   type: 'object',
@@ -358,17 +373,9 @@ export const RawExportPayload: JsonSchema = {
         },
       },
     },
-    meta: {
-      type: 'object',
-      required: ['count', 'limit', 'offset', 'has_more'],
-      properties: {
-        count: count,
-        limit: { type: 'integer' },
-        offset: { type: 'integer' },
-        has_more: { type: 'boolean' },
-        next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },
-      },
-    },
+    meta: pageMeta({
+      next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },
+    }),
   },
 };
 
@@ -404,15 +411,6 @@ export const ConversionsExportPayload: JsonSchema = {
         },
       },
     },
-    meta: {
-      type: 'object',
-      required: ['count', 'limit', 'offset', 'has_more'],
-      properties: {
-        count: count,
-        limit: { type: 'integer' },
-        offset: { type: 'integer' },
-        has_more: { type: 'boolean' },
-      },
-    },
+    meta: pageMeta(),
   },
 };
