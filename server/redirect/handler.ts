@@ -459,7 +459,8 @@ export class RedirectHandler {
    */
   private onConsent(visit: Visit, choice: ConsentChoice): void {
     const secure = this.secure(visit.req);
-    if (!visit.head) this.recordAction(visit, `consent_${choice}`, 0);
+    // Under the scan's id (carried by the page's links) the answer replaces the scan's `asked`.
+    if (!visit.head) this.recordAction(visit, `consent_${choice}`, 0, carriedScanId(visit.req.url));
     const cookie = choice === 'none' ? null : consentCookie(choice, visit.cookiePath, secure);
     if (visit.page) return this.redirect(visit.res, 302, '?qr_action=page', cookie);
     this.redirect(visit.res, 302, visit.url, cookie);
@@ -760,11 +761,11 @@ export class RedirectHandler {
   }
 
   /** An action on a landing page, or a consent answer, into scan_actions (with the scan's visitor hash and bot flag). */
-  private recordAction(visit: Visit, action: string, target: number): void {
+  private recordAction(visit: Visit, action: string, target: number, actionId: string | null = null): void {
     const { domain, code, now, agent, visitor } = visit;
     const ms = now.getTime();
     this.actions.push({
-      action_id: fastUlid(ms),
+      action_id: actionId ?? fastUlid(ms),
       scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -838,7 +839,7 @@ export class RedirectHandler {
   }
 
   private record(visit: Visit): void {
-    this.pushScan(
+    const scanId = this.pushScan(
       visit.req,
       visit.domain,
       visit.code,
@@ -849,8 +850,11 @@ export class RedirectHandler {
       visit.rule,
       visit.scanId,
     );
-    // A consent known now is the scan's; one asked for comes with the page's answer (onConsent).
-    if (visit.consent !== null && visit.consent !== 'ask') this.recordAction(visit, `consent_${visit.consent}`, 0);
+    if (visit.consent === null) return;
+    // A consent known now is the scan's. One asked for is `asked` (counted as none) until the page's
+    // answer comes (onConsent) under the same id, the scan's, which the page's links carry.
+    visit.scanId = scanId;
+    this.recordAction(visit, visit.consent === 'ask' ? 'consent_asked' : `consent_${visit.consent}`, 0, scanId);
   }
 
   /** One scan event into the buffer: the code's organization, brand and id, and the visitor. */

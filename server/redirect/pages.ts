@@ -136,7 +136,7 @@ const CONSENT_STYLE = `<style>.consent{border-top:1px solid #ccc;margin-top:1.25
 
 /**
  * The pixel page: the prelander's message (when the code has one), then either the consent banner
- * (mode ask: Accept and Decline are links to `?qr_consent=granted|denied`; nothing moves on its own
+ * (mode ask: Accept and Decline are links to `?qr_consent=granted|denied` and the scan id; nothing moves on its own
  * without script but the refresh to `?qr_consent=none`) or nothing more (mode load: the pixels load
  * at once and the page moves on to `next`). The one script is the code's (qr-codes/pixels.ts), allowed
  * by its hash; every value here reaches it as an escaped attribute, never as script text.

@@ -34,7 +34,9 @@ import type {
   QrStyle,
   RoutingRule,
   Schedule,
+  TrackingPixel,
 } from '../types';
+import { PixelsEditor, pixelsOf } from '../components/pixels';
 import { destinationUrl } from './codes';
 
 const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -66,6 +68,9 @@ interface Draft {
   schedule: Schedule;
   /** The code's own script ('' none). */
   custom_js: string;
+  /** The code's own pixels; null: its brand's default list. */
+  pixels: TrackingPixel[] | null;
+  conversion_tracking: boolean;
 }
 
 /** custom_js: at most this many bytes of UTF-8, only on a verified custom domain (docs/pixels.md). */
@@ -117,6 +122,8 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
     rules: c?.routing?.rules ?? [],
     schedule: c?.schedule ?? { enabled: false, timezone: 'UTC', windows: [], fallback_destination: null },
     custom_js: c?.custom_js ?? '',
+    pixels: pixelsOf(c?.tracking_pixels),
+    conversion_tracking: c?.conversion_tracking ?? false,
   };
 }
 
@@ -164,13 +171,17 @@ function bodyOf(d: Draft, creating: boolean, scripts: boolean): Record<string, u
     routing: d.rules.length ? { rules: d.rules } : null,
     schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
     custom_js: scripts && runsScripts(d.type) && d.custom_js.trim() ? d.custom_js : null,
+    tracking_pixels: d.pixels,
+    conversion_tracking: d.conversion_tracking,
   };
   // What a type does not use is cleared: a redirect's options, and for static codes everything counted.
   if (!kind.redirect) {
     Object.assign(body, { utm_params: null, prelander_enabled: false, prelander_seconds: null });
     Object.assign(body, { prelander_message: null, routing: null, schedule: null });
   }
-  if (!kind.dynamic) Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null });
+  if (!kind.redirect) body.conversion_tracking = false;
+  if (!kind.dynamic)
+    Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null, tracking_pixels: null });
   if (d.password) body.password = d.password;
   else if (d.removePassword) body.password = null;
   if (creating) {
@@ -409,6 +420,37 @@ export default function CodeEdit(props: { org: string; code?: string; membership
                   label="Remove the password"
                   checked={draft.removePassword}
                   onChecked={(v) => set({ removePassword: v, password: '' })}
+                />
+              )}
+            </fieldset>
+          )}
+
+          {kind.dynamic && (
+            <fieldset disabled={!editable}>
+              <legend>Tracking pixels</legend>
+              <p class="hint">
+                Loaded by a pixel page before the visitor moves on, only after the visitor accepts them unless the
+                organization’s pixel consent setting says it is not required.
+              </p>
+              <CheckboxField
+                label="Use the brand’s default pixels"
+                checked={draft.pixels === null}
+                onChecked={(v) => set({ pixels: v ? null : (pixelsOf(saved?.tracking_pixels) ?? []) })}
+                hint="Off with no pixels turns pixels off for this code, even when its brand has some."
+              />
+              {draft.pixels !== null && (
+                <PixelsEditor
+                  value={draft.pixels}
+                  onChange={(pixels) => set({ pixels })}
+                  error={fieldError}
+                  disabled={!editable}
+                />
+              )}
+              {kind.redirect && (
+                <CheckboxField
+                  label="Conversion tracking: pass the scan id to the destination (qr_scan)"
+                  checked={draft.conversion_tracking}
+                  onChecked={(v) => set({ conversion_tracking: v })}
                 />
               )}
             </fieldset>
