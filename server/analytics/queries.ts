@@ -1,11 +1,11 @@
 // One function per ClickHouse query. Values travel only as typed query_params ({org:UInt64});
 // the only text put into SQL is the database name (a checked identifier) and fixed clauses.
 // Table names are the same on a single server and on a cluster (there they are Distributed).
-import type { ScanEvent } from './scan-event.js';
+import type { ScanAction, ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'action';
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -253,17 +253,14 @@ export interface RawPageQuery {
   toMs: number;
   limit: number;
   offset: number;
-  /** Keyset position: rows strictly after (scanned_at, scan_id). */
+  /** Keyset position: rows strictly after (scanned_at, scan_id) (action_id for actions). */
   after?: { ms: number; scanId: string };
   /** Bots' scans too (include_bots). */
   includeBots?: boolean;
 }
 
-/**
- * One page of a code's raw scans (bots left out unless included) in (scanned_at, scan_id) order, the table's own
- * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
- */
-export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
+/** The shared part of a raw page's query: the code, the range, the bots, the keyset after a cursor. */
+function rawPageWhere(q: RawPageQuery, id: 'scan_id' | 'action_id'): { sql: string; params: Params } {
   const params: Params = {
     org: q.orgId,
     code: q.codeId,
@@ -276,24 +273,60 @@ export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promis
   if (q.after) {
     // The plain bound on scanned_at lets the primary key skip everything before the cursor.
     keyset = `AND scanned_at >= fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC')
-        AND (scanned_at > fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC') OR scan_id > {after_id:String})`;
+        AND (scanned_at > fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC') OR ${id} > {after_id:String})`;
     params.after_ms = q.after.ms;
     params.after_id = q.after.scanId;
   }
+  return {
+    sql: `WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(q)}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+        ${keyset}
+      ORDER BY scanned_at, ${id}
+      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    params,
+  };
+}
+
+/**
+ * One page of a code's raw scans (bots left out unless included) in (scanned_at, scan_id) order, the table's own
+ * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
+ */
+export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
+  const w = rawPageWhere(q, 'scan_id');
   const out = await rows<RawScan>(
     ch,
     `SELECT scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, country, device_type, os, browser,
             referrer, language, provider, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule
        FROM ${ch.database}.scan_events
-      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(q)}
-        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-        ${keyset}
-      ORDER BY scanned_at, scan_id
-      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
-    params,
+      ${w.sql}`,
+    w.params,
   );
   return out.map((r) => ({ ...r, scanned_at_ms: Number(r.scanned_at_ms), matched_rule: Number(r.matched_rule) }));
+}
+
+/** A raw landing-page action as the export reads it: the time in epoch milliseconds, the visitor in hex. */
+export type RawAction = Pick<ScanAction, 'action_id' | 'action' | 'target' | 'visitor_hash' | 'is_bot'> & {
+  scanned_at_ms: number;
+};
+
+/** One page of a code's actions (scan_actions), in (scanned_at, action_id) order, the table's own after the code. */
+export async function rawActionPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawAction[]> {
+  const w = rawPageWhere(q, 'action_id');
+  const out = await rows<RawAction>(
+    ch,
+    `SELECT action_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, action, target,
+            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot
+       FROM ${ch.database}.scan_actions
+      ${w.sql}`,
+    w.params,
+  );
+  return out.map((r) => ({
+    ...r,
+    scanned_at_ms: Number(r.scanned_at_ms),
+    target: Number(r.target),
+    is_bot: Number(r.is_bot) === 1 ? 1 : 0,
+  }));
 }
 
 /** Raw scans of a filter counted straight from scan_events, with the rollup's uniques estimator (checks compare the two). */
@@ -455,13 +488,15 @@ export async function scansOfBatches(
 }
 
 /**
- * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
- * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
- * exports, per day. Not in the rollup: a consent breakdown reads the actions of the range.
+ * A breakdown read from scan_actions (clickhouse/0008) rather than the rollup, per value with
+ * distinct visitors and, for exports, per day: `consent`, the pixel page's consent outcomes
+ * (actions `consent_<outcome>`, written by the redirect with the scan or with the page's answer),
+ * or `action`, what visitors did on a landing page (every other action).
  */
-export async function consentReport(
+export async function actionsReport(
   ch: ClickHouseHandle,
   f: RollupFilter,
+  dimension: 'consent' | 'action',
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
@@ -473,12 +508,14 @@ export async function consentReport(
     scope = ' AND brand_id = {brand:UInt64}';
     params.brand = f.brandId;
   }
-  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
+  const consent = dimension === 'consent';
+  const value = consent ? 'substring(action, 9)' : 'toString(action)';
+  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND ${consent ? '' : 'NOT '}startsWith(action, 'consent_')
         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
   const [breakdown, days] = await Promise.all([
     rows<{ value: string; scans: string; uniques: string }>(
       ch,
-      `SELECT substring(action, 9) AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+      `SELECT ${value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
          FROM ${ch.database}.scan_actions WHERE ${where}
         GROUP BY value ORDER BY scans DESC, value`,
       params,
@@ -486,7 +523,7 @@ export async function consentReport(
     daily
       ? rows<{ day: string; value: string; scans: string }>(
           ch,
-          `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
+          `SELECT toString(toDate(scanned_at)) AS day, ${value} AS value, count() AS scans
              FROM ${ch.database}.scan_actions WHERE ${where}
             GROUP BY day, value ORDER BY day, scans DESC, value`,
           params,

@@ -17,7 +17,15 @@ import {
   type RawExportQuery,
 } from './schema.js';
 import { openScanStream, type ScanStreamQuery } from './live.js';
-import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport } from './service.js';
+import {
+  codeAnalytics,
+  organizationAnalytics,
+  RAW_EXPORT_ACTION_COLUMNS,
+  RAW_EXPORT_COLUMNS,
+  rawExport,
+  type RawExportActionRow,
+  type RawExportRow,
+} from './service.js';
 
 // GET /v1/analytics
 export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
@@ -97,7 +105,8 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   summary: 'Raw scans of one QR code, paged in scan order (6 requests per minute)',
   description:
     'Rows in (scanned_at, scan_id) order; bots are left out unless include_bots=true (their rows have ' +
-    'device_type "bot"). Page with offset, or for deep pages pass ' +
+    'device_type "bot"). kind=actions lists the actions on the landing page instead, in (scanned_at, action_id) ' +
+    'order. Page with offset, or for deep pages pass ' +
     'meta.next_cursor as cursor. Accept: text/csv returns the page as CSV with the paging meta in ' +
     'X-Has-More and X-Next-Cursor headers. Limited to 6 requests per minute on top of the organization limit.',
   tag: 'Analytics',
@@ -128,8 +137,12 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
     if (wantsCsv(accept)) {
       const headers: Record<string, string> = { 'X-Has-More': String(data.meta.has_more) };
       if (data.meta.next_cursor) headers['X-Next-Cursor'] = data.meta.next_cursor;
-      const csv = toCsv(data.rows, RAW_EXPORT_COLUMNS);
-      return csvResult(`scans-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
+      const csv =
+        query.kind === 'actions'
+          ? toCsv(data.rows as RawExportActionRow[], RAW_EXPORT_ACTION_COLUMNS)
+          : toCsv(data.rows as RawExportRow[], RAW_EXPORT_COLUMNS);
+      const name = query.kind === 'actions' ? 'actions' : 'scans';
+      return csvResult(`${name}-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
     }
     return { status: 200, body: { data } };
   },

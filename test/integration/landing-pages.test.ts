@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import ICAL from 'ical.js';
+import { parse } from 'csv-parse/sync';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { ANDROID, chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
@@ -295,6 +296,91 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
     expect(mcp.data.actions).to.deep.equal(rest.body.data.actions);
     // Another organization sees none of it.
     expect((await svc.get(`/v1/analytics/qr-codes/${code.ulid}`, b.token)).status).to.equal(404);
+  });
+
+  it('shows the actions as a breakdown (dimension=action), in the CSV export and in the raw export, to their organization only', async () => {
+    // A fresh organization: the raw export has its own window of 6 requests a minute.
+    const c = await svc.createOrg({ plan: 'professional_monthly' });
+    const code = await create(c, 'links', LANDING_CASES.links);
+    const card = await create(c, 'vcard', LANDING_CASES.vcard);
+    const path = pathOf(code.public_url);
+    const other = { 'User-Agent': IPHONE, 'X-Forwarded-For': '203.0.113.10' };
+    await get(path);
+    await get(`${path}?qr_action=link&i=1`);
+    await get(`${path}?qr_action=link&i=0`, other);
+    await get(`${path}?qr_action=link&i=1`, other);
+    await hit(rd.port, FALLBACK, `${path}?qr_action=link&i=0`, { headers: { 'User-Agent': 'curl/8.5.0' } });
+    await get(`${pathOf(card.public_url)}?qr_action=vcard`);
+    // Another organization's visitors act on its own code: none of it reaches c.
+    const foreign = await create(b, 'links', LANDING_CASES.links);
+    await get(`${pathOf(foreign.public_url)}?qr_action=link&i=0`);
+    await rd.scans.flush();
+    await rd.actions.flush();
+
+    const perCode = await svc.get(`/v1/analytics/qr-codes/${code.ulid}?dimension=action`, c.token);
+    expect(perCode.status, perCode.text).to.equal(200);
+    expect(perCode.body.data.dimension_label).to.equal('Landing-page action');
+    expect(perCode.body.data.dimension_breakdown).to.deep.equal([{ key: 'link', label: 'Link', scans: 3, uniques: 2 }]);
+    const org = await svc.get('/v1/analytics/export?dimension=action', c.token);
+    expect(org.status, org.text).to.equal(200);
+    expect(org.body.data.dimension_breakdown).to.deep.equal([
+      { key: 'link', label: 'Link', scans: 3, uniques: 2 },
+      { key: 'vcard', label: 'Contact download', scans: 1, uniques: 1 },
+    ]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(org.body.data.csv_rows).to.deep.equal([
+      { date: today, action: 'Link', scans: 3 },
+      { date: today, action: 'Contact download', scans: 1 },
+    ]);
+    const csv = await svc.get('/v1/analytics/export?dimension=action', c.token, { Accept: 'text/csv' });
+    expect(csv.headers.get('content-disposition')).to.equal(
+      'attachment; filename="analytics-organization-30d-action.csv"',
+    );
+    expect(parse(csv.text, { columns: true })).to.deep.equal([
+      { date: today, action: 'Link', scans: '3' },
+      { date: today, action: 'Contact download', scans: '1' },
+    ]);
+    // Bots count when asked, as everywhere.
+    const withBots = await svc.get(`/v1/analytics/qr-codes/${code.ulid}?dimension=action&include_bots=true`, c.token);
+    expect(withBots.body.data.dimension_breakdown[0]).to.include({ key: 'link', scans: 4 });
+    const mcp = await toolOk(svc, c.token, 'analytics_export', { dimension: 'action' });
+    expect(mcp.data.csv_rows).to.deep.equal(org.body.data.csv_rows);
+
+    // The raw export: one row per action, paged through the cursor like the scans.
+    const first = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions&limit=2`, c.token);
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.data.meta).to.include({ count: 2, has_more: true });
+    const scan = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export`, c.token);
+    const visitor = scan.body.data.rows[0].visitor_id;
+    expect(first.body.data.rows[0]).to.deep.include({ action: 'link', target: 1, visitor_id: visitor, bot: false });
+    expect(first.body.data.rows[0]).to.have.keys('action_id', 'scanned_at', 'action', 'target', 'visitor_id', 'bot');
+    const rest = await svc.get(
+      `/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions&include_bots=true&cursor=${first.body.data.meta.next_cursor}`,
+      c.token,
+      { Accept: 'text/csv' },
+    );
+    expect(rest.status, rest.text).to.equal(200);
+    expect(rest.headers.get('content-disposition')).to.match(/filename="actions-/);
+    expect(rest.headers.get('x-has-more')).to.equal('false');
+    const rows = parse(rest.text, { columns: true }) as Record<string, string>[];
+    expect(rows.map((r) => [r.action, r.target, r.bot])).to.deep.equal([
+      ['link', '1', 'false'],
+      ['link', '0', 'true'],
+    ]);
+    expect(Object.keys(rows[0])).to.deep.equal(['action_id', 'scanned_at', 'action', 'target', 'visitor_id', 'bot']);
+    const vcard = await svc.get(`/v1/analytics/qr-codes/${card.ulid}/raw-export?kind=actions`, c.token);
+    expect(vcard.body.data.rows.map((r: { action: string; target: unknown }) => [r.action, r.target])).to.deep.equal([
+      ['vcard', null],
+    ]);
+    const bad = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=clicks`, c.token);
+    expect(bad.status).to.equal(422);
+
+    // Another organization: 404 on the code, and its own breakdown holds only its own actions.
+    expect((await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions`, b.token)).status).to.equal(
+      404,
+    );
+    const theirs = await svc.get('/v1/analytics?dimension=action', b.token);
+    expect(theirs.body.data.dimension_breakdown).to.deep.equal([{ key: 'link', label: 'Link', scans: 1, uniques: 1 }]);
   });
 
   it('a static code has no analytics: 422 saying why, not zeros', async () => {
