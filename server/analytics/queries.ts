@@ -487,6 +487,43 @@ export async function scansOfBatches(
   }));
 }
 
+/** A landing-page action as the live stream reads it: a raw action with its batch and ids. */
+export type LiveAction = RawAction & {
+  batch: string;
+  org_id: number;
+  brand_id: number;
+  domain_id: number;
+  code_id: number;
+};
+
+/** The actions of the given stored batches (scan_actions.batch, clickhouse/0019), as scansOfBatches. */
+export async function actionsOfBatches(
+  ch: ClickHouseHandle,
+  q: { orgIds: number[]; tokens: string[]; fromMs: number; toMs: number },
+): Promise<LiveAction[]> {
+  if (!q.orgIds.length || !q.tokens.length) return [];
+  const out = await rows<LiveAction>(
+    ch,
+    `SELECT batch, action_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id,
+            code_id, action, target, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot
+       FROM ${ch.database}.scan_actions
+      WHERE org_id IN {orgs:Array(UInt64)} AND batch IN {tokens:Array(String)}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
+    { orgs: q.orgIds, tokens: q.tokens, from: q.fromMs, to: q.toMs },
+  );
+  return out.map((r) => ({
+    ...r,
+    scanned_at_ms: Number(r.scanned_at_ms),
+    org_id: Number(r.org_id),
+    brand_id: Number(r.brand_id),
+    domain_id: Number(r.domain_id),
+    code_id: Number(r.code_id),
+    target: Number(r.target),
+    is_bot: Number(r.is_bot) === 1 ? 1 : 0,
+  }));
+}
+
 /**
  * A breakdown read from scan_actions (clickhouse/0008) rather than the rollup, per value with
  * distinct visitors and, for exports, per day: `consent`, the pixel page's consent outcomes

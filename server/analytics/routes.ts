@@ -156,8 +156,10 @@ export const scansStream = defineOperation<Record<string, never>, ScanStreamQuer
   summary: 'Live scans of the organization as Server-Sent Events (resumable with Last-Event-ID)',
   description:
     'Every scan the redirect records, as one `scan` event (the raw export fields plus code_ulid, slug, ' +
-    'brand_ulid, brand_name, bot) within about a second, with id `<batch>-<scan_id>`. Reconnecting with ' +
-    'Last-Event-ID replays the scans missed in the last 24 hours first (a `reset` event when the id is ' +
+    'brand_ulid, brand_name, bot) within about a second, with id `<batch>-<scan_id>`, and every action on a ' +
+    'landing page as an `action` event (the raw export fields of kind=actions plus code_ulid, slug, brand_ulid, ' +
+    'brand_name), with id `<batch>-<action_id>`. Reconnecting with ' +
+    'Last-Event-ID replays the scans and actions missed in the last 24 hours first (a `reset` event when the id is ' +
     'older). A `: heartbeat` comment every 15 s; a client that reads too slowly gets a `gap` event with ' +
     'the number of scans missed and raw export cursors. Concurrent streams per organization are limited ' +
     `by plan (429). ${BOTS_NOTE} See docs/stream.md.`,
@@ -167,7 +169,7 @@ export const scansStream = defineOperation<Record<string, never>, ScanStreamQuer
   query: scanStreamQuery,
   response: {
     status: 200,
-    description: 'An event stream (text/event-stream) of `scan`, `gap` and `reset` events.',
+    description: 'An event stream (text/event-stream) of `scan`, `action`, `gap` and `reset` events.',
     media: { 'text/event-stream': { type: 'string' } },
   },
   errors: [404, 422],
