@@ -7,6 +7,7 @@ import { ANDROID, chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixt
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { toolError, toolOk } from './mcp-helpers.js';
 import { LANDING_CASES, PNG_1PX } from '../helpers/landing-cases.js';
+import { LINK_ICONS } from '../../server/qr-codes/types.js';
 
 const HOSTILE = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
 
@@ -69,15 +70,49 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
       expect(res.headers['x-robots-tag']).to.include('noindex');
       expect(res.body).to.include('<meta name="robots" content="noindex, nofollow">');
       expect(res.body).not.to.match(/<script/i);
-      // No third-party asset: every src and href is a data: image, our own action or tel:/mailto:.
+      // No third-party asset: every src and href is a data: image, our own action, tel:/mailto: or
+      // an icon of the page's own sprite.
       for (const [, url] of res.body.matchAll(/(?:src|href)="([^"]*)"/g)) {
-        expect(url).to.match(/^(data:image\/png;base64,|\?qr_action=|tel:|mailto:)/);
+        expect(url).to.match(/^(data:image\/png;base64,|\?qr_action=|tel:|mailto:|#i-[a-z]+$)/);
       }
       const withoutImages = res.body.replace(/data:image\/[a-z]+;base64,[A-Za-z0-9+/=]+/g, '');
       expect(Buffer.byteLength(withoutImages)).to.be.below(30 * 1024);
       expect(await scansOf(code.ulid)).to.have.length(1);
     });
   }
+
+  it('draws each link’s icon from the page’s own sprite, once per icon, decorative, and 50 links with icons stay under 30 KB', async () => {
+    const code = await create(a, 'links', LANDING_CASES.links);
+    const page = (await get(pathOf(code.public_url))).body;
+    // One symbol per icon used, each link referring to its own; hidden from assistive technology.
+    expect([...page.matchAll(/<symbol id="(i-[a-z]+)"/g)].map((m) => m[1])).to.deep.equal(['i-website', 'i-github']);
+    expect(
+      [
+        ...page.matchAll(
+          /<a class="btn alt" href="\?qr_action=link&amp;i=(\d)"><svg class="icon" aria-hidden="true" focusable="false"><use href="#(i-[a-z]+)"\/><\/svg>([^<]*)<\/a>/g,
+        ),
+      ].map((m) => m.slice(1)),
+    ).to.deep.equal([
+      ['0', 'i-website', 'Website'],
+      ['1', 'i-github', 'GitHub'],
+    ]);
+    for (const [svg] of page.matchAll(/<svg[^>]*>/g)) expect(svg).to.include('aria-hidden="true"');
+    // Every icon of the fixed set, 50 links with long labels: still within the page budget.
+    const icons = LINK_ICONS as readonly string[];
+    const links = Array.from({ length: 50 }, (_, i) => ({
+      label: `A rather long label for link number ${i} of this page`,
+      url: `https://example.com/${i}`,
+      icon: icons[i % icons.length],
+    }));
+    const full = await create(a, 'links', { title: 'All', links });
+    const html = (await get(pathOf(full.public_url))).body;
+    expect(html.match(/<symbol /g)).to.have.length(icons.length);
+    expect(html.match(/<use href=/g)).to.have.length(50);
+    expect(Buffer.byteLength(html)).to.be.below(30 * 1024);
+    // Without icons, no sprite.
+    const plain = await create(a, 'links', { title: 'Plain', links: [{ label: 'A', url: 'https://example.com/' }] });
+    expect((await get(pathOf(plain.public_url))).body).not.to.include('<svg');
+  });
 
   it('offers the contact as a vCard 4.0 file that ical.js parses back to the same contact', async () => {
     const code = await create(a, 'vcard', LANDING_CASES.vcard);
