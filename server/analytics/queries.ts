@@ -454,22 +454,33 @@ export type LiveScan = RawScan & {
   is_bot: number;
 };
 
+/** Which stored batches the live stream reads, of which organizations, and around when. */
+export interface BatchRead {
+  orgIds: number[];
+  tokens: string[];
+  fromMs: number;
+  toMs: number;
+}
+
+type BatchIds = Pick<LiveScan, 'batch' | 'scanned_at_ms' | 'org_id' | 'brand_id' | 'domain_id' | 'code_id'>;
+
 /**
- * The scans of the given stored batches (scan_events.batch, clickhouse/0012) of the given
- * organizations, in no particular order. The time bounds let the partition and the primary key
- * after org_id skip what the batches cannot hold; the bloom filter on batch skips the rest.
+ * The rows of the given stored batches of a table (its `batch` column: scan_events since
+ * clickhouse/0012, scan_actions since 0019) of the given organizations, in no particular order. The
+ * time bounds let the partition and the primary key after org_id skip what the batches cannot hold;
+ * the bloom filter on batch skips the rest.
  */
-export async function scansOfBatches(
+async function rowsOfBatches<T extends BatchIds>(
   ch: ClickHouseHandle,
-  q: { orgIds: number[]; tokens: string[]; fromMs: number; toMs: number },
-): Promise<LiveScan[]> {
+  table: 'scan_events' | 'scan_actions',
+  columns: string,
+  q: BatchRead,
+): Promise<T[]> {
   if (!q.orgIds.length || !q.tokens.length) return [];
-  const out = await rows<LiveScan>(
+  const out = await rows<T>(
     ch,
-    `SELECT batch, scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id, code_id,
-            country, device_type, os, browser, referrer, language, provider,
-            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule, is_bot
-       FROM ${ch.database}.scan_events
+    `SELECT batch, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id, code_id, ${columns}
+       FROM ${ch.database}.${table}
       WHERE org_id IN {orgs:Array(UInt64)} AND batch IN {tokens:Array(String)}
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
         AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
@@ -482,46 +493,33 @@ export async function scansOfBatches(
     brand_id: Number(r.brand_id),
     domain_id: Number(r.domain_id),
     code_id: Number(r.code_id),
-    matched_rule: Number(r.matched_rule),
-    is_bot: Number(r.is_bot),
   }));
 }
 
-/** A landing-page action as the live stream reads it: a raw action with its batch and ids. */
-export type LiveAction = RawAction & {
-  batch: string;
-  org_id: number;
-  brand_id: number;
-  domain_id: number;
-  code_id: number;
-};
-
-/** The actions of the given stored batches (scan_actions.batch, clickhouse/0019), as scansOfBatches. */
-export async function actionsOfBatches(
-  ch: ClickHouseHandle,
-  q: { orgIds: number[]; tokens: string[]; fromMs: number; toMs: number },
-): Promise<LiveAction[]> {
-  if (!q.orgIds.length || !q.tokens.length) return [];
-  const out = await rows<LiveAction>(
+/** The scans of the given stored batches (rowsOfBatches). */
+export async function scansOfBatches(ch: ClickHouseHandle, q: BatchRead): Promise<LiveScan[]> {
+  const out = await rowsOfBatches<LiveScan>(
     ch,
-    `SELECT batch, action_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id,
-            code_id, action, target, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot
-       FROM ${ch.database}.scan_actions
-      WHERE org_id IN {orgs:Array(UInt64)} AND batch IN {tokens:Array(String)}
-        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
-    { orgs: q.orgIds, tokens: q.tokens, from: q.fromMs, to: q.toMs },
+    'scan_events',
+    `scan_id, country, device_type, os, browser, referrer, language, provider,
+            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule, is_bot`,
+    q,
   );
-  return out.map((r) => ({
-    ...r,
-    scanned_at_ms: Number(r.scanned_at_ms),
-    org_id: Number(r.org_id),
-    brand_id: Number(r.brand_id),
-    domain_id: Number(r.domain_id),
-    code_id: Number(r.code_id),
-    target: Number(r.target),
-    is_bot: Number(r.is_bot) === 1 ? 1 : 0,
-  }));
+  return out.map((r) => ({ ...r, matched_rule: Number(r.matched_rule), is_bot: Number(r.is_bot) }));
+}
+
+/** A landing-page action as the live stream reads it: a raw action with its batch and ids. */
+export type LiveAction = RawAction & BatchIds;
+
+/** The landing-page actions of the given stored batches (rowsOfBatches). */
+export async function actionsOfBatches(ch: ClickHouseHandle, q: BatchRead): Promise<LiveAction[]> {
+  const out = await rowsOfBatches<LiveAction>(
+    ch,
+    'scan_actions',
+    `action_id, action, target, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot`,
+    q,
+  );
+  return out.map((r) => ({ ...r, target: Number(r.target), is_bot: Number(r.is_bot) === 1 ? 1 : 0 }));
 }
 
 /**
