@@ -154,7 +154,7 @@ bench-render: install
 	$(TSX) test/bench/verdict.ts
 
 ## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
-## docs/dashboard.md, copied from the screenshots the browser tests took (run make test-browser first)
+## docs/dashboard.md and docs/landing-pages.md, copied from the screenshots the browser tests took (run make test-browser first)
 docs-images: install
 	$(TSX) test/docs/render-examples.ts
 	$(TSX) test/docs/dashboard-images.ts

@@ -8,6 +8,17 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   language: 'Language',
   provider: 'Network provider',
   consent: 'Pixel consent',
+  action: 'Landing-page action',
+};
+
+/** Landing-page actions (docs/landing-pages.md): the two downloads, a link, the store badges, the website. */
+const ACTION_LABELS: Record<string, string> = {
+  vcard: 'Contact download',
+  ics: 'Calendar download',
+  link: 'Link',
+  app_store: 'App Store',
+  play_store: 'Google Play',
+  website: 'Website',
 };
 
 const CONSENT_LABELS: Record<string, string> = {
@@ -64,5 +75,7 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
       return value || 'Unknown';
     case 'consent':
       return CONSENT_LABELS[value] ?? value;
+    case 'action':
+      return ACTION_LABELS[value] ?? value;
   }
 }

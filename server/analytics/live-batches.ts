@@ -1,5 +1,5 @@
 // The ledger of stored scan batches that the live stream follows (sql/0046_scan_stream.sql): one
-// row per batch of scan_events stored in ClickHouse, numbered in commit order, and a NOTIFY on
+// row per batch of scan_events or scan_actions (`kind`, sql/0073) stored in ClickHouse, numbered in commit order, and a NOTIFY on
 // `scan_stream` in the same transaction. Every API process, on every machine, reads the rows after
 // the last one it handled; the number (`seq`) is the first half of every event id.
 import type { Knex } from 'knex';
@@ -11,20 +11,25 @@ export const SCAN_STREAM_CHANNEL = 'scan_stream';
 export const RESUME_WINDOW_MS = 24 * 3_600_000;
 const KEEP_HOURS = 25;
 
+/** Which table a stored batch's rows are in: scan_events or scan_actions (sql/0073). */
+export type BatchKind = 'scan' | 'action';
+
 export interface StoredBatch {
   seq: number;
   token: string;
+  kind: BatchKind;
   stored_at: Date;
   org_ids: number[];
   org_rows: number[];
 }
 
-const COLUMNS = ['seq', 'token', 'stored_at', 'org_ids', 'org_rows'] as const;
+const COLUMNS = ['seq', 'token', 'kind', 'stored_at', 'org_ids', 'org_rows'] as const;
 
 function toBatch(r: Record<string, unknown>): StoredBatch {
   return {
     seq: Number(r.seq),
     token: String(r.token),
+    kind: r.kind === 'action' ? 'action' : 'scan',
     stored_at: r.stored_at as Date,
     org_ids: (r.org_ids as (string | number)[]).map(Number),
     org_rows: (r.org_rows as number[]).map(Number),
@@ -40,14 +45,15 @@ export async function recordStoredBatch(
   db: Knex,
   token: string,
   orgRows: [orgId: number, rows: number][],
+  kind: BatchKind = 'scan',
 ): Promise<number | null> {
   if (!orgRows.length) return null;
   return db.transaction(async (trx) => {
     await trx.raw("select pg_advisory_xact_lock(hashtextextended('scan_stream_batches', 0))");
     const r = await trx.raw(
-      `insert into scan_stream_batches (token, org_ids, org_rows) values (?, ?::bigint[], ?::integer[])
+      `insert into scan_stream_batches (token, kind, org_ids, org_rows) values (?, ?, ?::bigint[], ?::integer[])
        on conflict (token) do nothing returning seq`,
-      [token, orgRows.map(([o]) => o), orgRows.map(([, n]) => n)],
+      [token, kind, orgRows.map(([o]) => o), orgRows.map(([, n]) => n)],
     );
     const seq = r.rows[0] ? Number(r.rows[0].seq) : null;
     if (seq !== null) await trx.raw('select pg_notify(?, ?)', [SCAN_STREAM_CHANNEL, String(seq)]);

@@ -31,8 +31,14 @@ import {
   SCAN_STREAM_CHANNEL,
   type StoredBatch,
 } from './live-batches.js';
-import { scansOfBatches, type LiveScan } from './queries.js';
-import { encodeCursor, rawExportRow, type RawExportRow } from './service.js';
+import { actionsOfBatches, scansOfBatches, type LiveAction, type LiveScan } from './queries.js';
+import {
+  encodeCursor,
+  rawExportActionRow,
+  rawExportRow,
+  type RawExportActionRow,
+  type RawExportRow,
+} from './service.js';
 
 export interface ScanStreamQuery {
   code_ulid?: string;
@@ -50,6 +56,20 @@ export type LiveScanOut = RawExportRow & {
   brand_name: string | null;
   bot: boolean;
 };
+
+/** A landing-page action as the stream sends it (an `action` event): the raw export's action row, the code, its brand. */
+export type LiveActionOut = RawExportActionRow & {
+  code_ulid: string;
+  slug: string;
+  brand_ulid: string | null;
+  brand_name: string | null;
+};
+
+/** A row of the stream: a scan (scan_events) or an action on a landing page (scan_actions). */
+type LiveRow = (LiveScan & { kind: 'scan' }) | (LiveAction & { kind: 'action' });
+
+/** A row's own id, the second half of its event id: scan_id or action_id. */
+const rowId = (r: LiveRow): string => (r.kind === 'scan' ? r.scan_id : r.action_id);
 
 /** What a subscriber wants: ids resolved in its organization (domain 0: the shared fallback origins). */
 interface Scope {
@@ -92,10 +112,10 @@ function tokenTime(b: StoredBatch): number {
   }
 }
 
-/** A live scan ready to send: its frame (built once for every subscriber) and what filters read. */
+/** A live scan or action ready to send: its frame (built once for every subscriber) and what filters read. */
 interface Offered {
   seq: number;
-  scan: LiveScan;
+  row: LiveRow;
   codeUlid: string;
   frame: string;
 }
@@ -114,7 +134,8 @@ class Subscriber {
   private missed = 0;
   private missedSince = 0;
   private missedUntil = 0;
-  private missedCodes = new Map<string, { missed: number; cursor: string }>();
+  /** Per code and kind (`<kind>:<code ulid>`): how many were missed, and the raw export cursor of the first. */
+  private missedCodes = new Map<string, { codeUlid: string; kind: LiveRow['kind']; missed: number; cursor: string }>();
   private roomWaiters: (() => void)[] = [];
 
   constructor(
@@ -139,7 +160,7 @@ class Subscriber {
   }
 
   matches(o: Offered): boolean {
-    const s = o.scan;
+    const s = o.row;
     const scope = this.scope;
     if (!scope.includeBots && s.is_bot) return false;
     if (scope.codeId !== undefined && s.code_id !== scope.codeId) return false;
@@ -163,16 +184,17 @@ class Subscriber {
   }
 
   private miss(o: Offered): void {
-    if (!this.missed) this.missedSince = o.scan.scanned_at_ms;
+    const at = o.row.scanned_at_ms;
+    if (!this.missed) this.missedSince = at;
     this.missed++;
-    this.missedUntil = o.scan.scanned_at_ms;
-    if (!this.missedCodes.has(o.codeUlid)) {
-      this.missedCodes.set(o.codeUlid, {
-        missed: 0,
-        cursor: encodeCursor(o.scan.scanned_at_ms, justBefore(o.scan.scan_id)),
-      });
+    this.missedUntil = at;
+    const key = `${o.row.kind}:${o.codeUlid}`;
+    let entry = this.missedCodes.get(key);
+    if (!entry) {
+      entry = { codeUlid: o.codeUlid, kind: o.row.kind, missed: 0, cursor: encodeCursor(at, justBefore(rowId(o.row))) };
+      this.missedCodes.set(key, entry);
     }
-    this.missedCodes.get(o.codeUlid)!.missed++;
+    entry.missed++;
   }
 
   /** A frame of the replay or of the stream itself; the replay waits for room() between reads. */
@@ -237,10 +259,13 @@ class Subscriber {
       missed: this.missed,
       since: new Date(this.missedSince).toISOString(),
       until: new Date(this.missedUntil).toISOString(),
-      codes: [...this.missedCodes].map(([ulid, c]) => ({
-        code_ulid: ulid,
+      codes: [...this.missedCodes.values()].map((c) => ({
+        code_ulid: c.codeUlid,
+        kind: c.kind === 'scan' ? 'scans' : 'actions',
         missed: c.missed,
-        raw_export: `/v1/analytics/qr-codes/${ulid}/raw-export?range=7&cursor=${c.cursor}${include}`,
+        raw_export:
+          `/v1/analytics/qr-codes/${c.codeUlid}/raw-export?range=7&cursor=${c.cursor}${include}` +
+          (c.kind === 'action' ? '&kind=actions' : ''),
       })),
     };
   }
@@ -254,7 +279,7 @@ class Labels {
 
   constructor(private readonly app: AppContext) {}
 
-  async load(org: OrgRecord, scans: LiveScan[]): Promise<void> {
+  async load(org: OrgRecord, scans: LiveRow[]): Promise<void> {
     const now = Date.now();
     if (now - this.at > 60_000) {
       this.codes.clear();
@@ -267,43 +292,64 @@ class Labels {
     for (const b of await brandNames(this.app.db, org, brands)) this.brands.set(b.id, { ulid: b.ulid, name: b.name });
   }
 
-  offered(seq: number, s: LiveScan): Offered {
-    const code = this.codes.get(s.code_id) ?? { ulid: '', slug: '' };
-    const brand = this.brands.get(s.brand_id);
-    const out: LiveScanOut = {
-      ...rawExportRow(s),
+  offered(seq: number, r: LiveRow): Offered {
+    const code = this.codes.get(r.code_id) ?? { ulid: '', slug: '' };
+    const brand = this.brands.get(r.brand_id);
+    const about = {
       code_ulid: code.ulid,
       slug: code.slug,
       brand_ulid: brand?.ulid ?? null,
       brand_name: brand?.name ?? null,
-      bot: s.is_bot === 1,
     };
-    return { seq, scan: s, codeUlid: code.ulid, frame: sseEvent('scan', out, `${seq}-${s.scan_id}`) };
+    const id = `${seq}-${rowId(r)}`;
+    const frame =
+      r.kind === 'scan'
+        ? sseEvent('scan', { ...rawExportRow(r), ...about, bot: r.is_bot === 1 } satisfies LiveScanOut, id)
+        : sseEvent('action', { ...rawExportActionRow(r), ...about } satisfies LiveActionOut, id);
+    return { seq, row: r, codeUlid: code.ulid, frame };
   }
 }
 
-/** Rows of batches from ClickHouse in stream order (seq, then scan_id), read again while some are missing. */
-async function readBatches(app: AppContext, batches: StoredBatch[], orgIds: number[]): Promise<LiveScan[]> {
+/** The rows of stored batches of one kind from ClickHouse (scan_events or scan_actions, by token). */
+async function readKind(
+  app: AppContext,
+  kind: LiveRow['kind'],
+  batches: StoredBatch[],
+  orgIds: number[],
+): Promise<LiveRow[]> {
+  const of = batches.filter((b) => b.kind === kind);
+  if (!of.length) return [];
+  const times = of.map(tokenTime);
+  const q = {
+    orgIds,
+    tokens: of.map((b) => b.token),
+    fromMs: Math.min(...times) - BEFORE_TOKEN_MS,
+    toMs: Math.max(...times) + AFTER_TOKEN_MS,
+  };
+  if (kind === 'scan') return (await scansOfBatches(app.ch, q)).map((s) => ({ ...s, kind }));
+  return (await actionsOfBatches(app.ch, q)).map((a) => ({ ...a, kind }));
+}
+
+/** Rows of batches from ClickHouse in stream order (seq, then the row's id), read again while some are missing. */
+async function readBatches(app: AppContext, batches: StoredBatch[], orgIds: number[]): Promise<LiveRow[]> {
   const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
-  const times = batches.map(tokenTime);
   const wanted = new Set(orgIds);
   let expected = 0;
   for (const b of batches) b.org_ids.forEach((o, i) => (expected += wanted.has(o) ? b.org_rows[i] : 0));
-  let scans: LiveScan[];
+  let found: LiveRow[];
   for (let attempt = 0; ; attempt++) {
-    scans = await scansOfBatches(app.ch, {
-      orgIds,
-      tokens: batches.map((b) => b.token),
-      fromMs: Math.min(...times) - BEFORE_TOKEN_MS,
-      toMs: Math.max(...times) + AFTER_TOKEN_MS,
-    });
-    if (scans.length >= expected || attempt >= PARTIAL_READ_RETRIES) break;
+    const [scans, actions] = await Promise.all([
+      readKind(app, 'scan', batches, orgIds),
+      readKind(app, 'action', batches, orgIds),
+    ]);
+    found = [...scans, ...actions];
+    if (found.length >= expected || attempt >= PARTIAL_READ_RETRIES) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  if (scans.length < expected) {
-    app.log.warn({ expected, read: scans.length, from: batches[0].seq }, 'live stream: fewer scans read than stored');
+  if (found.length < expected) {
+    app.log.warn({ expected, read: found.length, from: batches[0].seq }, 'live stream: fewer rows read than stored');
   }
-  return scans.sort((a, b) => seqOf.get(a.batch)! - seqOf.get(b.batch)! || (a.scan_id < b.scan_id ? -1 : 1));
+  return found.sort((a, b) => seqOf.get(a.batch)! - seqOf.get(b.batch)! || (rowId(a) < rowId(b) ? -1 : 1));
 }
 
 /** The fan-out of one application context (one API process). */
@@ -396,7 +442,7 @@ class LiveHub {
       const orgIds = [...new Set(batches.flatMap((b) => b.org_ids))].filter((o) => this.subs.has(o));
       if (orgIds.length) {
         const scans = await readBatches(this.app, batches, orgIds);
-        const byOrg = new Map<number, LiveScan[]>();
+        const byOrg = new Map<number, LiveRow[]>();
         for (const s of scans) {
           const list = byOrg.get(s.org_id);
           if (list) list.push(s);
@@ -430,7 +476,7 @@ class LiveHub {
       const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
       for (const s of scans) {
         const seq = seqOf.get(s.batch)!;
-        if (seq === from.seq && s.scan_id <= from.scanId) continue;
+        if (seq === from.seq && rowId(s) <= from.scanId) continue;
         const o = this.labels.offered(seq, s);
         if (sub.matches(o)) sub.send(o.frame);
       }

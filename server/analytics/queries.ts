@@ -1,11 +1,11 @@
 // One function per ClickHouse query. Values travel only as typed query_params ({org:UInt64});
 // the only text put into SQL is the database name (a checked identifier) and fixed clauses.
 // Table names are the same on a single server and on a cluster (there they are Distributed).
-import type { ScanEvent } from './scan-event.js';
+import type { ScanAction, ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'action';
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -253,17 +253,14 @@ export interface RawPageQuery {
   toMs: number;
   limit: number;
   offset: number;
-  /** Keyset position: rows strictly after (scanned_at, scan_id). */
+  /** Keyset position: rows strictly after (scanned_at, scan_id) (action_id for actions). */
   after?: { ms: number; scanId: string };
   /** Bots' scans too (include_bots). */
   includeBots?: boolean;
 }
 
-/**
- * One page of a code's raw scans (bots left out unless included) in (scanned_at, scan_id) order, the table's own
- * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
- */
-export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
+/** The shared part of a raw page's query: the code, the range, the bots, the keyset after a cursor. */
+function rawPageWhere(q: RawPageQuery, id: 'scan_id' | 'action_id'): { sql: string; params: Params } {
   const params: Params = {
     org: q.orgId,
     code: q.codeId,
@@ -276,24 +273,60 @@ export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promis
   if (q.after) {
     // The plain bound on scanned_at lets the primary key skip everything before the cursor.
     keyset = `AND scanned_at >= fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC')
-        AND (scanned_at > fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC') OR scan_id > {after_id:String})`;
+        AND (scanned_at > fromUnixTimestamp64Milli({after_ms:Int64}, 'UTC') OR ${id} > {after_id:String})`;
     params.after_ms = q.after.ms;
     params.after_id = q.after.scanId;
   }
+  return {
+    sql: `WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(q)}
+        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
+        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+        ${keyset}
+      ORDER BY scanned_at, ${id}
+      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    params,
+  };
+}
+
+/**
+ * One page of a code's raw scans (bots left out unless included) in (scanned_at, scan_id) order, the table's own
+ * sort order after (org_id, code_id), so ClickHouse reads in order and stops at the page's end.
+ */
+export async function rawScanPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawScan[]> {
+  const w = rawPageWhere(q, 'scan_id');
   const out = await rows<RawScan>(
     ch,
     `SELECT scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, country, device_type, os, browser,
             referrer, language, provider, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule
        FROM ${ch.database}.scan_events
-      WHERE org_id = {org:UInt64} AND code_id = {code:UInt64}${botClause(q)}
-        AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-        AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-        ${keyset}
-      ORDER BY scanned_at, scan_id
-      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
-    params,
+      ${w.sql}`,
+    w.params,
   );
   return out.map((r) => ({ ...r, scanned_at_ms: Number(r.scanned_at_ms), matched_rule: Number(r.matched_rule) }));
+}
+
+/** A raw landing-page action as the export reads it: the time in epoch milliseconds, the visitor in hex. */
+export type RawAction = Pick<ScanAction, 'action_id' | 'action' | 'target' | 'visitor_hash' | 'is_bot'> & {
+  scanned_at_ms: number;
+};
+
+/** One page of a code's actions (scan_actions), in (scanned_at, action_id) order, the table's own after the code. */
+export async function rawActionPage(ch: ClickHouseHandle, q: RawPageQuery): Promise<RawAction[]> {
+  const w = rawPageWhere(q, 'action_id');
+  const out = await rows<RawAction>(
+    ch,
+    `SELECT action_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, action, target,
+            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot
+       FROM ${ch.database}.scan_actions
+      ${w.sql}`,
+    w.params,
+  );
+  return out.map((r) => ({
+    ...r,
+    scanned_at_ms: Number(r.scanned_at_ms),
+    target: Number(r.target),
+    is_bot: Number(r.is_bot) === 1 ? 1 : 0,
+  }));
 }
 
 /** Raw scans of a filter counted straight from scan_events, with the rollup's uniques estimator (checks compare the two). */
@@ -421,22 +454,33 @@ export type LiveScan = RawScan & {
   is_bot: number;
 };
 
+/** Which stored batches the live stream reads, of which organizations, and around when. */
+export interface BatchRead {
+  orgIds: number[];
+  tokens: string[];
+  fromMs: number;
+  toMs: number;
+}
+
+type BatchIds = Pick<LiveScan, 'batch' | 'scanned_at_ms' | 'org_id' | 'brand_id' | 'domain_id' | 'code_id'>;
+
 /**
- * The scans of the given stored batches (scan_events.batch, clickhouse/0012) of the given
- * organizations, in no particular order. The time bounds let the partition and the primary key
- * after org_id skip what the batches cannot hold; the bloom filter on batch skips the rest.
+ * The rows of the given stored batches of a table (its `batch` column: scan_events since
+ * clickhouse/0012, scan_actions since 0019) of the given organizations, in no particular order. The
+ * time bounds let the partition and the primary key after org_id skip what the batches cannot hold;
+ * the bloom filter on batch skips the rest.
  */
-export async function scansOfBatches(
+async function rowsOfBatches<T extends BatchIds>(
   ch: ClickHouseHandle,
-  q: { orgIds: number[]; tokens: string[]; fromMs: number; toMs: number },
-): Promise<LiveScan[]> {
+  table: 'scan_events' | 'scan_actions',
+  columns: string,
+  q: BatchRead,
+): Promise<T[]> {
   if (!q.orgIds.length || !q.tokens.length) return [];
-  const out = await rows<LiveScan>(
+  const out = await rows<T>(
     ch,
-    `SELECT batch, scan_id, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id, code_id,
-            country, device_type, os, browser, referrer, language, provider,
-            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule, is_bot
-       FROM ${ch.database}.scan_events
+    `SELECT batch, toUnixTimestamp64Milli(scanned_at) AS scanned_at_ms, org_id, brand_id, domain_id, code_id, ${columns}
+       FROM ${ch.database}.${table}
       WHERE org_id IN {orgs:Array(UInt64)} AND batch IN {tokens:Array(String)}
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
         AND scanned_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`,
@@ -449,22 +493,49 @@ export async function scansOfBatches(
     brand_id: Number(r.brand_id),
     domain_id: Number(r.domain_id),
     code_id: Number(r.code_id),
-    matched_rule: Number(r.matched_rule),
-    is_bot: Number(r.is_bot),
   }));
 }
 
+/** The scans of the given stored batches (rowsOfBatches). */
+export async function scansOfBatches(ch: ClickHouseHandle, q: BatchRead): Promise<LiveScan[]> {
+  const out = await rowsOfBatches<LiveScan>(
+    ch,
+    'scan_events',
+    `scan_id, country, device_type, os, browser, referrer, language, provider,
+            leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, matched_rule, is_bot`,
+    q,
+  );
+  return out.map((r) => ({ ...r, matched_rule: Number(r.matched_rule), is_bot: Number(r.is_bot) }));
+}
+
+/** A landing-page action as the live stream reads it: a raw action with its batch and ids. */
+export type LiveAction = RawAction & BatchIds;
+
+/** The landing-page actions of the given stored batches (rowsOfBatches). */
+export async function actionsOfBatches(ch: ClickHouseHandle, q: BatchRead): Promise<LiveAction[]> {
+  const out = await rowsOfBatches<LiveAction>(
+    ch,
+    'scan_actions',
+    `action_id, action, target, leftPad(hex(visitor_hash), 16, '0') AS visitor_hash, is_bot`,
+    q,
+  );
+  return out.map((r) => ({ ...r, target: Number(r.target), is_bot: Number(r.is_bot) === 1 ? 1 : 0 }));
+}
+
 /**
- * The pixel page's consent outcomes in a scope, one per scan (scan_actions `consent_<outcome>`,
- * written by the redirect under the scan's id: the outcome known with the scan, or `asked` when the
- * banner asks and then the page's answer). A scan's outcome is its last granted, denied or
- * not_required, else none: an unanswered `asked` (the visitor left before answering or before the
- * time ran out) is none. Per outcome with distinct visitors and, for exports, per day of the scan.
- * Not in the rollup: a consent breakdown reads the actions of the range.
+ * A breakdown read from scan_actions (clickhouse/0008) rather than the rollup, per value with
+ * distinct visitors and, for exports, per day:
+ * - `consent`: the pixel page's consent outcomes, one per scan (actions `consent_<outcome>`, written
+ *   by the redirect under the scan's id: the outcome known with the scan, or `asked` when the banner
+ *   asks and then the page's answer). A scan's outcome is its last granted, denied or not_required,
+ *   else none: an unanswered `asked` (the visitor left before answering or before the time ran out)
+ *   is none. Per day of the scan.
+ * - `action`: what visitors did on a landing page (every other action), one row per action.
  */
-export async function consentReport(
+export async function actionsReport(
   ch: ClickHouseHandle,
   f: RollupFilter,
+  dimension: 'consent' | 'action',
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
@@ -476,25 +547,30 @@ export async function consentReport(
     scope = ' AND brand_id = {brand:UInt64}';
     params.brand = f.brandId;
   }
-  // One row per scan (its actions share the scan's id; rows written before ids were shared stand alone).
-  const scans = `SELECT if(outcome = 'asked', 'none', outcome) AS value, visitor, day FROM (
+  const consent = dimension === 'consent';
+  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND ${consent ? '' : 'NOT '}startsWith(action, 'consent_')
+         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
+  // (value, visitor, day) rows: for consent one per scan (its actions share the scan's id; rows
+  // written before ids were shared stand alone), for actions one per action.
+  const source = consent
+    ? `SELECT if(outcome = 'asked', 'none', outcome) AS value, visitor, day FROM (
       SELECT argMax(substring(action, 9), (action IN ('consent_granted', 'consent_denied', 'consent_not_required'), scanned_at)) AS outcome,
              any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
-        FROM ${ch.database}.scan_actions
-       WHERE org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
-         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}
-       GROUP BY code_id, action_id)`;
+        FROM ${ch.database}.scan_actions WHERE ${where}
+       GROUP BY code_id, action_id)`
+    : `SELECT toString(action) AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
+         FROM ${ch.database}.scan_actions WHERE ${where}`;
   const [breakdown, days] = await Promise.all([
     rows<{ value: string; scans: string; uniques: string }>(
       ch,
-      `SELECT value, count() AS scans, uniqCombined(12)(visitor) AS uniques FROM (${scans})
+      `SELECT value, count() AS scans, uniqCombined(12)(visitor) AS uniques FROM (${source})
         GROUP BY value ORDER BY scans DESC, value`,
       params,
     ),
     daily
       ? rows<{ day: string; value: string; scans: string }>(
           ch,
-          `SELECT day, value, count() AS scans FROM (${scans})
+          `SELECT day, value, count() AS scans FROM (${source})
             GROUP BY day, value ORDER BY day, scans DESC, value`,
           params,
         )

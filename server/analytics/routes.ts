@@ -26,8 +26,11 @@ import {
   conversionsExport,
   csvColumns,
   organizationAnalytics,
+  RAW_EXPORT_ACTION_COLUMNS,
   RAW_EXPORT_COLUMNS,
   rawExport,
+  type RawExportActionRow,
+  type RawExportRow,
 } from './service.js';
 
 // GET /v1/analytics
@@ -109,7 +112,8 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   summary: 'Raw scans of one QR code, paged in scan order (6 requests per minute)',
   description:
     'Rows in (scanned_at, scan_id) order; bots are left out unless include_bots=true (their rows have ' +
-    'device_type "bot"). Page with offset, or for deep pages pass ' +
+    'device_type "bot"). kind=actions lists the actions on the landing page instead, in (scanned_at, action_id) ' +
+    'order. Page with offset, or for deep pages pass ' +
     'meta.next_cursor as cursor. Accept: text/csv returns the page as CSV with the paging meta in ' +
     'X-Has-More and X-Next-Cursor headers. Limited to 6 requests per minute on top of the organization limit.',
   tag: 'Analytics',
@@ -140,8 +144,12 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
     if (wantsCsv(accept)) {
       const headers: Record<string, string> = { 'X-Has-More': String(data.meta.has_more) };
       if (data.meta.next_cursor) headers['X-Next-Cursor'] = data.meta.next_cursor;
-      const csv = toCsv(data.rows, RAW_EXPORT_COLUMNS);
-      return csvResult(`scans-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
+      const csv =
+        query.kind === 'actions'
+          ? toCsv(data.rows as RawExportActionRow[], RAW_EXPORT_ACTION_COLUMNS)
+          : toCsv(data.rows as RawExportRow[], RAW_EXPORT_COLUMNS);
+      const name = query.kind === 'actions' ? 'actions' : 'scans';
+      return csvResult(`${name}-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, headers);
     }
     return { status: 200, body: { data } };
   },
@@ -197,8 +205,10 @@ export const scansStream = defineOperation<Record<string, never>, ScanStreamQuer
   summary: 'Live scans of the organization as Server-Sent Events (resumable with Last-Event-ID)',
   description:
     'Every scan the redirect records, as one `scan` event (the raw export fields plus code_ulid, slug, ' +
-    'brand_ulid, brand_name, bot) within about a second, with id `<batch>-<scan_id>`. Reconnecting with ' +
-    'Last-Event-ID replays the scans missed in the last 24 hours first (a `reset` event when the id is ' +
+    'brand_ulid, brand_name, bot) within about a second, with id `<batch>-<scan_id>`, and every action on a ' +
+    'landing page as an `action` event (the raw export fields of kind=actions plus code_ulid, slug, brand_ulid, ' +
+    'brand_name), with id `<batch>-<action_id>`. Reconnecting with ' +
+    'Last-Event-ID replays the scans and actions missed in the last 24 hours first (a `reset` event when the id is ' +
     'older). A `: heartbeat` comment every 15 s; a client that reads too slowly gets a `gap` event with ' +
     'the number of scans missed and raw export cursors. Concurrent streams per organization are limited ' +
     `by plan (429). ${BOTS_NOTE} See docs/stream.md.`,
@@ -208,7 +218,7 @@ export const scansStream = defineOperation<Record<string, never>, ScanStreamQuer
   query: scanStreamQuery,
   response: {
     status: 200,
-    description: 'An event stream (text/event-stream) of `scan`, `gap` and `reset` events.',
+    description: 'An event stream (text/event-stream) of `scan`, `action`, `gap` and `reset` events.',
     media: { 'text/event-stream': { type: 'string' } },
   },
   errors: [404, 422],

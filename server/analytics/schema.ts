@@ -2,14 +2,16 @@
 // the payload schemas of the four analytics operations.
 import { dateTime, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
+import { ACTIONS as LANDING_ACTIONS } from '../landing/page.js';
+import { CONSENT_OUTCOMES } from '../qr-codes/pixels.js';
 
 export const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
 /** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
+export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent', 'action'] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
+export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent', 'action'] as const;
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
@@ -37,6 +39,10 @@ export const BOTS_NOTE =
   "recorded but left out unless include_bots=true, so a code's redirects_count, which counts every " +
   'redirect, can be higher than these scans.';
 
+const ACTION_DIMENSION_NOTE =
+  'action: what visitors did on landing pages (vcard, ics, link, app_store, play_store, website), each with its ' +
+  "count (scans) and distinct visitors (uniques); the export's csv_rows give them per day.";
+
 const includeBots: JsonSchema = {
   type: 'boolean',
   default: false,
@@ -61,7 +67,8 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
     enum: [...ORG_DIMENSIONS],
     default: 'country',
     description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels.',
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels. ' +
+      ACTION_DIMENSION_NOTE,
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
@@ -92,7 +99,8 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     enum: [...CODE_DIMENSIONS],
     default: 'country',
     description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required).',
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required). ' +
+      ACTION_DIMENSION_NOTE,
   },
   include_bots: includeBots,
 });
@@ -105,6 +113,8 @@ export const codeParams = objectSchema('AnalyticsCodeParams', { code_ulid: ulid 
 
 export interface RawExportQuery {
   range: RangeDays;
+  /** scans (default; ajv fills it in) or actions. */
+  kind?: 'scans' | 'actions';
   limit: number;
   offset: number;
   cursor?: string;
@@ -114,6 +124,14 @@ export interface RawExportQuery {
 
 export const rawExportQuery = objectSchema('RawExportQuery', {
   range,
+  kind: {
+    type: 'string',
+    enum: ['scans', 'actions'],
+    default: 'scans',
+    description:
+      'scans (default): the scans of the code. actions: what visitors did on its landing page (downloads, links, ' +
+      "store badges, website) and its pixel page's consent answers (consent_<outcome>), one row each, paged the same way.",
+  },
   limit: {
     type: 'integer',
     minimum: 1,
@@ -316,7 +334,7 @@ export const CodeAnalyticsPayload: JsonSchema = {
         type: 'object',
         required: ['action', 'count', 'unique_visitors'],
         properties: {
-          action: { type: 'string', enum: ['vcard', 'ics', 'link', 'app_store', 'play_store', 'website'] },
+          action: { type: 'string', enum: [...LANDING_ACTIONS] },
           count: { type: 'integer' },
           unique_visitors: { type: 'integer' },
         },
@@ -340,6 +358,50 @@ function pageMeta(extra: Record<string, JsonSchema> = {}): JsonSchema {
   };
 }
 
+export const RawExportScan: JsonSchema = {
+  $id: 'RawExportScan',
+  type: 'object',
+  description: 'One scan (kind=scans).',
+  required: ['scan_id', 'scanned_at', 'country', 'device_type', 'referrer'],
+  properties: {
+    scan_id: { type: 'string' },
+    scanned_at: dateTime,
+    country: { type: 'string' },
+    device_type: { type: 'string' },
+    os: { type: 'string' },
+    browser: { type: 'string' },
+    referrer: { type: 'string' },
+    language: { type: 'string' },
+    provider: { type: 'string' },
+    visitor_id: { type: 'string', description: 'Pseudonymous visitor (salted hash, hex); no IP is stored.' },
+    matched_rule: { type: ['integer', 'null'] },
+  },
+};
+
+/** Every action scan_actions holds: the landing page's, and the pixel page's consent answers. */
+const SCAN_ACTIONS = [...LANDING_ACTIONS, 'consent_asked', ...CONSENT_OUTCOMES.map((o) => `consent_${o}`)];
+
+export const RawExportAction: JsonSchema = {
+  $id: 'RawExportAction',
+  type: 'object',
+  description: 'One action on the landing page or answer of the pixel page (kind=actions).',
+  required: ['action_id', 'scanned_at', 'action', 'target', 'visitor_id', 'bot'],
+  properties: {
+    action_id: { type: 'string' },
+    scanned_at: dateTime,
+    action: {
+      type: 'string',
+      enum: SCAN_ACTIONS,
+      description:
+        'vcard and ics: the downloads; link: a link of a links page; app_store, play_store, website: the ' +
+        "buttons; consent_asked: the pixel page asked for consent (the scan's outcome is none until an answer follows); consent_<outcome>: its answer.",
+    },
+    target: { type: ['integer', 'null'], description: "The link's index (0-based) for link, else null." },
+    visitor_id: { type: 'string', description: "The visitor (as in the scans' visitor_id)." },
+    bot: { type: 'boolean' },
+  },
+};
+
 export const RawExportPayload: JsonSchema = {
   $id: 'RawExport',
   type: 'object',
@@ -354,24 +416,8 @@ export const RawExportPayload: JsonSchema = {
       type: 'array',
       description:
         'Scans in (scanned_at, scan_id) order. Bots are left out unless include_bots=true; their rows ' +
-        'then have device_type "bot".',
-      items: {
-        type: 'object',
-        required: ['scan_id', 'scanned_at', 'country', 'device_type', 'referrer'],
-        properties: {
-          scan_id: { type: 'string' },
-          scanned_at: dateTime,
-          country: { type: 'string' },
-          device_type: { type: 'string' },
-          os: { type: 'string' },
-          browser: { type: 'string' },
-          referrer: { type: 'string' },
-          language: { type: 'string' },
-          provider: { type: 'string' },
-          visitor_id: { type: 'string', description: 'Pseudonymous visitor (salted hash, hex); no IP is stored.' },
-          matched_rule: { type: ['integer', 'null'] },
-        },
-      },
+        'then have device_type "bot". With kind=actions: actions in (scanned_at, action_id) order.',
+      items: { oneOf: [RawExportScan, RawExportAction] },
     },
     meta: pageMeta({
       next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },

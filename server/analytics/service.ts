@@ -11,9 +11,12 @@ import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
-  consentReport,
+  actionsReport,
   type ActionCount,
+  rawActionPage,
   rawScanPage,
+  type RawAction,
+  type RawPageQuery,
   type RawScan,
   rollupReport,
   type Counted,
@@ -252,8 +255,9 @@ async function rollupSummary(
 ): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
   const report = await rollupReport(app.ch, filter, request);
   const dimension = request.dimension;
-  // The rollup has no consent rows (its breakdown comes back empty): the actions answer it.
-  if (dimension === 'consent') Object.assign(report, await consentReport(app.ch, filter, request.dailyBreakdown));
+  // The rollup has no consent or action rows (its breakdown comes back empty): scan_actions answers them.
+  if (dimension === 'consent' || dimension === 'action')
+    Object.assign(report, await actionsReport(app.ch, filter, dimension, request.dailyBreakdown));
   return {
     report,
     summary: {
@@ -305,7 +309,7 @@ export async function organizationAnalytics(
     report.children && labelledCounts(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
     report.topCodes && labelledCounts(app, org, 'code', report.topCodes),
     scopeConversions(app, org, scope, filter, range),
-    report.dailyBreakdown && q.dimension !== 'consent'
+    report.dailyBreakdown && q.dimension !== 'consent' && q.dimension !== 'action'
       ? conversionsPerDay(app, org, filter, q.dimension, range.fromMs, range.toMs)
       : null,
   ]);
@@ -437,9 +441,30 @@ export const RAW_EXPORT_COLUMNS: (keyof RawExportRow)[] = [
   'matched_rule',
 ];
 
-export interface RawExportPayload {
+/** A landing-page action as the raw export (kind=actions) and the live stream show it. */
+export interface RawExportActionRow {
+  action_id: string;
+  scanned_at: string;
+  /** vcard, ics, link, app_store, play_store, website, or the pixel page's consent_<outcome>. */
+  action: string;
+  /** The link's index (0-based) for `link`, else null. */
+  target: number | null;
+  visitor_id: string;
+  bot: boolean;
+}
+
+export const RAW_EXPORT_ACTION_COLUMNS: (keyof RawExportActionRow)[] = [
+  'action_id',
+  'scanned_at',
+  'action',
+  'target',
+  'visitor_id',
+  'bot',
+];
+
+export interface RawExportPayload<Row = RawExportRow | RawExportActionRow> {
   qr_code: { ulid: string; slug: string };
-  rows: RawExportRow[];
+  rows: Row[];
   meta: { count: number; limit: number; offset: number; has_more: boolean; next_cursor: string | null };
 }
 
@@ -460,7 +485,19 @@ export function rawExportRow(s: RawScan): RawExportRow {
   };
 }
 
-/** A keyset cursor: the (scanned_at, scan_id) of the last row of a page, opaque to clients. */
+/** A raw action as the raw export (and the live stream) shows it. */
+export function rawExportActionRow(a: RawAction): RawExportActionRow {
+  return {
+    action_id: a.action_id,
+    scanned_at: new Date(a.scanned_at_ms).toISOString(),
+    action: a.action,
+    target: a.action === 'link' ? a.target : null,
+    visitor_id: a.visitor_hash.toLowerCase(),
+    bot: a.is_bot === 1,
+  };
+}
+
+/** A keyset cursor: the (scanned_at, scan_id or action_id) of the last row of a page, opaque to clients. */
 export function encodeCursor(ms: number, scanId: string): string {
   return Buffer.from(`${ms}.${scanId}`, 'utf8').toString('base64url');
 }
@@ -470,6 +507,30 @@ export function decodeCursor(cursor: string): { ms: number; scanId: string } {
   const m = /^(\d{1,15})\.([0-9A-Za-z_-]{1,64})$/.exec(text);
   if (!m) throw ApiError.field('cursor', 'Is not a cursor this API returned.');
   return { ms: Number(m[1]), scanId: m[2] };
+}
+
+/** One page of a raw export: the rows after the cursor and offset, one more than asked telling whether there are more. */
+async function rawPage<T extends { scanned_at_ms: number }, Row>(
+  q: RawExportQuery,
+  read: (page: RawPageQuery) => Promise<T[]>,
+  page: Omit<RawPageQuery, 'limit' | 'offset' | 'includeBots'>,
+  idOf: (row: T) => string,
+  render: (row: T) => Row,
+): Promise<Pick<RawExportPayload<Row>, 'rows' | 'meta'>> {
+  const found = await read({ ...page, limit: q.limit + 1, offset: q.offset, includeBots: q.include_bots });
+  const hasMore = found.length > q.limit;
+  const rows = found.slice(0, q.limit);
+  const last = rows[rows.length - 1];
+  return {
+    rows: rows.map(render),
+    meta: {
+      count: rows.length,
+      limit: q.limit,
+      offset: q.offset,
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor(last.scanned_at_ms, idOf(last)) : null,
+    },
+  };
 }
 
 // GET /v1/analytics/qr-codes/{code_ulid}/raw-export
@@ -483,31 +544,14 @@ export async function rawExport(
   const code = await findCode(app, org, codeUlid);
   requireTrackable(code);
   const range = dayRange(app.clock.now(), q.range);
-  // One row more than asked tells whether there is a next page.
-  const scans = await rawScanPage(app.ch, {
-    orgId: org.id,
-    codeId: code.id,
-    fromMs: range.fromMs,
-    toMs: range.toMs,
-    limit: q.limit + 1,
-    offset: q.offset,
-    after,
-    includeBots: q.include_bots,
-  });
-  const hasMore = scans.length > q.limit;
-  const page = scans.slice(0, q.limit);
-  const last = page[page.length - 1];
-  return {
-    qr_code: { ulid: code.ulid, slug: code.slug },
-    rows: page.map(rawExportRow),
-    meta: {
-      count: page.length,
-      limit: q.limit,
-      offset: q.offset,
-      has_more: hasMore,
-      next_cursor: hasMore && last ? encodeCursor(last.scanned_at_ms, last.scan_id) : null,
-    },
-  };
+  const page = { orgId: org.id, codeId: code.id, fromMs: range.fromMs, toMs: range.toMs, after };
+  const qr_code = { ulid: code.ulid, slug: code.slug };
+  if (q.kind === 'actions') {
+    const read = (p: RawPageQuery) => rawActionPage(app.ch, p);
+    return { qr_code, ...(await rawPage(q, read, page, (a) => a.action_id, rawExportActionRow)) };
+  }
+  const read = (p: RawPageQuery) => rawScanPage(app.ch, p);
+  return { qr_code, ...(await rawPage(q, read, page, (s) => s.scan_id, rawExportRow)) };
 }
 
 export interface ConversionsExportPayload {

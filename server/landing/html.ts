@@ -77,6 +77,7 @@ p{margin:.25rem 0 .75rem;white-space:pre-line}.lead{text-align:center}
 a{color:${t.primary}}ul{list-style:none;padding:0;margin:0}
 .btn{display:block;text-align:center;text-decoration:none;font-weight:600;margin:.75rem 0;padding:.8rem 1rem;border-radius:.5rem;background:${t.primary};color:${onPrimary};border:2px solid ${t.primary}}
 .btn.alt{background:#fff;color:${t.primary}}
+.icon{width:1.25em;height:1.25em;vertical-align:-.25em;margin-right:.5rem;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}.sprite{position:absolute}
 dl{margin:0}dt{font-weight:600;margin-top:.75rem}dd{margin:0;overflow-wrap:anywhere}
 a:focus,.btn:focus{outline:3px solid #f9ab00;outline-offset:2px}`;
 }

@@ -16,6 +16,7 @@ import { escapeHtml } from '../http-common/html.js';
 import { safeImage, shell, themeOf, type BuiltPage } from './html.js';
 import { icsFile, vcardFile, zonedTimeToUtc } from './files.js';
 import { WORDS, type PageWords } from './i18n.js';
+import { iconSprite, iconUse, isLinkIcon } from './icons.js';
 
 export const ACTIONS = ['vcard', 'ics', 'link', 'app_store', 'play_store', 'website'] as const;
 export type LandingAction = (typeof ACTIONS)[number];
@@ -108,10 +109,16 @@ function vcardBody(d: VcardData, c: LandingConfigData, w: PageWords): string {
 }
 
 function linksBody(d: LinksData, c: LandingConfigData, w: PageWords): string {
+  const icons: Parameters<typeof iconUse>[0][] = [];
   const items = (Array.isArray(d.links) ? d.links : [])
-    .map((l, i) => (httpUrlOrNull(l.url) ? `<li>${button(action('link', i), str(l.label), true)}</li>` : ''))
+    .map((l, i) => {
+      if (!httpUrlOrNull(l.url)) return '';
+      if (!isLinkIcon(l.icon)) return `<li>${button(action('link', i), str(l.label), true)}</li>`;
+      icons.push(l.icon);
+      return `<li><a class="btn alt" href="${action('link', i)}">${iconUse(l.icon)}${escapeHtml(str(l.label))}</a></li>`;
+    })
     .filter(Boolean);
-  return `${heading(c.title ?? d.title, c.description ?? d.description, safeImage(d.avatar))}<nav aria-label="${escapeHtml(w.links)}"><ul>\n${items.join('\n')}\n</ul></nav>`;
+  return `${iconSprite(icons)}${heading(c.title ?? d.title, c.description ?? d.description, safeImage(d.avatar))}<nav aria-label="${escapeHtml(w.links)}"><ul>\n${items.join('\n')}\n</ul></nav>`;
 }
 
 function appBody(d: AppData, c: LandingConfigData, w: PageWords): string {

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, generated from the operations and their JSON Schemas: every schema
 // with an $id becomes a component and is referred to by $ref.
-import type { JsonSchema } from '../schemas/validation.js';
+import { documentFormOf, type JsonSchema } from '../schemas/validation.js';
 import { ErrorBody, RateLimitedBody } from '../schemas/common.js';
 import { takesIdempotencyKey } from './idempotency.js';
 import { API_VERSION, readsBody, type Operation } from './operation.js';
@@ -136,14 +136,20 @@ function queryNote(op: Operation): string {
 class Components {
   readonly schemas: Record<string, JsonSchema> = {};
 
-  /** Replaces nested $id'd schemas by $refs, registering them as components. */
+  /**
+   * Replaces nested $id'd schemas by $refs, registering them as components. A schema with a
+   * document form (withDocumentForm: a code's bodies, one schema per type under a discriminator)
+   * is shown in that form.
+   */
   ref(schema: JsonSchema): JsonSchema {
     if (typeof schema.$id === 'string') {
       const name = schema.$id.replace(/[^A-Za-z0-9._-]/g, '_');
+      if (name !== schema.$id) throw new Error(`schema $id ${schema.$id} is not a component name`);
       if (!this.schemas[name]) {
         this.schemas[name] = {}; // placeholder against cycles
         const { $id: _drop, ...rest } = schema;
-        this.schemas[name] = this.walk(rest);
+        const shown = documentFormOf(schema);
+        this.schemas[name] = this.walk(shown ? { description: rest.description, ...shown } : rest);
       }
       return { $ref: `#/components/schemas/${name}` };
     }

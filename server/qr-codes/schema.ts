@@ -5,7 +5,7 @@
 import { dateTime, httpUrl, nullableDateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js';
 import { pagedEnvelope, pageQueryProperties, type PageQuery } from '../schemas/paging.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
-import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
+import { patterned, REQUIRED_MESSAGE, withDocumentForm, type JsonSchema } from '../schemas/validation.js';
 import { LandingConfig } from './landing-config.js';
 import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from './pixels.js';
 import { CustomJs } from './custom-js.js';
@@ -301,15 +301,66 @@ const writable = {
 
 export type WritableField = keyof typeof writable;
 
-export const createCodeBody: JsonSchema = {
-  ...objectSchema('codes.create.body', writable, ['slug', 'destination', 'domain_ulid']),
-  allOf: typedDestinations(false),
-};
+const CREATE_REQUIRED = ['slug', 'destination', 'domain_ulid'];
 
-export const updateCodeBody: JsonSchema = {
-  ...objectSchema('codes.update.body', writable),
-  allOf: typedDestinations(true),
-};
+/**
+ * A body as the OpenAPI document shows it: one schema per type (`<id>.<type>`: the writable fields
+ * with that type's `type` and `destination`, `type` required) under `oneOf` with a `discriminator`
+ * on `type`, whose mapping sends `redirect` to the url schema as well; beside it, under an outer
+ * `oneOf`, the body without `type` (`<id>.untyped`): on create a url code (the default type), on
+ * update a change that keeps the stored type. Built from the same fields and destination schemas
+ * as the body that validates requests (whose if/then form gives per-field messages), so the two
+ * cannot differ.
+ */
+function bodiesByType(id: string, required: string[], untypedDestination: JsonSchema): JsonSchema {
+  const { type: typeField, ...untyped } = writable;
+  const member = (types: string[], destination: JsonSchema): JsonSchema => ({
+    ...objectSchema(`${id}.${types[0]}`, { ...writable, type: { ...typeField, enum: types }, destination }, [
+      ...required,
+      'type',
+    ]),
+    description:
+      types[0] === 'url'
+        ? 'A url code (`redirect` is its alias): destination is a URL or {url}.'
+        : `A ${types[0]} code: destination is Destination.${types[0]}.`,
+  });
+  const members = [
+    member(['url', 'redirect'], urlDestination),
+    ...Object.entries(DESTINATION_SCHEMAS).map(([t, schema]) => member([t], schema)),
+  ];
+  const mapping: Record<string, string> = {};
+  for (const m of members) {
+    for (const t of (m.properties as { type: { enum: string[] } }).type.enum)
+      mapping[t] = `#/components/schemas/${String(m.$id)}`;
+  }
+  return {
+    oneOf: [
+      {
+        $id: `${id}.typed`,
+        description: 'A body with type: the schema of that type.',
+        oneOf: members,
+        discriminator: { propertyName: 'type', mapping },
+      },
+      {
+        ...objectSchema(`${id}.untyped`, { ...untyped, destination: untypedDestination }, required),
+        description:
+          required.length > 0
+            ? 'A body without type: a url code (the default type).'
+            : 'A body without type: the code keeps its type, and a destination is checked against it.',
+      },
+    ],
+  };
+}
+
+export const createCodeBody: JsonSchema = withDocumentForm(
+  { ...objectSchema('codes.create.body', writable, CREATE_REQUIRED), allOf: typedDestinations(false) },
+  bodiesByType('codes.create.body', CREATE_REQUIRED, urlDestination),
+);
+
+export const updateCodeBody: JsonSchema = withDocumentForm(
+  { ...objectSchema('codes.update.body', writable), allOf: typedDestinations(true) },
+  bodiesByType('codes.update.body', [], destination),
+);
 
 export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
 

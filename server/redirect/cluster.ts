@@ -62,7 +62,10 @@ async function replayLeftovers(app: AppContext): Promise<void> {
       spillDir: path.join(app.config.dataDir, 'spill'),
       log: app.log,
       count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,
-      stored: table === 'scan_events' ? scanBatchPublisher(app.db, app.log, columns) : undefined,
+      stored:
+        table === 'scan_events' || table === 'scan_actions'
+          ? scanBatchPublisher(app.db, app.log, columns, table === 'scan_actions' ? 'action' : 'scan')
+          : undefined,
     });
     buffer.start();
     await buffer.settled();

@@ -156,6 +156,8 @@ export async function startRedirectListener(
     SCAN_ACTION_COLUMNS,
     undefined,
     opts.journal ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
+    undefined,
+    scanBatchPublisher(app.db, app.log, SCAN_ACTION_COLUMNS, 'action'),
   );
   const gs1 = buffer<Gs1Row>(
     'gs1_resolutions',

@@ -1,10 +1,10 @@
-// The scan buffer's `stored` hook for scan_events: once a batch is in ClickHouse (sent, or replayed
+// The scan buffer's `stored` hook for scan_events and scan_actions: once a batch is in ClickHouse (sent, or replayed
 // from a journal or spill file), it is recorded in the live stream's ledger with the organizations
 // it holds, and every API process is notified (server/analytics/live-batches.ts). It never fails
 // the batch: the scans are stored; a record that cannot be written after a few tries is logged, and
 // live subscribers miss that batch (its scans are in the raw export).
 import type { Knex } from 'knex';
-import { pruneStoredBatches, recordStoredBatch } from '../analytics/live-batches.js';
+import { pruneStoredBatches, recordStoredBatch, type BatchKind } from '../analytics/live-batches.js';
 import type { Logger } from '../logger.js';
 import type { Batch } from './scan-buffer.js';
 import { countsOf } from './scan-counts.js';
@@ -13,7 +13,12 @@ const ATTEMPTS = 3;
 /** The ledger's rows past the resume window are deleted about hourly, by whoever writes it. */
 const PRUNE_EVERY_MS = 3_600_000;
 
-export function scanBatchPublisher(db: Knex, log: Logger, columns: readonly string[]): (batch: Batch) => Promise<void> {
+export function scanBatchPublisher(
+  db: Knex,
+  log: Logger,
+  columns: readonly string[],
+  kind: BatchKind = 'scan',
+): (batch: Batch) => Promise<void> {
   const column = columns.indexOf('org_id');
   let pruned = Date.now();
   return async (batch) => {
@@ -24,7 +29,7 @@ export function scanBatchPublisher(db: Knex, log: Logger, columns: readonly stri
     const orgRows = countsOf(batch.tsv, column);
     for (let i = 1; ; i++) {
       try {
-        await recordStoredBatch(db, batch.token, orgRows);
+        await recordStoredBatch(db, batch.token, orgRows, kind);
         return;
       } catch (err) {
         if (i >= ATTEMPTS) {

@@ -92,6 +92,23 @@ export function coerceParams(schema: JsonSchema, value: Record<string, unknown>)
   return out;
 }
 
+/**
+ * Schemas the OpenAPI document shows in another form than the one requests are validated with
+ * (a code's bodies: one schema per type under a discriminator, where ajv reads if/then for its
+ * per-field messages). Kept beside the schema rather than in it: ajv walks a schema whole, and a
+ * nested $id may appear in it only once.
+ */
+const documentForms = new WeakMap<JsonSchema, JsonSchema>();
+
+export function withDocumentForm(schema: JsonSchema, form: JsonSchema): JsonSchema {
+  documentForms.set(schema, form);
+  return schema;
+}
+
+export function documentFormOf(schema: JsonSchema): JsonSchema | undefined {
+  return documentForms.get(schema);
+}
+
 function makeAjv(): Ajv {
   const ajv = new Ajv({
     allErrors: true,

@@ -67,6 +67,14 @@ describe('landing pages in Chromium', function () {
       expect(await axeViolations(page)).to.deep.equal([]);
       expect(console.filter((m) => /Content Security Policy|Refused/i.test(m))).to.deep.equal([]);
       expect(outside).to.deep.equal([]);
+      if (type === 'links') {
+        // Each link's icon is drawn: its <use> resolves to the sprite's symbol, which has a size.
+        const boxes = await page.$$eval('a svg.icon use', (uses) =>
+          uses.map((u) => (u as SVGUseElement).getBBox()).map((b) => [Math.round(b.width), Math.round(b.height)]),
+        );
+        expect(boxes).to.have.length(2);
+        for (const [w, h] of boxes) expect(w * h).to.be.above(100);
+      }
       await page.close();
     });
   }

@@ -1,27 +1,35 @@
-// make docs-images (second half): the pictures of docs/dashboard.md are the screenshots the browser
-// tests take (test/browser/*.test.ts write them to TEST_OUTPUT_DIR/screenshots, default
-// var/test-output/screenshots). Copies every picture the page shows from there into
-// docs/images/dashboard/, and names the ones no test has taken yet (run `make test-browser` first).
+// make docs-images (second half): the pictures of docs/dashboard.md and docs/landing-pages.md are
+// the screenshots the browser tests take (test/browser/*.test.ts write them to
+// TEST_OUTPUT_DIR/screenshots, default var/test-output/screenshots). Copies every picture the pages
+// show from there into docs/images/dashboard/ and docs/images/landing/, and names the ones no test
+// has taken yet (run `make test-browser` first).
 import fs from 'node:fs';
 import path from 'node:path';
 
-// docs/dashboard.md's pictures, and those of other pages that show the dashboard.
-const DOCS = ['docs/dashboard.md', 'docs/pixels.md'].map((d) => path.resolve(d));
-const DIR = path.resolve('docs/images/dashboard');
 const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
 
-const names = DOCS.flatMap((doc) =>
-  [...fs.readFileSync(doc, 'utf8').matchAll(/\(images\/dashboard\/([a-z0-9-]+)\.png\)/g)].map((m) => m[1]),
-);
+// Each page of docs and its folder of pictures, and the name of a picture's screenshot.
+const PAGES = [
+  { doc: 'docs/dashboard.md', dir: 'dashboard', shot: (name: string) => name },
+  // Pages beyond docs/dashboard.md that show the dashboard.
+  { doc: 'docs/pixels.md', dir: 'dashboard', shot: (name: string) => name },
+  // test/browser/landing-pages.test.ts takes landing-<type>.png.
+  { doc: 'docs/landing-pages.md', dir: 'landing', shot: (name: string) => `landing-${name}` },
+];
+
 const missing: string[] = [];
-for (const name of new Set(names)) {
-  const from = path.join(SHOTS, `${name}.png`);
-  if (!fs.existsSync(from)) {
-    missing.push(name);
-    continue;
+for (const { doc, dir, shot } of PAGES) {
+  const text = fs.readFileSync(path.resolve(doc), 'utf8');
+  const names = [...text.matchAll(new RegExp(`\\(images/${dir}/([a-z0-9-]+)\\.png\\)`, 'g'))].map((m) => m[1]);
+  for (const name of new Set(names)) {
+    const from = path.join(SHOTS, `${shot(name)}.png`);
+    if (!fs.existsSync(from)) {
+      missing.push(`${dir}/${name}`);
+      continue;
+    }
+    fs.copyFileSync(from, path.resolve('docs/images', dir, `${name}.png`));
+    console.log(`docs/images/${dir}/${name}.png`);
   }
-  fs.copyFileSync(from, path.join(DIR, `${name}.png`));
-  console.log(`docs/images/dashboard/${name}.png`);
 }
 if (missing.length) {
   console.error(`Not taken by a browser test yet (run make test-browser first): ${missing.join(', ')}`);

@@ -6,7 +6,7 @@
 // header beyond HTTP's own framing must be declared for that operation and status.
 import { getHttpOperationsFromSpec } from '@stoplight/prism-http';
 // Not in the package's index; the validation proxy calls it on every upstream answer.
-import { validateOutput } from '@stoplight/prism-http/dist/validator/index.js';
+import { validateInput, validateOutput } from '@stoplight/prism-http/dist/validator/index.js';
 import { operations } from '../../server/all-operations.js';
 import { buildOpenApi } from '../../server/operations/openapi.js';
 
@@ -97,4 +97,25 @@ export async function assertConforms(x: Exchange): Promise<void> {
   }
   const op = await routeOf(x.method, x.path);
   if (op?.iid) checkedExchanges.set(op.iid, (checkedExchanges.get(op.iid) ?? 0) + 1);
+}
+
+/**
+ * What is wrong with a JSON request body by the document, as Prism's validation proxy judges it
+ * (empty when it conforms). Only the body counts: the path's parameters and the token are the
+ * caller's to get right.
+ */
+export async function requestBodyProblems(method: string, path: string, body: unknown): Promise<string[]> {
+  const op = await routeOf(method, path);
+  if (!op) throw new Error(`${method} ${path} is no documented operation`);
+  const verdict = validateInput({
+    resource: op,
+    element: {
+      method: method.toLowerCase() as 'post',
+      url: { path },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+      body,
+    },
+  });
+  if (verdict._tag === 'Right') return [];
+  return verdict.left.filter((d) => d.path?.[0] === 'body').map((d) => `${d.path!.join('.')}: ${d.message}`);
 }

@@ -11,7 +11,7 @@ export interface StreamEvent {
   data: any;
 }
 
-/** An EventSource on `url` with a bearer token; collects every scan, gap and reset event. */
+/** An EventSource on `url` with a bearer token; collects every scan, action, gap and reset event. */
 export class TestEventSource {
   readonly events: StreamEvent[] = [];
   readonly es: EventSource;
@@ -25,7 +25,7 @@ export class TestEventSource {
     });
     this.es.onopen = () => this.opened++;
     this.es.onerror = (e) => this.errors.push({ status: e.code, message: e.message });
-    for (const type of ['scan', 'gap', 'reset']) {
+    for (const type of ['scan', 'action', 'gap', 'reset']) {
       this.es.addEventListener(type, (e) => {
         const m = e as MessageEvent<string>;
         this.events.push({ event: type, id: m.lastEventId || undefined, data: JSON.parse(m.data) });
@@ -35,6 +35,10 @@ export class TestEventSource {
 
   scans(): StreamEvent[] {
     return this.events.filter((e) => e.event === 'scan');
+  }
+
+  actions(): StreamEvent[] {
+    return this.events.filter((e) => e.event === 'action');
   }
 
   close(): void {
@@ -83,6 +87,10 @@ export class RawEventStream {
 
   scans(): StreamEvent[] {
     return this.events.filter((e) => e.event === 'scan');
+  }
+
+  actions(): StreamEvent[] {
+    return this.events.filter((e) => e.event === 'action');
   }
 
   pause(): void {

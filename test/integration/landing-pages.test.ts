@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import ICAL from 'ical.js';
+import { parse } from 'csv-parse/sync';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { ANDROID, chRows, DESKTOP, FALLBACK, hit, IPHONE } from './redirect-fixtures.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import { toolError, toolOk } from './mcp-helpers.js';
 import { LANDING_CASES, PNG_1PX } from '../helpers/landing-cases.js';
+import { LINK_ICONS } from '../../server/qr-codes/types.js';
 
 const HOSTILE = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
 
@@ -68,15 +70,49 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
       expect(res.headers['x-robots-tag']).to.include('noindex');
       expect(res.body).to.include('<meta name="robots" content="noindex, nofollow">');
       expect(res.body).not.to.match(/<script/i);
-      // No third-party asset: every src and href is a data: image, our own action or tel:/mailto:.
+      // No third-party asset: every src and href is a data: image, our own action, tel:/mailto: or
+      // an icon of the page's own sprite.
       for (const [, url] of res.body.matchAll(/(?:src|href)="([^"]*)"/g)) {
-        expect(url).to.match(/^(data:image\/png;base64,|\?qr_action=|tel:|mailto:)/);
+        expect(url).to.match(/^(data:image\/png;base64,|\?qr_action=|tel:|mailto:|#i-[a-z]+$)/);
       }
       const withoutImages = res.body.replace(/data:image\/[a-z]+;base64,[A-Za-z0-9+/=]+/g, '');
       expect(Buffer.byteLength(withoutImages)).to.be.below(30 * 1024);
       expect(await scansOf(code.ulid)).to.have.length(1);
     });
   }
+
+  it('draws each link’s icon from the page’s own sprite, once per icon, decorative, and 50 links with icons stay under 30 KB', async () => {
+    const code = await create(a, 'links', LANDING_CASES.links);
+    const page = (await get(pathOf(code.public_url))).body;
+    // One symbol per icon used, each link referring to its own; hidden from assistive technology.
+    expect([...page.matchAll(/<symbol id="(i-[a-z]+)"/g)].map((m) => m[1])).to.deep.equal(['i-website', 'i-github']);
+    expect(
+      [
+        ...page.matchAll(
+          /<a class="btn alt" href="\?qr_action=link&amp;i=(\d)"><svg class="icon" aria-hidden="true" focusable="false"><use href="#(i-[a-z]+)"\/><\/svg>([^<]*)<\/a>/g,
+        ),
+      ].map((m) => m.slice(1)),
+    ).to.deep.equal([
+      ['0', 'i-website', 'Website'],
+      ['1', 'i-github', 'GitHub'],
+    ]);
+    for (const [svg] of page.matchAll(/<svg[^>]*>/g)) expect(svg).to.include('aria-hidden="true"');
+    // Every icon of the fixed set, 50 links with long labels: still within the page budget.
+    const icons = LINK_ICONS as readonly string[];
+    const links = Array.from({ length: 50 }, (_, i) => ({
+      label: `A rather long label for link number ${i} of this page`,
+      url: `https://example.com/${i}`,
+      icon: icons[i % icons.length],
+    }));
+    const full = await create(a, 'links', { title: 'All', links });
+    const html = (await get(pathOf(full.public_url))).body;
+    expect(html.match(/<symbol /g)).to.have.length(icons.length);
+    expect(html.match(/<use href=/g)).to.have.length(50);
+    expect(Buffer.byteLength(html)).to.be.below(30 * 1024);
+    // Without icons, no sprite.
+    const plain = await create(a, 'links', { title: 'Plain', links: [{ label: 'A', url: 'https://example.com/' }] });
+    expect((await get(pathOf(plain.public_url))).body).not.to.include('<svg');
+  });
 
   it('offers the contact as a vCard 4.0 file that ical.js parses back to the same contact', async () => {
     const code = await create(a, 'vcard', LANDING_CASES.vcard);
@@ -295,6 +331,91 @@ describe('landing pages: vcard, links, app and event codes answered by the redir
     expect(mcp.data.actions).to.deep.equal(rest.body.data.actions);
     // Another organization sees none of it.
     expect((await svc.get(`/v1/analytics/qr-codes/${code.ulid}`, b.token)).status).to.equal(404);
+  });
+
+  it('shows the actions as a breakdown (dimension=action), in the CSV export and in the raw export, to their organization only', async () => {
+    // A fresh organization: the raw export has its own window of 6 requests a minute.
+    const c = await svc.createOrg({ plan: 'professional_monthly' });
+    const code = await create(c, 'links', LANDING_CASES.links);
+    const card = await create(c, 'vcard', LANDING_CASES.vcard);
+    const path = pathOf(code.public_url);
+    const other = { 'User-Agent': IPHONE, 'X-Forwarded-For': '203.0.113.10' };
+    await get(path);
+    await get(`${path}?qr_action=link&i=1`);
+    await get(`${path}?qr_action=link&i=0`, other);
+    await get(`${path}?qr_action=link&i=1`, other);
+    await hit(rd.port, FALLBACK, `${path}?qr_action=link&i=0`, { headers: { 'User-Agent': 'curl/8.5.0' } });
+    await get(`${pathOf(card.public_url)}?qr_action=vcard`);
+    // Another organization's visitors act on its own code: none of it reaches c.
+    const foreign = await create(b, 'links', LANDING_CASES.links);
+    await get(`${pathOf(foreign.public_url)}?qr_action=link&i=0`);
+    await rd.scans.flush();
+    await rd.actions.flush();
+
+    const perCode = await svc.get(`/v1/analytics/qr-codes/${code.ulid}?dimension=action`, c.token);
+    expect(perCode.status, perCode.text).to.equal(200);
+    expect(perCode.body.data.dimension_label).to.equal('Landing-page action');
+    expect(perCode.body.data.dimension_breakdown).to.deep.equal([{ key: 'link', label: 'Link', scans: 3, uniques: 2 }]);
+    const org = await svc.get('/v1/analytics/export?dimension=action', c.token);
+    expect(org.status, org.text).to.equal(200);
+    expect(org.body.data.dimension_breakdown).to.deep.equal([
+      { key: 'link', label: 'Link', scans: 3, uniques: 2 },
+      { key: 'vcard', label: 'Contact download', scans: 1, uniques: 1 },
+    ]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(org.body.data.csv_rows).to.deep.equal([
+      { date: today, action: 'Link', scans: 3 },
+      { date: today, action: 'Contact download', scans: 1 },
+    ]);
+    const csv = await svc.get('/v1/analytics/export?dimension=action', c.token, { Accept: 'text/csv' });
+    expect(csv.headers.get('content-disposition')).to.equal(
+      'attachment; filename="analytics-organization-30d-action.csv"',
+    );
+    expect(parse(csv.text, { columns: true })).to.deep.equal([
+      { date: today, action: 'Link', scans: '3' },
+      { date: today, action: 'Contact download', scans: '1' },
+    ]);
+    // Bots count when asked, as everywhere.
+    const withBots = await svc.get(`/v1/analytics/qr-codes/${code.ulid}?dimension=action&include_bots=true`, c.token);
+    expect(withBots.body.data.dimension_breakdown[0]).to.include({ key: 'link', scans: 4 });
+    const mcp = await toolOk(svc, c.token, 'analytics_export', { dimension: 'action' });
+    expect(mcp.data.csv_rows).to.deep.equal(org.body.data.csv_rows);
+
+    // The raw export: one row per action, paged through the cursor like the scans.
+    const first = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions&limit=2`, c.token);
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.data.meta).to.include({ count: 2, has_more: true });
+    const scan = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export`, c.token);
+    const visitor = scan.body.data.rows[0].visitor_id;
+    expect(first.body.data.rows[0]).to.deep.include({ action: 'link', target: 1, visitor_id: visitor, bot: false });
+    expect(first.body.data.rows[0]).to.have.keys('action_id', 'scanned_at', 'action', 'target', 'visitor_id', 'bot');
+    const rest = await svc.get(
+      `/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions&include_bots=true&cursor=${first.body.data.meta.next_cursor}`,
+      c.token,
+      { Accept: 'text/csv' },
+    );
+    expect(rest.status, rest.text).to.equal(200);
+    expect(rest.headers.get('content-disposition')).to.match(/filename="actions-/);
+    expect(rest.headers.get('x-has-more')).to.equal('false');
+    const rows = parse(rest.text, { columns: true }) as Record<string, string>[];
+    expect(rows.map((r) => [r.action, r.target, r.bot])).to.deep.equal([
+      ['link', '1', 'false'],
+      ['link', '0', 'true'],
+    ]);
+    expect(Object.keys(rows[0])).to.deep.equal(['action_id', 'scanned_at', 'action', 'target', 'visitor_id', 'bot']);
+    const vcard = await svc.get(`/v1/analytics/qr-codes/${card.ulid}/raw-export?kind=actions`, c.token);
+    expect(vcard.body.data.rows.map((r: { action: string; target: unknown }) => [r.action, r.target])).to.deep.equal([
+      ['vcard', null],
+    ]);
+    const bad = await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=clicks`, c.token);
+    expect(bad.status).to.equal(422);
+
+    // Another organization: 404 on the code, and its own breakdown holds only its own actions.
+    expect((await svc.get(`/v1/analytics/qr-codes/${code.ulid}/raw-export?kind=actions`, b.token)).status).to.equal(
+      404,
+    );
+    const theirs = await svc.get('/v1/analytics?dimension=action', b.token);
+    expect(theirs.body.data.dimension_breakdown).to.deep.equal([{ key: 'link', label: 'Link', scans: 1, uniques: 1 }]);
   });
 
   it('a static code has no analytics: 422 saying why, not zeros', async () => {

@@ -8,6 +8,8 @@ import { routerPath } from '../../server/http-common/respond.js';
 import { apiMounts } from '../../server/mounts.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { testRoot } from '../helpers/stores.js';
+import { requestBodyProblems } from '../helpers/conformance.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 
 const run = promisify(execFile);
 
@@ -100,6 +102,80 @@ describe('the OpenAPI document', () => {
     const docs = await svc.get('/docs');
     expect(docs.headers.get('content-type')).to.match(/^text\/html/);
     expect(docs.text).to.include('/v1/openapi.json');
+  });
+
+  it('describes a code’s create and update bodies as one schema per type under a discriminator on type (redirect mapped to url)', async () => {
+    const schemas = doc.components.schemas;
+    const typed = schemas['codes.create.body.typed'];
+    expect(schemas['codes.create.body'].oneOf).to.deep.equal([
+      { $ref: '#/components/schemas/codes.create.body.typed' },
+      { $ref: '#/components/schemas/codes.create.body.untyped' },
+    ]);
+    expect(typed.discriminator.propertyName).to.equal('type');
+    const types = [
+      'url',
+      'redirect',
+      'vcard',
+      'links',
+      'app',
+      'event',
+      'wifi',
+      'text',
+      'email',
+      'sms',
+      'phone',
+      'geo',
+      'gs1',
+    ];
+    expect(Object.keys(typed.discriminator.mapping).sort()).to.deep.equal([...types].sort());
+    expect(typed.discriminator.mapping.redirect).to.equal(typed.discriminator.mapping.url);
+    // Every member is a named schema that defines and requires type, with its type's destination.
+    for (const ref of typed.oneOf.map((m: { $ref: string }) => m.$ref)) {
+      const member = schemas[ref.split('/').pop()];
+      expect(member.required).to.include('type');
+      expect(member.properties.type.enum.every((t: string) => typed.discriminator.mapping[t] === ref)).to.equal(true);
+    }
+    expect(schemas['codes.create.body.vcard'].properties.destination).to.deep.equal({
+      $ref: '#/components/schemas/Destination.vcard',
+    });
+    expect(schemas['codes.update.body.typed'].discriminator.mapping).to.deep.equal(
+      Object.fromEntries(
+        Object.entries(typed.discriminator.mapping).map(([t, r]) => [t, String(r).replace('create', 'update')]),
+      ),
+    );
+    expect(schemas['codes.create.body.untyped'].properties).not.to.have.property('type');
+  });
+
+  it('accepts each type’s body and refuses a destination of another type, as Prism’s validation proxy reads the document', async () => {
+    const base = { slug: 'x', domain_ulid: '01JD0000000000000000000000' };
+    const good: Record<string, unknown>[] = [
+      { ...base, destination: 'https://example.com/' },
+      { ...base, type: 'url', destination: { url: 'https://example.com/' } },
+      { ...base, type: 'redirect', destination: 'https://example.com/' },
+      ...Object.entries(LANDING_CASES).map(([type, destination]) => ({ ...base, type, destination })),
+      { ...base, type: 'wifi', destination: { ssid: 'Cafe', password: 'secret12' } },
+      { ...base, type: 'geo', destination: { latitude: 48.8584, longitude: 2.2945 } },
+    ];
+    for (const body of good)
+      expect(await requestBodyProblems('POST', '/v1/qr-codes', body), JSON.stringify(body)).to.deep.equal([]);
+    const bad: Record<string, unknown>[] = [
+      { ...base, type: 'vcard', destination: 'https://example.com/' },
+      { ...base, destination: LANDING_CASES.vcard },
+      { ...base, type: 'event', destination: LANDING_CASES.links },
+      { ...base, type: 'fax', destination: 'https://example.com/' },
+      { slug: 'x', type: 'vcard', destination: LANDING_CASES.vcard },
+    ];
+    for (const body of bad)
+      expect(await requestBodyProblems('POST', '/v1/qr-codes', body), JSON.stringify(body)).not.to.deep.equal([]);
+    const code = '/v1/qr-codes/01JD0000000000000000000000';
+    expect(await requestBodyProblems('PATCH', code, { name: 'n' })).to.deep.equal([]);
+    expect(await requestBodyProblems('PATCH', code, { destination: LANDING_CASES.vcard })).to.deep.equal([]);
+    expect(await requestBodyProblems('PATCH', code, { type: 'event', destination: LANDING_CASES.event })).to.deep.equal(
+      [],
+    );
+    expect(
+      await requestBodyProblems('PATCH', code, { type: 'app', destination: LANDING_CASES.event }),
+    ).not.to.deep.equal([]);
   });
 
   it('passes redocly lint', async function () {

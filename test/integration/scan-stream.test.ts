@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { clickHouseTime } from '../../server/analytics/scan-event.js';
-import { RAW_EXPORT_COLUMNS } from '../../server/analytics/service.js';
+import { RAW_EXPORT_ACTION_COLUMNS, RAW_EXPORT_COLUMNS } from '../../server/analytics/service.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { makeBrand, scanRow } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/poll.js';
@@ -181,6 +182,79 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
         .map((e) => e.data.scan_id)
         .sort(),
     ).to.deep.equal(await storedIds(b.org.id, cb.id));
+  });
+
+  it('sends each action on a landing page as an `action` event after its scan: filters, bots, isolation and resume apply', async () => {
+    const domain = await svc.app.db('domains').where({ id: fallbackId }).first('ulid');
+    const slug = `links${++n}`;
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug,
+      type: 'links',
+      destination: LANDING_CASES.links,
+      domain_ulid: domain.ulid,
+    });
+    expect(made.status, made.text).to.equal(201);
+    const page = new URL(made.body.data.public_url).pathname;
+    const other = await code(a);
+    const all = source(a.token);
+    const bots = source(a.token, `?code_ulid=${made.body.data.ulid}&include_bots=true`);
+    const elsewhere = source(a.token, `?code_ulid=${other.ulid}`);
+    const foreign = source(b.token);
+    for (const s of [all, bots, elsewhere, foreign]) await connected(s);
+    const visit = async (query: string, ua = IPHONE) =>
+      expect(
+        (await hit(redirect.port, FALLBACK, `${page}${query}`, { headers: { 'User-Agent': ua } })).status,
+      ).to.be.oneOf([200, 302]);
+    await visit('');
+    // Scans and actions are stored by buffers of their own: the actions follow the view once it is sent.
+    await waitFor(() => all.scans().some((e) => e.data.code_ulid === made.body.data.ulid), Boolean, 20_000);
+    await visit('?qr_action=link&i=1');
+    await visit('?qr_action=link&i=0', CURL);
+    await visit('?qr_action=link&i=0');
+    await waitFor(() => all.actions().length >= 2 && bots.actions().length >= 3, Boolean, 20_000);
+    await redirect.actions.flush();
+    const stored = await chRows<{ action_id: string; target: number }>(
+      svc.app,
+      `SELECT action_id, target FROM ${svc.app.ch.database}.scan_actions WHERE org_id = {org:UInt64} AND is_bot = 0 ORDER BY action_id`,
+      { org: a.org.id },
+    );
+    expect(all.actions().map((e) => e.data.action_id)).to.deep.equal(stored.map((r) => r.action_id));
+    const [first] = all.actions();
+    expect(first.data).to.deep.include({
+      action: 'link',
+      target: 1,
+      code_ulid: made.body.data.ulid,
+      slug: `${a.org.slug}/${slug}`,
+      brand_ulid: null,
+      brand_name: null,
+      bot: false,
+    });
+    expect(first.data).to.have.keys(...RAW_EXPORT_ACTION_COLUMNS, 'code_ulid', 'slug', 'brand_ulid', 'brand_name');
+    expect(first.id).to.match(new RegExp(`^\\d+-${first.data.action_id}$`));
+    // The page view is the scan, sent before the actions; its visitor is the actions' visitor.
+    const viewScan = all.scans().find((e) => e.data.code_ulid === made.body.data.ulid)!;
+    expect(viewScan.data.visitor_id).to.equal(first.data.visitor_id);
+    expect(all.events.indexOf(viewScan)).to.be.below(all.events.indexOf(first));
+    expect(bots.actions().map((e) => e.data.bot)).to.deep.equal([false, true, false]);
+    await waitFor(() => elsewhere.opened > 0);
+    expect(elsewhere.actions()).to.deep.equal([]);
+    expect(foreign.actions()).to.deep.equal([]);
+    expect(foreign.scans()).to.deep.equal([]);
+
+    // A resume from the page view's scan replays the actions after it, in order, then live ones.
+    const resumed = await raw(a.token, `?code_ulid=${made.body.data.ulid}`, { 'Last-Event-ID': viewScan.id! });
+    await waitFor(() => resumed.events.filter((e) => e.event === 'action').length >= 2, Boolean, 20_000);
+    await visit('?qr_action=link&i=1');
+    await waitFor(() => resumed.events.filter((e) => e.event === 'action').length >= 3, Boolean, 20_000);
+    const replayed = resumed.events.filter((e) => e.event === 'action');
+    expect(replayed.slice(0, 2).map((e) => e.id)).to.deep.equal(
+      all
+        .actions()
+        .slice(0, 2)
+        .map((e) => e.id),
+    );
+    expect(replayed[2].data).to.include({ action: 'link', target: 1 });
+    expect(resumed.events.some((e) => e.event === 'reset' || e.event === 'scan')).to.equal(false);
   });
 
   it('refuses unknown filters, another organization’s code, a malformed Last-Event-ID and a missing ability before the stream starts', async () => {

@@ -10,6 +10,7 @@ import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
 import { statements as scanActions } from '../../clickhouse/0008_scan_actions.js';
 import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
 import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
+import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
   GS1_RESOLUTION_SCHEMA,
@@ -245,6 +246,20 @@ describe('ClickHouse DDL (clickhouse/0008_scan_actions)', () => {
     expect(table).to.include('TTL toDateTime(scanned_at) + INTERVAL 400 DAY');
     const cols = [...table.matchAll(/^\s+([a-z_]+) (.+?),?$/gm)].map((m) => [m[1], m[2]]);
     expect(Object.fromEntries(cols)).to.deep.equal(SCAN_ACTION_SCHEMA);
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0019_scan_action_batch)', () => {
+  it('gives scan_actions the batch token of its insert (the live stream reads batches back by it), locally and on a cluster', () => {
+    expect(scanActionBatch({ database: 'qr', cluster: null, retentionDays: 400 }).map(flat)).to.deep.equal([
+      "ALTER TABLE qr.scan_actions ADD COLUMN IF NOT EXISTS batch String DEFAULT getSetting('insert_deduplication_token')",
+      'ALTER TABLE qr.scan_actions ADD INDEX IF NOT EXISTS scan_actions_batch batch TYPE bloom_filter(0.001) GRANULARITY 1',
+    ]);
+    const cluster = scanActionBatch({ database: 'qr', cluster: 'c1', retentionDays: 400 }).map(flat);
+    expect(cluster).to.have.length(3);
+    expect(cluster[0]).to.match(/^ALTER TABLE qr\.scan_actions_local ON CLUSTER c1 ADD COLUMN/);
+    expect(cluster[1]).to.match(/^ALTER TABLE qr\.scan_actions ON CLUSTER c1 ADD COLUMN/);
+    expect(cluster[2]).to.match(/^ALTER TABLE qr\.scan_actions_local ON CLUSTER c1 ADD INDEX/);
   });
 });
 

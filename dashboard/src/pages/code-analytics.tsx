@@ -1,5 +1,5 @@
-// One code's analytics: the daily series and a breakdown by country, device, language, referrer
-// or provider over 7, 30 or 90 days, and the CSV export of the same rows.
+// One code's analytics: the daily series and a breakdown by country, device, language, referrer,
+// provider or landing-page action over 7, 30 or 90 days, and the CSV export of the same rows.
 import { useState } from 'preact/hooks';
 import { orgApi, query } from '../api';
 import { BreakdownTable } from '../components/breakdown';
@@ -16,6 +16,7 @@ const DIMENSIONS = [
   { value: 'referrer', label: 'Referrer' },
   { value: 'provider', label: 'Provider' },
   { value: 'consent', label: 'Pixel consent' },
+  { value: 'action', label: 'Landing-page action' },
 ];
 
 export default function CodeAnalytics(props: { org: string; code: string; membership: Membership }) {

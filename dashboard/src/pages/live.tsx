@@ -1,6 +1,7 @@
 // Live scans of the organization, or of one code (/codes/:code/live): the live scan stream
-// (GET /v1/scans/stream through the session, docs/stream.md) as a table of the latest scans and a
-// per-second count over the last five minutes. The browser's EventSource reconnects by itself and
+// (GET /v1/scans/stream through the session, docs/stream.md) as a table of the latest scans and
+// landing-page actions and a per-second count of scans over the last five minutes. An action row
+// shows the country, device and language of its visitor's latest scan on this page. The browser's EventSource reconnects by itself and
 // resumes with Last-Event-ID.
 import { useEffect, useState } from 'preact/hooks';
 import { orgApi } from '../api';
@@ -18,13 +19,51 @@ interface LiveScan {
   code_ulid: string;
 }
 
-/** Scans listed, newest first. */
+interface LiveAction {
+  action_id: string;
+  scanned_at: string;
+  action: string;
+  target: number | null;
+  visitor_id: string;
+  slug: string;
+  code_ulid: string;
+}
+
+/** A row of the table: a scan, or an action with what its visitor's scan told. */
+interface Row {
+  id: string;
+  at: string;
+  slug: string;
+  code_ulid: string;
+  country: string;
+  device_type: string;
+  language: string;
+  referrer: string;
+  action: string;
+}
+
+const ACTION_LABELS: Record<string, string> = {
+  vcard: 'Contact download',
+  ics: 'Calendar download',
+  link: 'Link',
+  app_store: 'App Store',
+  play_store: 'Google Play',
+  website: 'Website',
+};
+
+function actionLabel(a: LiveAction): string {
+  if (a.action === 'link' && a.target !== null) return `Link ${a.target + 1}`;
+  if (a.action.startsWith('consent_')) return `Consent: ${a.action.slice(8).replace('_', ' ')}`;
+  return ACTION_LABELS[a.action] ?? a.action;
+}
+
+/** Rows listed, newest first. */
 const KEEP = 50;
 /** Seconds in the per-second chart. */
 const WINDOW = 300;
 
 export default function Live(props: { org: string; code?: string; membership: Membership }) {
-  const [scans, setScans] = useState<LiveScan[]>([]);
+  const [scans, setScans] = useState<Row[]>([]);
   const [perSecond, setPerSecond] = useState<Map<number, number>>(new Map());
   const [state, setState] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const [missed, setMissed] = useState(0);
@@ -45,13 +84,35 @@ export default function Live(props: { org: string; code?: string; membership: Me
     setMissed(0);
     const filter = props.code ? `?code_ulid=${encodeURIComponent(props.code)}` : '';
     const source = new EventSource(`/app/api/orgs/${props.org}/v1/scans/stream${filter}`);
+    // Each visitor's latest scan, for the actions that follow it (bounded like the table).
+    const visitors = new Map<string, LiveScan & { visitor_id: string }>();
     source.onopen = () => setState('live');
     source.onerror = () => setState('reconnecting');
     source.addEventListener('scan', (e) => {
-      const scan = JSON.parse((e as MessageEvent<string>).data) as LiveScan;
-      setScans((list) => [scan, ...list].slice(0, KEEP));
+      const scan = JSON.parse((e as MessageEvent<string>).data) as LiveScan & { visitor_id: string };
+      visitors.delete(scan.visitor_id);
+      visitors.set(scan.visitor_id, scan);
+      if (visitors.size > KEEP * 4) visitors.delete(visitors.keys().next().value!);
+      const row: Row = { ...scan, id: scan.scan_id, at: scan.scanned_at, action: '' };
+      setScans((list) => [row, ...list].slice(0, KEEP));
       const second = Math.floor(Date.parse(scan.scanned_at) / 1000);
       setPerSecond((counts) => new Map(counts).set(second, (counts.get(second) ?? 0) + 1));
+    });
+    source.addEventListener('action', (e) => {
+      const action = JSON.parse((e as MessageEvent<string>).data) as LiveAction;
+      const seen = visitors.get(action.visitor_id);
+      const row: Row = {
+        id: action.action_id,
+        at: action.scanned_at,
+        slug: action.slug,
+        code_ulid: action.code_ulid,
+        country: seen?.country ?? '',
+        device_type: seen?.device_type ?? '',
+        language: seen?.language ?? '',
+        referrer: '',
+        action: actionLabel(action),
+      };
+      setScans((list) => [row, ...list].slice(0, KEEP));
     });
     source.addEventListener('gap', (e) => {
       setMissed((n) => n + (JSON.parse((e as MessageEvent<string>).data) as { missed: number }).missed);
@@ -117,7 +178,7 @@ export default function Live(props: { org: string; code?: string; membership: Me
         </figcaption>
       </figure>
       <table>
-        <caption>Latest scans, newest first</caption>
+        <caption>Latest scans and landing-page actions, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Time</th>
@@ -126,17 +187,18 @@ export default function Live(props: { org: string; code?: string; membership: Me
             <th scope="col">Device</th>
             <th scope="col">Language</th>
             <th scope="col">Referrer</th>
+            <th scope="col">Action</th>
           </tr>
         </thead>
         <tbody>
           {scans.length === 0 && (
             <tr>
-              <td colSpan={props.code ? 5 : 6}>No scans since this page opened.</td>
+              <td colSpan={props.code ? 6 : 7}>No scans since this page opened.</td>
             </tr>
           )}
           {scans.map((s) => (
-            <tr key={s.scan_id}>
-              <td>{new Date(s.scanned_at).toLocaleTimeString()}</td>
+            <tr key={s.id}>
+              <td>{new Date(s.at).toLocaleTimeString()}</td>
               {!props.code && (
                 <td>
                   <a href={`/app/o/${props.org}/codes/${s.code_ulid}/live`}>{s.slug}</a>
@@ -146,6 +208,7 @@ export default function Live(props: { org: string; code?: string; membership: Me
               <td>{s.device_type || '–'}</td>
               <td>{s.language || '–'}</td>
               <td>{s.referrer || '–'}</td>
+              <td>{s.action || 'Scan'}</td>
             </tr>
           ))}
         </tbody>
