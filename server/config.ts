@@ -220,7 +220,7 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   liveStreamHeartbeatMs: {
     env: 'LIVE_STREAM_HEARTBEAT_MS',
     default: '15000',
-    help: 'Interval of the live scan stream heartbeat comment, and of the refresh of its open-stream count.',
+    help: 'Interval of the live scan stream heartbeat comment, and of the refresh of its open-stream count; also of the keep-alive comment of MCP subscriptions/listen streams.',
   },
   rateLimitHelpUrl: {
     env: 'RATE_LIMIT_HELP_URL',

@@ -46,6 +46,11 @@ export const INTERNAL_ERROR = -32603;
  * revision's schema renumbered it from the draft's -32004 into the range reserved for MCP.
  */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+/**
+ * 2026-07-28 (Streamable HTTP, Server Validation): a mirror header (MCP-Protocol-Version,
+ * Mcp-Method, Mcp-Name) is missing, malformed or differs from the body (HTTP 400).
+ */
+export const HEADER_MISMATCH = -32020;
 /** 2026-07-28: every result says what it is; this server never asks for input (no MRTR). */
 export const RESULT_TYPE_COMPLETE = 'complete';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
@@ -91,19 +96,57 @@ export function isStateless(version: string): boolean {
   return version >= STATELESS_SINCE;
 }
 
+/** The Streamable HTTP headers that mirror a 2026-07-28 request's body (standard request headers). */
+export interface MirrorHeaders {
+  /** MCP-Protocol-Version ('' when absent). */
+  version: string;
+  /** Mcp-Method ('' when absent). */
+  method: string;
+  /** Mcp-Name ('' when absent). */
+  name: string;
+}
+
+/** Methods whose Mcp-Name header mirrors params.name, or params.uri. */
+const NAMED_BY = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+]);
+
 /**
- * The stateless revision's per-request checks (SEP-2575) on one parsed HTTP body, given its
- * MCP-Protocol-Version header: a request whose params._meta names a protocol version must name a
- * supported one (-32022 with the supported versions), the same as the header, and carry the client's
- * info and capabilities; a request sent with a stateless header must carry that _meta. Answers
+ * A header value as the revision encodes it: plain visible ASCII (and inner spaces), or
+ * `=?base64?<UTF-8 in Base64>?=`. Null when it is malformed.
+ */
+export function decodeHeaderValue(value: string): string | null {
+  const m = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
+  if (m) {
+    if (m[1].length % 4 !== 0) return null;
+    const bytes = Buffer.from(m[1], 'base64');
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    try {
+      return text.decode(bytes);
+    } catch {
+      return null;
+    }
+  }
+  return /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/.test(value) ? value : null;
+}
+
+/**
+ * The stateless revision's per-request checks (SEP-2575, Streamable HTTP "Server Validation") on
+ * one parsed HTTP body, given its mirror headers: a request whose params._meta names a protocol
+ * version must name a supported one (-32022 with the supported versions); the MCP-Protocol-Version,
+ * Mcp-Method and (for tools/call, prompts/get, resources/read) Mcp-Name headers must be present and
+ * equal the body's values (-32020 HeaderMismatch); _meta must carry the client's info and
+ * capabilities (-32602). A request sent with a stateless header must carry that _meta. Answers
  * the refusal (HTTP 400), or null when the request may proceed.
  */
-export function statelessRefusal(body: unknown, headerVersion: string): Dispatched | null {
+export function statelessRefusal(body: unknown, headers: MirrorHeaders): Dispatched | null {
   const msg = classify(body);
   if (msg.kind !== 'request') return null;
   const meta = msg.params?._meta;
   const metaVersion = isPlainObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
-  if (metaVersion === undefined && !isStateless(headerVersion)) return null;
+  if (metaVersion === undefined && !isStateless(headers.version)) return null;
   const refuse = (code: number, message: string, data?: unknown) => ({
     status: 400,
     body: errorResponse(msg.id, code, message, data),
@@ -119,11 +162,27 @@ export function statelessRefusal(body: unknown, headerVersion: string): Dispatch
       requested: metaVersion,
     });
   }
-  if (headerVersion !== metaVersion) {
+  if (headers.version !== metaVersion) {
     return refuse(
-      INVALID_REQUEST,
-      `The MCP-Protocol-Version header (${headerVersion || 'absent'}) must equal params._meta's ${META_PROTOCOL_VERSION} (${metaVersion}).`,
+      HEADER_MISMATCH,
+      `The MCP-Protocol-Version header (${headers.version || 'absent'}) must equal params._meta's ${META_PROTOCOL_VERSION} (${metaVersion}).`,
     );
+  }
+  if (headers.method !== msg.method) {
+    return refuse(
+      HEADER_MISMATCH,
+      `The Mcp-Method header (${headers.method ? JSON.stringify(headers.method) : 'absent'}) must equal the request's method (${JSON.stringify(msg.method)}).`,
+    );
+  }
+  const nameKey = NAMED_BY.get(msg.method);
+  const bodyName = nameKey ? msg.params?.[nameKey] : undefined;
+  if (typeof bodyName === 'string') {
+    if (!headers.name) return refuse(HEADER_MISMATCH, `The Mcp-Name header must carry params.${nameKey}.`);
+    const decoded = decodeHeaderValue(headers.name);
+    if (decoded === null) return refuse(HEADER_MISMATCH, 'The Mcp-Name header is malformed.');
+    if (decoded !== bodyName) {
+      return refuse(HEADER_MISMATCH, `The Mcp-Name header must equal params.${nameKey} (${JSON.stringify(bodyName)}).`);
+    }
   }
   const m = meta as Record<string, unknown>;
   const missing = [META_CLIENT_INFO, META_CLIENT_CAPABILITIES].filter((k) => !isPlainObject(m[k]));

@@ -16,6 +16,7 @@ import { assertApiAccess } from '../operations/execute.js';
 import { API_VERSION } from '../operations/operation.js';
 import { bearerChallenge, MCP_RESOURCE_PATH, resourceUri } from '../oauth/metadata.js';
 import {
+  classify,
   DEFAULT_HEADER_PROTOCOL_VERSION,
   dispatch,
   errorResponse,
@@ -32,8 +33,10 @@ import {
   LIST_TTL_MS,
   META_SERVER_INFO,
   RESULT_TYPE_COMPLETE,
+  type JsonRpcId,
   type MethodHandler,
 } from './protocol.js';
+import { LISTEN_METHOD, openListenStream, readFilter } from './subscriptions.js';
 import type { Tool } from './catalog.js';
 import { buildTools, callTool, describeTool } from './tools.js';
 
@@ -64,6 +67,10 @@ export function originAllowed(origin: string, allowed: readonly string[]): boole
 
 /** Whether an Accept header lets us answer application/json (absent means anything). */
 export function acceptsJson(accept: string): boolean {
+  return acceptsType(accept, ['application/json', 'application/*', '*/*']);
+}
+
+function acceptsType(accept: string, ranges: string[]): boolean {
   if (!accept.trim()) return true;
   return accept
     .split(',')
@@ -72,8 +79,20 @@ export function acceptsJson(accept: string): boolean {
       const t = type.trim().toLowerCase();
       const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
       if (q && Number(q.slice(2)) === 0) return false;
-      return t === 'application/json' || t === 'application/*' || t === '*/*';
+      return ranges.includes(t);
     });
+}
+
+/** Whether an Accept header lets us answer an event stream (absent means anything). */
+export function acceptsEventStream(accept: string): boolean {
+  return acceptsType(accept, ['text/event-stream', 'text/*', '*/*']);
+}
+
+/** A single subscriptions/listen request (2026-07-28), or null. */
+function listenRequest(body: unknown): { id: JsonRpcId; params: Record<string, unknown> } | null {
+  const msg = classify(body);
+  if (msg.kind !== 'request' || msg.method !== LISTEN_METHOD) return null;
+  return { id: msg.id, params: msg.params ?? {} };
 }
 
 /**
@@ -218,8 +237,35 @@ export function mountMcp(router: Router, app: AppContext): void {
     if (!singleToolCall && !principal.abilities.has('mcp.access')) throw ApiError.forbidden('mcp.access');
 
     const version = headerVersion || DEFAULT_HEADER_PROTOCOL_VERSION;
-    const answer =
-      statelessRefusal(body, headerVersion) ?? (await dispatch(body, version, methods(principal, ctx, version)));
+    const refusal = statelessRefusal(body, {
+      version: headerVersion,
+      method: ctx.get('Mcp-Method'),
+      name: ctx.get('Mcp-Name'),
+    });
+    const listen = refusal || !isStateless(version) ? null : listenRequest(body);
+    if (listen) {
+      try {
+        // The filter is checked first: a malformed request is -32602 whatever it accepts.
+        const filter = readFilter(listen.params);
+        if (!acceptsEventStream(ctx.get('Accept'))) {
+          return refuse(ctx, 406, 'Not Acceptable: subscriptions/listen answers text/event-stream.');
+        }
+        const stream = openListenStream(app, principal.org.id, listen.id, filter, { [META_SERVER_INFO]: SERVER_INFO });
+        ctx.status = 200;
+        // Connection: close, so that a stream ended at shutdown does not leave a keep-alive
+        // connection holding the stopping listener open.
+        ctx.set({ 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', Connection: 'close' });
+        ctx.type = 'text/event-stream';
+        ctx.body = stream;
+      } catch (err) {
+        if (!(err instanceof RpcError)) throw err;
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        ctx.body = errorResponse(listen.id, err.code, err.message, err.data);
+      }
+      return;
+    }
+    const answer = refusal ?? (await dispatch(body, version, methods(principal, ctx, version)));
     // The stateless revision answers an unknown method with HTTP 404 as well.
     if (isStateless(version) && !Array.isArray(answer.body) && answer.body && 'error' in answer.body) {
       if (answer.body.error.code === METHOD_NOT_FOUND) answer.status = 404;

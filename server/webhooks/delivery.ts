@@ -19,6 +19,7 @@ import { emitEvent, eventBody, messageId } from './events.js';
 import { enqueueEndpoint } from './service.js';
 import { secretPurpose, signedHeaders } from './signing.js';
 import { endpointAgent, postOnce, TargetPolicy, type PostOutcome } from './target.js';
+import { inParallel } from '../parallel.js';
 
 /** Seconds to wait after failed attempt n (index n - 1); after the last one the delivery fails. */
 export const RETRY_SCHEDULE_S = [5, 15, 30, 300, 1800, 7200, 18_000, 36_000, 50_400, 72_000, 86_400];
@@ -94,20 +95,6 @@ async function leaseDue(app: AppContext, endpointId: number, now: Date, n: numbe
     [endpointId, now, now, n, new Date(now.getTime() + app.config.webhookTimeoutMs + LEASE_MARGIN_MS)],
   );
   return rows;
-}
-
-/** Runs `fn` over the items, at most `limit` at a time, keeping their order in the results. */
-async function inParallel<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }
 
 /**

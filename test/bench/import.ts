@@ -33,7 +33,9 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 console.log(`bench-import: ${n(LINKS)} links, ${n(VISITS)} visits; ${machine()}; load ${load()}`);
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-import-'));
-const source = await startChild(process.execPath, ['--import', 'tsx', 'test/bench/import-source.ts'], env);
+// Run with node --cpu-prof (and --cpu-prof-dir), the source server is profiled too.
+const profile = process.execArgv.filter((a) => a.startsWith('--cpu-prof'));
+const source = await startChild(process.execPath, [...profile, '--import', 'tsx', 'test/bench/import-source.ts'], env);
 const base = `http://127.0.0.1:${source.port}`;
 const log = createLogger('warn');
 const config = loadConfig(

@@ -400,7 +400,12 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
       }
       const res = await fetch(`${svc.url}/mcp`, {
         method: 'POST',
-        headers: { ...headers, 'MCP-Protocol-Version': '2026-07-28' },
+        headers: {
+          ...headers,
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'tools/call',
+          'Mcp-Name': 'codes_list',
+        },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 2,

@@ -43,6 +43,29 @@ export function rpc(
   return postMcp(svc, token, msg, headers);
 }
 
+export const STATELESS_VERSION = '2026-07-28';
+export const statelessMeta = {
+  'io.modelcontextprotocol/protocolVersion': STATELESS_VERSION,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/**
+ * A 2026-07-28 request as the revision wants it: _meta in params, and the mirror headers
+ * (MCP-Protocol-Version, Mcp-Method, Mcp-Name for a tools/call); `headers` override them.
+ */
+export function statelessRpc(
+  svc: TestService,
+  token: string | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  const mirror: Record<string, string> = { 'MCP-Protocol-Version': STATELESS_VERSION, 'Mcp-Method': method };
+  if (method === 'tools/call' && typeof params.name === 'string') mirror['Mcp-Name'] = params.name;
+  return rpc(svc, token, method, { _meta: statelessMeta, ...params }, { ...mirror, ...headers });
+}
+
 export interface ToolAnswer {
   http: RpcHttp;
   isError: boolean;

@@ -1,15 +1,18 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import { expect } from 'chai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as sdkTypes from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import {
   isStateless,
   LATEST_PROTOCOL_VERSION,
   MAX_BATCH,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../server/mcp/protocol.js';
-import { comparableHeaders, postMcp, rpc } from './mcp-helpers.js';
+import { LISTEN_STREAMS_PER_ORG } from '../../server/mcp/subscriptions.js';
+import { comparableHeaders, postMcp, rpc, STATELESS_VERSION, statelessMeta, statelessRpc } from './mcp-helpers.js';
 
 // MCP 2026-07-28's own JSON Schema (test/fixtures/mcp-2026-07-28), an implementation we do not write.
 const spec = new Ajv2020({ strict: false, allErrors: true });
@@ -96,16 +99,13 @@ describe('MCP protocol over POST /mcp', () => {
   });
 
   describe('the stateless revision 2026-07-28', () => {
-    const V = '2026-07-28';
-    const meta = {
-      'io.modelcontextprotocol/protocolVersion': V,
-      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': {},
-    };
-    const header = { 'MCP-Protocol-Version': V };
+    const V = STATELESS_VERSION;
+    const meta = statelessMeta;
+    const call = (method: string, params?: Record<string, unknown>, headers?: Record<string, string>) =>
+      statelessRpc(svc, token, method, params, headers);
 
     it('answers server/discover with every supported version, the capabilities and serverInfo, without initialize', async () => {
-      const res = await rpc(svc, token, 'server/discover', { _meta: meta }, header);
+      const res = await call('server/discover');
       expect(res.status, res.text).to.equal(200);
       expect(res.body.result.supportedVersions).to.deep.equal([...SUPPORTED_PROTOCOL_VERSIONS]);
       expect(res.body.result.supportedVersions).to.include.members([V, '2025-11-25', '2025-06-18']);
@@ -114,35 +114,29 @@ describe('MCP protocol over POST /mcp', () => {
     });
 
     it('serves tools/list and tools/call with the version, client info and capabilities in _meta', async () => {
-      const list = await rpc(svc, token, 'tools/list', { _meta: meta }, header);
+      const list = await call('tools/list');
       expect(list.status).to.equal(200);
       expect(list.body.result.tools).to.have.length(25);
-      const call = await rpc(
-        svc,
-        token,
-        'tools/call',
-        { name: 'organization_read', arguments: {}, _meta: meta },
-        header,
-      );
-      expect(call.status).to.equal(200);
-      expect(call.body.result.isError).to.equal(false);
-      expect(call.body.result.structuredContent).to.have.property('data');
+      const res = await call('tools/call', { name: 'organization_read', arguments: {} });
+      expect(res.status).to.equal(200);
+      expect(res.body.result.isError).to.equal(false);
+      expect(res.body.result.structuredContent).to.have.property('data');
     });
 
     it('answers results the revision’s own schema accepts: resultType complete, serverInfo in _meta, and public caching hints on server/discover and tools/list', async () => {
-      const discover = (await rpc(svc, token, 'server/discover', { _meta: meta }, header)).body.result;
+      const discover = (await call('server/discover')).body.result;
       expect(specValid('DiscoverResult', discover)).to.equal(true, specErrors());
       expect(discover).to.deep.include({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
       expect(discover._meta['io.modelcontextprotocol/serverInfo'].name).to.equal('qr-service');
-      const list = (await rpc(svc, token, 'tools/list', { _meta: meta }, header)).body.result;
+      const list = (await call('tools/list')).body.result;
       expect(specValid('ListToolsResult', list)).to.equal(true, specErrors());
       expect(list).to.deep.include({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
       for (const args of [{}, { code_ulid: 'nope' }]) {
         const name = Object.keys(args).length ? 'codes_read' : 'organization_read';
-        const call = (await rpc(svc, token, 'tools/call', { name, arguments: args, _meta: meta }, header)).body.result;
-        expect(specValid('CallToolResult', call)).to.equal(true, specErrors());
-        expect(call.resultType).to.equal('complete');
-        expect(call).to.not.have.any.keys('ttlMs', 'cacheScope'); // a tool call is not cacheable
+        const result = (await call('tools/call', { name, arguments: args })).body.result;
+        expect(specValid('CallToolResult', result)).to.equal(true, specErrors());
+        expect(result.resultType).to.equal('complete');
+        expect(result).to.not.have.any.keys('ttlMs', 'cacheScope'); // a tool call is not cacheable
       }
       // Earlier revisions keep their result shapes.
       const old = (await rpc(svc, token, 'tools/list', {}, { 'MCP-Protocol-Version': '2025-11-25' })).body.result;
@@ -150,8 +144,9 @@ describe('MCP protocol over POST /mcp', () => {
     });
 
     it('refuses a request without _meta, or with part of it, with 400 and -32602', async () => {
+      const headers = { 'MCP-Protocol-Version': V, 'Mcp-Method': 'tools/list' };
       for (const params of [{}, { _meta: { 'io.modelcontextprotocol/protocolVersion': V } }]) {
-        const res = await rpc(svc, token, 'tools/list', params, header);
+        const res = await rpc(svc, token, 'tools/list', params, headers);
         expect(res.status, JSON.stringify(params)).to.equal(400);
         expect(res.body.error.code).to.equal(-32602);
         expect(res.body.id).to.be.a('number');
@@ -159,13 +154,9 @@ describe('MCP protocol over POST /mcp', () => {
     });
 
     it('refuses an unsupported _meta protocol version with 400, -32022 (UnsupportedProtocolVersionError) and the supported versions', async () => {
-      const res = await rpc(
-        svc,
-        token,
-        'tools/list',
-        { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
-        header,
-      );
+      const res = await call('tools/list', {
+        _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' },
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error.code).to.equal(-32022);
       expect(res.body.error.data).to.deep.equal({
@@ -175,20 +166,223 @@ describe('MCP protocol over POST /mcp', () => {
       expect(specValid('UnsupportedProtocolVersionError', res.body)).to.equal(true, specErrors());
     });
 
-    it('refuses a header that does not match the _meta version, or is absent, with 400', async () => {
-      for (const h of [{ 'MCP-Protocol-Version': '2025-11-25' }, {}] as Record<string, string>[]) {
-        const res = await rpc(svc, token, 'tools/list', { _meta: meta }, h);
-        expect(res.status, JSON.stringify(h)).to.equal(400);
-        expect(res.body.error.code).to.equal(-32600);
-      }
+    const mismatches: [string, string, Record<string, unknown>, Record<string, string>][] = [
+      [
+        'an MCP-Protocol-Version header that differs from _meta',
+        'tools/list',
+        {},
+        { 'MCP-Protocol-Version': '2025-11-25' },
+      ],
+      ['no MCP-Protocol-Version header', 'tools/list', {}, { 'MCP-Protocol-Version': '' }],
+      ['no Mcp-Method header', 'tools/list', {}, { 'Mcp-Method': '' }],
+      ['an Mcp-Method header naming another method', 'tools/list', {}, { 'Mcp-Method': 'tools/call' }],
+      [
+        'an Mcp-Method header in another case (values are case-sensitive)',
+        'tools/list',
+        {},
+        { 'Mcp-Method': 'Tools/List' },
+      ],
+      ['a tools/call without Mcp-Name', 'tools/call', { name: 'codes_list', arguments: {} }, { 'Mcp-Name': '' }],
+      [
+        'an Mcp-Name naming another tool',
+        'tools/call',
+        { name: 'codes_list', arguments: {} },
+        { 'Mcp-Name': 'codes_delete' },
+      ],
+      [
+        'a malformed Base64 Mcp-Name',
+        'tools/call',
+        { name: 'codes_list', arguments: {} },
+        { 'Mcp-Name': '=?base64?@@@?=' },
+      ],
+    ];
+    for (const [what, method, params, headers] of mismatches) {
+      it(`refuses ${what} with 400 and -32020 (HeaderMismatch), executing nothing`, async () => {
+        const res = await call(method, params, headers);
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error.code).to.equal(-32020);
+        expect(specValid('HeaderMismatchError', res.body)).to.equal(true, specErrors());
+      });
+    }
+
+    it('takes an Mcp-Name in the revision’s Base64 form', async () => {
+      const encoded = `=?base64?${Buffer.from('organization_read').toString('base64')}?=`;
+      const res = await call('tools/call', { name: 'organization_read', arguments: {} }, { 'Mcp-Name': encoded });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.result.isError).to.equal(false);
     });
 
     it('answers ping, removed in this revision, and unknown methods with 404 and -32601', async () => {
       for (const method of ['ping', 'resources/list']) {
-        const res = await rpc(svc, token, method, { _meta: meta }, header);
+        const res = await call(method);
         expect(res.status, method).to.equal(404);
         expect(res.body.error.code).to.equal(-32601);
       }
+    });
+
+    describe('subscriptions/listen', () => {
+      /**
+       * Opens a listen stream over node:http (its own connection, so that abort() surely closes
+       * it); returns the response and a reader of its SSE messages.
+       */
+      async function listen(
+        target: TestService,
+        bearer: string,
+        id: number | string,
+        notifications: unknown,
+        headers: Record<string, string> = {},
+      ) {
+        const payload = JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'subscriptions/listen',
+          params: { _meta: meta, notifications },
+        });
+        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+          const req = http.request(`${target.url}/mcp`, {
+            method: 'POST',
+            agent: false,
+            headers: {
+              Authorization: `Bearer ${bearer}`,
+              Accept: 'application/json, text/event-stream',
+              'Content-Type': 'application/json',
+              'MCP-Protocol-Version': V,
+              'Mcp-Method': 'subscriptions/listen',
+              ...headers,
+            },
+          });
+          req.on('response', resolve).on('error', reject).end(payload);
+        });
+        res.setEncoding('utf8');
+        let chunks: AsyncIterator<string> | undefined;
+        let buffer = '';
+        /** The next `data:` message, or null at the end of the stream. */
+        const next = async (): Promise<any> => {
+          for (;;) {
+            const end = buffer.indexOf('\n\n');
+            if (end >= 0) {
+              const event = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              const data = event
+                .split('\n')
+                .filter((l) => l.startsWith('data:'))
+                .map((l) => l.slice(5).trimStart());
+              if (data.length) return JSON.parse(data.join('\n'));
+              continue;
+            }
+            chunks ??= res[Symbol.asyncIterator]();
+            const { value, done } = await chunks.next();
+            if (done) return null;
+            buffer += value;
+          }
+        };
+        const type = String(res.headers['content-type'] ?? '');
+        let json: any;
+        if (type.startsWith('application/json')) {
+          let text = '';
+          for await (const c of res) text += c;
+          json = JSON.parse(text);
+        }
+        return { res, status: res.statusCode!, type, json, next, abort: () => res.destroy() };
+      }
+
+      it('answers an event stream whose first message acknowledges the filter with the subset honoured (none: no list ever changes) and the subscription id', async () => {
+        const s = await listen(svc, token, 7, {
+          toolsListChanged: true,
+          promptsListChanged: true,
+          resourcesListChanged: true,
+          resourceSubscriptions: ['https://example.com/x'],
+        });
+        expect(s.status).to.equal(200);
+        expect(s.type).to.match(/^text\/event-stream/);
+        expect(s.res.headers['x-accel-buffering']).to.equal('no');
+        const ack = await s.next();
+        expect(specValid('SubscriptionsAcknowledgedNotification', ack)).to.equal(true, specErrors());
+        expect(ack).to.deep.equal({
+          jsonrpc: '2.0',
+          method: 'notifications/subscriptions/acknowledged',
+          params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 7 }, notifications: {} },
+        });
+        s.abort();
+      });
+
+      it('ends every open stream gracefully when the service stops: the listen request’s result, carrying the subscription id', async () => {
+        const own = await startTestService();
+        const { token: t } = await own.createOrg({ plan: 'business_monthly' });
+        try {
+          const s = await listen(own, t, 'sub-1', { toolsListChanged: true });
+          expect((await s.next()).method).to.equal('notifications/subscriptions/acknowledged');
+          const closing = own.close();
+          const end = await s.next();
+          expect(specValid('SubscriptionsListenResultResponse', end)).to.equal(true, specErrors());
+          expect(end.id).to.equal('sub-1');
+          expect(end.result.resultType).to.equal('complete');
+          expect(end.result._meta['io.modelcontextprotocol/subscriptionId']).to.equal('sub-1');
+          expect(end.result._meta['io.modelcontextprotocol/serverInfo'].name).to.equal('qr-service');
+          expect(await s.next()).to.equal(null);
+          await closing;
+        } finally {
+          await own.close().catch(() => undefined);
+        }
+      });
+
+      for (const [what, notifications] of [
+        ['no filter', undefined],
+        ['a filter that is not an object', ['toolsListChanged']],
+        ['a non-boolean toolsListChanged', { toolsListChanged: 'yes' }],
+        ['resourceSubscriptions that are not strings', { resourceSubscriptions: [1] }],
+      ] as [string, unknown][]) {
+        it(`refuses ${what} with -32602`, async () => {
+          const res = await call('subscriptions/listen', notifications === undefined ? {} : { notifications });
+          expect(res.body.error.code, res.text).to.equal(-32602);
+        });
+      }
+
+      it('refuses an Mcp-Method that is not subscriptions/listen with -32020', async () => {
+        const s = await listen(svc, token, 8, {}, { 'Mcp-Method': 'tools/list' });
+        expect(s.status).to.equal(400);
+        expect(s.json.error.code).to.equal(-32020);
+      });
+
+      it('is not a method of earlier revisions (their server stream was GET, which is 405)', async () => {
+        const res = await rpc(
+          svc,
+          token,
+          'subscriptions/listen',
+          { notifications: {} },
+          {
+            'MCP-Protocol-Version': '2025-11-25',
+          },
+        );
+        expect(res.status).to.equal(200);
+        expect(res.body.error.code).to.equal(-32601);
+      });
+
+      it(`holds at most ${LISTEN_STREAMS_PER_ORG} open streams per organization on a process, then 429`, async () => {
+        const { token: t } = await svc.createOrg({ plan: 'business_monthly' });
+        const open = [];
+        for (let i = 0; i < LISTEN_STREAMS_PER_ORG; i++) {
+          const s = await listen(svc, t, i, {});
+          expect(s.status).to.equal(200);
+          await s.next();
+          open.push(s);
+        }
+        const refused = await listen(svc, t, 99, {});
+        expect(refused.status).to.equal(429);
+        // Another organization is not affected.
+        const other = await listen(svc, token, 100, {});
+        expect(other.status).to.equal(200);
+        other.abort();
+        // A stream the client closes frees its place.
+        open.pop()!.abort();
+        const again = await waitFor(
+          () => listen(svc, t, 101, {}),
+          (x) => x.status === 200,
+        );
+        expect(again.status).to.equal(200);
+        again.abort();
+        for (const s of open) s.abort();
+      });
     });
   });
 

@@ -1,6 +1,7 @@
 // The one way an import talks to a source's API: JSON over http(s) with the source's auth header,
 // a timeout, 429 answered by waiting Retry-After (seconds or an HTTP date, RFC 9110 10.2.3) up to
-// a bound, and every other failure turned into a SourceError that says what the source answered.
+// a bound, a request that got no answer at all sent again (twice), and every other failure turned
+// into a SourceError that says what the source answered.
 // The address is the user's: it must be http(s), and a loopback or private address is refused
 // unless IMPORT_ALLOW_PRIVATE_SOURCES is set (the service must not become a probe of its own network).
 import dns from 'node:dns/promises';
@@ -16,6 +17,8 @@ export interface SourceHttpOptions {
 }
 
 const MAX_429_RETRIES = 8;
+/** Network failures (no answer at all) retried before the import fails. */
+const MAX_NETWORK_RETRIES = 2;
 const PRIVATE = new net.BlockList();
 for (const [a, p] of [
   ['0.0.0.0', 8],
@@ -92,6 +95,7 @@ export class SourceHttp {
   /** GET a JSON document; 429 waits and retries; anything else not 2xx is a SourceError. */
   async getJson<T>(url: URL): Promise<T> {
     const sleep = this.opts.sleep ?? defaultSleep;
+    let networkRetries = 0;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -101,7 +105,16 @@ export class SourceHttp {
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         });
       } catch (err) {
-        throw new SourceError(`The source at ${url.host} could not be reached: ${(err as Error).message}`);
+        // A GET is safe to send again: a keep-alive connection the source closed while it sat
+        // idle (several reads are in flight) fails the request that took it, not the import.
+        if (networkRetries++ < MAX_NETWORK_RETRIES && !(err instanceof Error && err.name === 'TimeoutError')) {
+          await sleep(200 * networkRetries);
+          continue;
+        }
+        const cause = (err as { cause?: { message?: string } }).cause?.message;
+        throw new SourceError(
+          `The source at ${url.host} could not be reached: ${(err as Error).message}${cause ? ` (${cause})` : ''}`,
+        );
       }
       const body = await res.text();
       if (res.status === 429) {

@@ -12,7 +12,17 @@
 // GET /rest/v3/visits. The visited URL and the orphan type of each visit are not kept (reported).
 import { SourceHttp } from './http.js';
 import { emptyLink, hostOf } from './csv.js';
-import type { ImportSource, LinkRef, Page, RoutingRuleIn, SourceLink, SourceScan, Unmappable } from './types.js';
+import { inParallel } from '../../parallel.js';
+import {
+  SOURCE_REQUESTS_IN_FLIGHT,
+  type ImportSource,
+  type LinkRef,
+  type Page,
+  type RoutingRuleIn,
+  type SourceLink,
+  type SourceScan,
+  type Unmappable,
+} from './types.js';
 
 export const SHLINK_LINKS_PER_PAGE = 100;
 export const SHLINK_VISITS_PER_PAGE = 1000;
@@ -169,8 +179,8 @@ export function shlinkSource(
       const res = await client.getJson<{ shortUrls: { data: ShlinkShortUrl[]; pagination: Pagination } }>(
         url('/rest/v3/short-urls', { page, itemsPerPage: SHLINK_LINKS_PER_PAGE, orderBy: 'dateCreated-ASC' }),
       );
-      const items: SourceLink[] = [];
-      for (const s of res.shortUrls.data) items.push(await toLink(s));
+      // Each link's redirect rules are one more request: several in flight, in the page's order.
+      const items: SourceLink[] = await inParallel(res.shortUrls.data, SOURCE_REQUESTS_IN_FLIGHT, toLink);
       const p = res.shortUrls.pagination;
       if (p.currentPage < p.pagesCount) return { items, next: p.currentPage + 1 };
       if (opts.orphanVisits) items.push(await orphanLink());

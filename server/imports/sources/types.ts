@@ -80,3 +80,6 @@ export class SourceError extends Error {
     super(message);
   }
 }
+
+/** Requests an import keeps in flight to a source at most (results are still taken in order). */
+export const SOURCE_REQUESTS_IN_FLIGHT = 8;
