@@ -57,16 +57,33 @@ describe('QR codes and the style designer in a real browser', function () {
     expect(await settled.getAttribute('data-verdict'), preview).to.equal(verdict);
   }
 
-  it('shows a new code’s QR code, and its PNG download decodes to the public URL', async () => {
+  it('draws a new code’s QR code while the form is filled in, then shows the created code’s', async () => {
     await page.goto(org('/codes/new'));
     await heading(page, 'New code');
+    const aside = page.getByRole('complementary', { name: 'QR code' });
+    await aside.getByText('Type a slug to see the QR code.').waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Table tents');
     await page.getByLabel('Slug').fill('tables');
+    // Before anything is saved: the symbol of the would-be public URL, decoded by ZXing from the page.
+    const draft = page.getByTestId('draft-image');
+    // The first render starts the render threads: slow on a busy machine.
+    await draft.waitFor({ timeout: 90_000 });
+    const shownUrl = await page.getByTestId('draft-public-url').innerText();
+    expect(shownUrl).to.match(/\/acme\/tables$/);
+    expect(await decodeQr(await draft.screenshot())).to.equal(shownUrl);
+    // The URL may wrap only after its slashes: a <wbr> after each.
+    const html = await page.getByTestId('draft-public-url').innerHTML();
+    expect(html)
+      .to.include('<wbr>')
+      .and.not.to.match(/\/(?!\/|<wbr>)/);
+    expect(await svc.get('/v1/qr-codes', token).then((r) => r.body.data.length)).to.equal(0);
+    await look(page, 'code-new-preview');
     await page.getByLabel('Destination URL', { exact: true }).fill('https://acme.example/menu');
     await page.getByRole('button', { name: 'Create code' }).click();
     await heading(page, 'Table tents');
     codeUlid = page.url().split('/').pop()!;
     publicUrl = (await svc.get(`/v1/qr-codes/${codeUlid}`, token)).body.data.public_url;
+    expect(publicUrl).to.equal(shownUrl);
     const img = page.getByTestId('code-image');
     await img.waitFor();
     expect(await img.getAttribute('alt')).to.equal(`QR code for ${publicUrl}`);
@@ -313,6 +330,7 @@ describe('QR codes and the style designer in a real browser', function () {
 
   it('has no serious or critical axe-core violations on the new pages', () => {
     expect(Object.keys(violations)).to.include.members([
+      'code-new-preview',
       'code-preview',
       'style-designer',
       'style-designer-fail',
