@@ -5,7 +5,7 @@
 import type { OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError, type FieldErrors } from '../errors.js';
-import type { Scannability } from '../rendering/scannability.js';
+import { drawAndCheck, type StylePreviewOut } from '../qr-styles/service.js';
 import { encodedTextOf, resolveImageRequest, type ImageSubject } from './image.js';
 import type { PreviewCodeBody } from './schema.js';
 import { checkReferences, destinationSchemaErrors, resolveReferences } from './service.js';
@@ -13,15 +13,11 @@ import { storedSlug } from './slug.js';
 import { canonicalType, isStaticType } from './types.js';
 import { addError, checkTypedDestination, slugProblem } from './validate.js';
 
-export interface CodeImagePreviewOut {
-  image: string;
-  format: 'svg' | 'png';
-  content_type: string;
+export interface CodeImagePreviewOut extends StylePreviewOut {
   /** What the symbol encodes. */
   text: string;
   /** The public URL the code would have; null for a static type (its symbol holds the payload). */
   public_url: string | null;
-  scannability: Scannability;
 }
 
 /** The draft's image, or 422 with the fields the symbol still needs (checked as a create checks them). */
@@ -56,16 +52,9 @@ export async function previewCodeImage(
   };
   const format = input.format ?? 'svg';
   const request = await resolveImageRequest(app.db, org, subject, { format, size: input.size ?? 512 });
-  const [image, scannability] = await Promise.all([
-    app.renders.render(request),
-    app.renders.scannability(request.config, request.text, false, false),
-  ]);
   return {
-    image: format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),
-    format,
-    content_type: image.contentType,
+    ...(await drawAndCheck(app, { ...request, format }, false)),
     text: request.text,
     public_url: isStaticType(type) ? null : encodedTextOf(subject).publicUrl,
-    scannability,
   };
 }

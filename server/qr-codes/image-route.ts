@@ -1,7 +1,7 @@
 import { defineOperation } from '../operations/operation.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { dataEnvelope, objectSchema, ulid } from '../schemas/common.js';
-import { Scannability } from '../qr-styles/schema.js';
+import { StylePreview } from '../qr-styles/schema.js';
 import { previewCodeImage } from './draft-image.js';
 import { CONTENT_TYPES, IMAGE_FORMATS, MARGIN_MAX, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../rendering/index.js';
 import { drawCodeImage, resolveCodeImage } from './image.js';
@@ -125,17 +125,14 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
 const CodeImagePreview: JsonSchema = {
   $id: 'CodeImagePreview',
   type: 'object',
-  required: ['image', 'format', 'content_type', 'text', 'public_url', 'scannability'],
+  required: [...(StylePreview.required as string[]), 'text', 'public_url'],
   properties: {
-    image: { type: 'string', description: 'The SVG text, or the PNG in base64.' },
-    format: { type: 'string', enum: ['svg', 'png'] },
-    content_type: { type: 'string', enum: ['image/svg+xml', 'image/png'] },
+    ...(StylePreview.properties as Record<string, JsonSchema>),
     text: { type: 'string', description: 'What the symbol encodes: the public URL, or a static type’s payload.' },
     public_url: {
       type: ['string', 'null'],
       description: 'The public URL the code would have; null for a static type.',
     },
-    scannability: Scannability,
   },
 };
 
