@@ -57,7 +57,8 @@ describe('QR codes and the style designer in a real browser', function () {
     expect(await settled.getAttribute('data-verdict'), preview).to.equal(verdict);
   }
 
-  it('draws a new code’s QR code while the form is filled in, then shows the created code’s', async () => {
+  it('draws a new code’s QR code while the form is filled in, then shows the created code’s', async function () {
+    this.timeout(300_000);
     await page.goto(org('/codes/new'));
     await heading(page, 'New code');
     const aside = page.getByRole('complementary', { name: 'QR code' });
@@ -164,7 +165,8 @@ describe('QR codes and the style designer in a real browser', function () {
     await look(page, 'code-preview-styled');
   });
 
-  it('designs a style with a live preview and its verdict, and saves it', async () => {
+  it('designs a style with a live preview and its verdict, and saves it', async function () {
+    this.timeout(400_000);
     await page.goto(org('/styles'));
     await heading(page, 'Styles');
     await page.getByRole('link', { name: 'New style' }).click();
@@ -184,6 +186,9 @@ describe('QR codes and the style designer in a real browser', function () {
         [...document.querySelectorAll<HTMLImageElement>('.shape-picker img.thumb')].every(
           (i) => i.complete && i.naturalWidth > 0,
         ) && document.querySelectorAll('.shape-picker img.thumb').length === 11,
+      undefined,
+      // One thumbnail at a time after the design's own preview: slow on a busy machine.
+      { timeout: 150_000 },
     );
     await page.getByLabel('Dots: fill', { exact: true }).selectOption('linear');
     await page.getByLabel('Dots: colour 1', { exact: true }).fill('#1e3a8a');
