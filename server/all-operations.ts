@@ -9,7 +9,7 @@ import { bulkImportOperations } from './bulk-imports/routes.js';
 import { importOperations } from './imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
 import { codesBulkCreateNow, codesBulkUpdateStatus } from './qr-codes/bulk-operations.js';
-import { codesImage } from './qr-codes/image-route.js';
+import { codesImage, codesImagePreview } from './qr-codes/image-route.js';
 import { codesImageTool } from './qr-codes/image-tool.js';
 import { exportOperations } from './qr-code-exports/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
@@ -28,6 +28,7 @@ export const operations: readonly Operation[] = [
   ...brandOperations,
   ...domainOperations,
   ...codeOperations,
+  codesImagePreview,
   codesImage,
   ...bulkImportOperations,
   ...importOperations,

@@ -86,6 +86,9 @@ export type PaintOptions = Pick<NonNullable<StyleConfig['dotsOptions']>, 'color'
 export type Gradient = NonNullable<PaintOptions['gradient']>;
 export type ColorStop = Gradient['colorStops'][number];
 export type QrStyle = Omit<Schemas['QrStyle'], 'config'> & { config: StyleConfig };
+/** A code's QR image before it is saved (POST /v1/qr-codes/preview) and what its form sends for it. */
+export type CodeImagePreview = Schemas['CodeImagePreview'];
+export type CodeImageDraft = Schemas['codes.preview.body'];
 export type ApiToken = Schemas['ApiToken'];
 export type WalletInfo = Schemas['Wallet'];
 export type Analytics = Schemas['Analytics'];

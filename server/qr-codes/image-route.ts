@@ -1,9 +1,11 @@
 import { defineOperation } from '../operations/operation.js';
 import type { JsonSchema } from '../schemas/validation.js';
-import { objectSchema, ulid } from '../schemas/common.js';
+import { dataEnvelope, objectSchema, ulid } from '../schemas/common.js';
+import { StylePreview } from '../qr-styles/schema.js';
+import { previewCodeImage } from './draft-image.js';
 import { CONTENT_TYPES, IMAGE_FORMATS, MARGIN_MAX, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../rendering/index.js';
 import { drawCodeImage, resolveCodeImage } from './image.js';
-import { codeParams, type CodeParams } from './schema.js';
+import { codeParams, previewCodeBody, type CodeParams, type PreviewCodeBody } from './schema.js';
 import { getCodeRow } from './service.js';
 
 export const codeImageQuery = objectSchema('codes.image.query', {
@@ -118,4 +120,41 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
     if (query.download === 1) headers['Content-Disposition'] = `attachment; filename="${resolved.filename}"`;
     return { status: 200, body: image.body, contentType: CONTENT_TYPES[format], headers };
   },
+});
+
+const CodeImagePreview: JsonSchema = {
+  $id: 'CodeImagePreview',
+  type: 'object',
+  required: [...(StylePreview.required as string[]), 'text', 'public_url'],
+  properties: {
+    ...(StylePreview.properties as Record<string, JsonSchema>),
+    text: { type: 'string', description: 'What the symbol encodes: the public URL, or a static type’s payload.' },
+    public_url: {
+      type: ['string', 'null'],
+      description: 'The public URL the code would have; null for a static type.',
+    },
+  },
+};
+
+// POST /v1/qr-codes/preview
+export const codesImagePreview = defineOperation<Record<string, never>, Record<string, never>, PreviewCodeBody>({
+  id: 'codes.preview',
+  method: 'POST',
+  path: '/v1/qr-codes/preview',
+  summary: 'Draw the QR image of a code before it is created',
+  description:
+    'For a form that shows the QR code while it is filled in: the text the code would encode (the public URL its ' +
+    'slug and domain give, or a static type’s payload), drawn with the style given, and the quick scannability ' +
+    'check of that symbol. Nothing is saved and the slug is not reserved (nor checked against existing codes). ' +
+    'What the symbol still needs (a slug, a domain, a static type’s destination) is 422 with those fields.',
+  tag: 'QR codes',
+  ability: 'codes.create',
+  billable: true,
+  body: previewCodeBody,
+  response: { status: 200, description: 'The image and what it encodes.', schema: dataEnvelope(CodeImagePreview) },
+  errors: [409, 503],
+  handler: async ({ app, principal }, { body }) => ({
+    status: 200,
+    body: { data: await previewCodeImage(app, principal.org, body) },
+  }),
 });

@@ -36,6 +36,23 @@ export interface ResolvedCodeImage {
   filename: string;
 }
 
+/** What a code's image is drawn from: a stored code, or a draft not saved yet (./draft-image.ts). */
+export interface ImageSubject {
+  type: string;
+  destination: unknown;
+  /** As stored: `<org-slug>/<slug>`. */
+  slug: string;
+  domain: { type: string; host: string; origin: string | null };
+  /** The code's style, or null for the default. */
+  styleUlid: string | null;
+}
+
+/** The code's public_url and the text its symbol encodes (the public_url, or a static type's payload). */
+export function encodedTextOf(subject: ImageSubject): { publicUrl: string; text: string } {
+  const url = publicUrl(subject.domain, subject.slug, subject.type, subject.destination);
+  return { publicUrl: url, text: encodedText(canonicalType(subject.type), subject.destination, url) };
+}
+
 /** The render request of a code and its ETag, without rendering (a 304 needs no image). */
 export async function resolveCodeImage(
   db: Db,
@@ -43,6 +60,24 @@ export async function resolveCodeImage(
   code: CodeRow,
   options: CodeImageOptions,
 ): Promise<ResolvedCodeImage> {
+  const subject: ImageSubject = {
+    type: code.type,
+    destination: code.destination,
+    slug: code.slug,
+    domain: { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
+    styleUlid: code.style_ulid,
+  };
+  const request = await resolveImageRequest(db, org, subject, options);
+  return { request, etag: renderEtag(request), filename: `${publicSlug(code.slug)}.${options.format}` };
+}
+
+/** The render request of a code or a draft: its encoded text and its style (or the override), resolved. */
+export async function resolveImageRequest(
+  db: Db,
+  org: OrgRecord,
+  subject: ImageSubject,
+  options: CodeImageOptions,
+): Promise<RenderRequest> {
   let config: StyleConfig = {};
   let styleBrandId: number | null = null;
   let styleUlid: string | null = null;
@@ -50,8 +85,8 @@ export async function resolveCodeImage(
     const style = await findStyle(db, org, options.styleUlid);
     if (!style) throw ApiError.field('style_ulid', 'No such style in this organization.');
     ({ config, brand_id: styleBrandId, ulid: styleUlid } = { ...style, config: style.config as StyleConfig });
-  } else if (code.style_ulid) {
-    const style = await findStyle(db, org, code.style_ulid);
+  } else if (subject.styleUlid) {
+    const style = await findStyle(db, org, subject.styleUlid);
     if (style)
       ({ config, brand_id: styleBrandId, ulid: styleUlid } = { ...style, config: style.config as StyleConfig });
   }
@@ -61,23 +96,13 @@ export async function resolveCodeImage(
     );
   }
   config = await resolveStyleConfig(db, org, config, styleBrandId);
-  const request: RenderRequest = {
-    text: encodedText(
-      canonicalType(code.type),
-      code.destination,
-      publicUrl(
-        { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
-        code.slug,
-        code.type,
-        code.destination,
-      ),
-    ),
+  return {
+    text: encodedTextOf(subject).text,
     config,
     format: options.format,
     size: options.size,
     margin: options.margin,
   };
-  return { request, etag: renderEtag(request), filename: `${publicSlug(code.slug)}.${options.format}` };
 }
 
 /**

@@ -492,3 +492,34 @@ export interface CodeSettings {
 export interface CodeParams {
   code_ulid: string;
 }
+
+/** The draft of a code whose QR image is previewed before it is saved (POST /v1/qr-codes/preview). */
+export const previewCodeBody: JsonSchema = {
+  ...objectSchema(
+    'codes.preview.body',
+    {
+      slug: writable.slug,
+      type: writable.type,
+      destination: {
+        ...writable.destination,
+        description:
+          'Needed where the symbol depends on it: a static type’s payload, a gs1 code’s Digital Link URI; ignored by the other types, whose symbol holds the public URL.',
+      },
+      domain_ulid: writable.domain_ulid,
+      style_ulid: { ...writable.style_ulid, description: 'The style to draw with; absent or null: the default.' },
+      format: { type: 'string', enum: ['svg', 'png'], description: 'svg (default: the SVG text) or png (base64).' },
+      size: { type: 'integer', minimum: 64, maximum: 2048, description: 'Width in pixels (default 512).' },
+    },
+    ['slug', 'domain_ulid'],
+  ),
+  allOf: typedDestinations(false),
+};
+export interface PreviewCodeBody {
+  slug: string;
+  type?: string;
+  destination?: unknown;
+  domain_ulid: string;
+  style_ulid?: string | null;
+  format?: 'svg' | 'png';
+  size?: number;
+}

@@ -11,6 +11,7 @@ import { logoDataUri, parseLogo } from '../rendering/logo.js';
 import { SAMPLE_TEXT, type Scannability } from '../rendering/scannability.js';
 import { LOGO_COST_PX } from '../rendering/raster.js';
 import type { StyleConfig } from '../rendering/style.js';
+import type { RenderRequest } from '../rendering/index.js';
 import { styleConfigErrors } from '../rendering/validate.js';
 import type { CreateStyleBody, PreviewStyleBody, StyleInput } from './schema.js';
 
@@ -293,15 +294,26 @@ export interface StylePreviewOut {
 export async function previewStyle(app: AppContext, org: OrgRecord, input: PreviewStyleBody): Promise<StylePreviewOut> {
   const brandId = input.brand_ulid ? await brandIdFor(app.db, org, input.brand_ulid) : null;
   const config = await resolveStyleConfig(app.db, org, input.config, brandId);
-  const text = input.text ?? SAMPLE_TEXT;
-  const format = input.format ?? 'svg';
+  return drawAndCheck(
+    app,
+    { text: input.text ?? SAMPLE_TEXT, config, format: input.format ?? 'svg', size: input.size ?? 512 },
+    input.check !== 'quick',
+  );
+}
+
+/** A preview's image (SVG text or PNG in base64) and the scannability of that very text and config. */
+export async function drawAndCheck(
+  app: AppContext,
+  request: RenderRequest & { format: 'svg' | 'png' },
+  full: boolean,
+): Promise<StylePreviewOut> {
   const [image, scannability] = await Promise.all([
-    app.renders.render({ text, config, format, size: input.size ?? 512 }),
-    app.renders.scannability(config, text, false, input.check !== 'quick'),
+    app.renders.render(request),
+    app.renders.scannability(request.config, request.text, false, full),
   ]);
   return {
-    image: format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),
-    format,
+    image: request.format === 'svg' ? image.body.toString('utf8') : image.body.toString('base64'),
+    format: request.format,
     content_type: image.contentType,
     scannability,
   };

@@ -164,16 +164,20 @@ export function pageChecks(): {
   };
 }
 
+/** A phone's screen in CSS pixels (an iPhone 14's), for the tests of the dashboard on a phone. */
+export const PHONE = { width: 390, height: 844 };
+
 /**
  * Acme Coffee (createAcme) with its owner signed in through the one-time link, on a new page of a
- * desktop-sized window: the start of a browser test of an organization's pages.
+ * desktop-sized window (or the viewport given): the start of a browser test of an organization's pages.
  */
 export async function signedInAcme(
   svc: TestService,
   browser: Browser,
+  viewport = { width: 1280, height: 900 },
 ): Promise<{ page: Page; orgUlid: string; token: string }> {
   const created = await createAcme(svc.app);
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const page = await (await browser.newContext({ viewport })).newPage();
   await page.goto(created.sign_in_link);
   await setFirstPassword(page, 'a long enough password');
   await heading(page, 'Acme Coffee: overview');

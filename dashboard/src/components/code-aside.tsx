@@ -1,11 +1,15 @@
 // Beside the code form: the QR code itself (rendered by the service from the chosen style, so the
 // preview follows the style select before saving), the style's scannability verdict, downloads as
-// SVG, PNG and PDF, and the public URL the symbol encodes.
+// SVG, PNG and PDF, and the public URL the symbol encodes. A code not created yet is drawn from
+// the form as it is filled in (POST /v1/qr-codes/preview): the would-be public URL or static payload.
 import { useEffect, useState } from 'preact/hooks';
-import { orgApi, query } from '../api';
-import type { QrCode, QrStyle } from '../types';
+import { ApiFailure, orgApi, query } from '../api';
+import type { CodeImageDraft, CodeImagePreview, QrCode, QrStyle } from '../types';
 import { ScannabilityReport } from './scannability';
-import { CopyButton, ErrorMessage } from './ui';
+import { CopyButton, ErrorMessage, UrlText } from './ui';
+
+/** Wait this long after the last change of the form before drawing the draft again. */
+const DRAFT_DELAY_MS = 400;
 
 const FORMATS = [
   { format: 'svg', label: 'SVG', accept: 'image/svg+xml' },
@@ -40,9 +44,91 @@ function useCodeImage(org: string, code: QrCode | null, styleUlid: string) {
   return { src, error };
 }
 
+/** The draft's image after each pause in the typing; null while the form lacks a slug or a domain. */
+function useDraftImage(org: string, draft: CodeImageDraft | null) {
+  const [state, setState] = useState<{ preview?: CodeImagePreview; error?: unknown; busy: boolean }>({ busy: false });
+  const key = draft && draft.slug && draft.domain_ulid ? JSON.stringify(draft) : null;
+  useEffect(() => {
+    if (!key) {
+      setState({ busy: false });
+      return;
+    }
+    let live = true;
+    setState((s) => ({ ...s, busy: true }));
+    const timer = setTimeout(() => {
+      orgApi(org)
+        .post<{ data: CodeImagePreview }>('/v1/qr-codes/preview', { ...JSON.parse(key), format: 'svg', size: 240 })
+        .then(
+          (r) => live && setState({ preview: r.data, busy: false }),
+          (error: unknown) => live && setState({ error, busy: false }),
+        );
+    }, DRAFT_DELAY_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [org, key]);
+  return { ...state, ready: !!key };
+}
+
+const FIELD_NAMES: Record<string, string> = { slug: 'the slug', domain_ulid: 'the domain', style_ulid: 'the style' };
+
+/** The QR code of a code being created, drawn from the form before anything is saved. */
+function DraftImage(props: { org: string; draft: CodeImageDraft | null }) {
+  const d = useDraftImage(props.org, props.draft);
+  const missing =
+    d.error instanceof ApiFailure && d.error.status === 422
+      ? Object.keys(d.error.body.errors ?? {}).map(
+          (f) => FIELD_NAMES[f] ?? (f.startsWith('destination') ? 'the content' : f),
+        )
+      : null;
+  return (
+    <>
+      <figure aria-busy={d.busy}>
+        {d.preview && !d.error ? (
+          <img
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(d.preview.image)}`}
+            alt={`Preview of the QR code for ${d.preview.public_url ?? d.preview.text}`}
+            width={240}
+            height={240}
+            data-testid="draft-image"
+          />
+        ) : (
+          <p class="muted">
+            {!d.ready
+              ? 'Type a slug to see the QR code.'
+              : missing
+                ? `The QR code appears once ${[...new Set(missing)].join(', ')} ${missing.length > 1 ? 'are' : 'is'} filled in correctly.`
+                : 'Rendering…'}
+          </p>
+        )}
+        {d.error && !missing ? <ErrorMessage error={d.error} /> : null}
+        {d.preview && !d.error && (
+          <figcaption>
+            {d.preview.public_url ? (
+              <>
+                Its public URL: <UrlText url={d.preview.public_url} testId="draft-public-url" />
+              </>
+            ) : (
+              'A static code: the symbol holds the content itself.'
+            )}
+          </figcaption>
+        )}
+      </figure>
+      <p class="hint" aria-live="polite">
+        {d.preview && !d.error
+          ? `Drawn as you type; nothing is saved yet.${d.preview.scannability.verdict === 'pass' ? '' : ' The symbol may not scan reliably with this style.'}`
+          : ''}
+      </p>
+    </>
+  );
+}
+
 export function CodeAside(props: {
   org: string;
   code: QrCode | null;
+  /** The form as the preview endpoint takes it, while the code is not created yet. */
+  draft?: CodeImageDraft | null;
   /** The style chosen in the form ('' for the default). */
   styleUlid: string;
   /** The organization's styles, when the member may read them (for the verdict). */
@@ -87,7 +173,8 @@ export function CodeAside(props: {
             )}
             <ErrorMessage error={image.error} />
             <figcaption>
-              <span class="mono">{c.public_url}</span> <CopyButton text={c.public_url} label="Copy the public URL" />
+              <UrlText url={c.public_url} testId="public-url" />{' '}
+              <CopyButton text={c.public_url} label="Copy the public URL" />
             </figcaption>
           </figure>
           {props.styleUlid && style?.scannability && (
@@ -120,7 +207,7 @@ export function CodeAside(props: {
           <ErrorMessage error={downloadError} />
         </>
       ) : (
-        <p class="muted">The code gets its QR code and public URL when it is created.</p>
+        <DraftImage org={props.org} draft={props.draft ?? null} />
       )}
     </aside>
   );

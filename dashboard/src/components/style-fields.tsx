@@ -1,28 +1,73 @@
 // The fields of the style designer: colours typed or picked, numbers typed freely, and paints
 // (a colour, a linear or radial gradient, or transparent).
-import { useEffect, useId, useState } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext, useEffect, useId, useState } from 'preact/hooks';
 import { SelectField, TextField } from './ui';
 import type { Gradient, PaintOptions } from '../types';
 
 const num = (v: string): number | undefined => (v.trim() === '' || !Number.isFinite(Number(v)) ? undefined : Number(v));
 const str = (n: number | undefined): string => (n === undefined ? '' : String(n));
 
-/** #rgb or #rrggbb as #rrggbb for the colour picker; anything else (brand:…, alpha) has no swatch. */
+/** #rgb or #rrggbb as #rrggbb for the colour picker; anything else (alpha, transparent) has no swatch. */
 function pickerValue(color: string | undefined): string | null {
   if (!color) return null;
   if (/^#[0-9a-f]{6}$/i.test(color)) return color.toLowerCase();
   const m = /^#([0-9a-f])([0-9a-f])([0-9a-f])$/i.exec(color);
   return m ? `#${m[1]}${m[1]}${m[2]}${m[2]}${m[3]}${m[3]}`.toLowerCase() : null;
 }
-/** A colour as text (#rrggbb, #rgb, #rrggbbaa or brand:<name>) with a picker beside it. */
+
+/** A colour offered beside every colour field: `value` is what is stored, `color` what it looks like. */
+export interface Swatch {
+  name: string;
+  value: string;
+  color: string;
+}
+
+/** Colours every design may start from, after the brand kit's. */
+const COMMON_SWATCHES: Swatch[] = [
+  { name: 'Black', value: '#000000', color: '#000000' },
+  { name: 'White', value: '#ffffff', color: '#ffffff' },
+  { name: 'Slate', value: '#1f2937', color: '#1f2937' },
+  { name: 'Navy', value: '#1e3a8a', color: '#1e3a8a' },
+  { name: 'Forest', value: '#14532d', color: '#14532d' },
+  { name: 'Burgundy', value: '#7f1d1d', color: '#7f1d1d' },
+  { name: 'Purple', value: '#4c1d95', color: '#4c1d95' },
+];
+
+/**
+ * The brand kit's colours (brand_kit.colors, each `brand:<name>` so the style follows the kit), then
+ * the common ones; the colour fields of the designer offer these.
+ */
+export function paletteOf(kit: unknown): Swatch[] {
+  const colors = (kit && typeof kit === 'object' ? (kit as { colors?: unknown }).colors : null) ?? {};
+  const brand = Object.entries(colors as Record<string, unknown>)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && pickerValue(e[1]) !== null)
+    .map(([name, color]) => ({ name: `Brand ${name}`, value: `brand:${name}`, color: pickerValue(color)! }));
+  return [...brand, ...COMMON_SWATCHES.filter((c) => !brand.some((b) => b.color === c.color))];
+}
+
+export const Palette = createContext<Swatch[]>(COMMON_SWATCHES);
+
+/**
+ * A colour as text (#rrggbb, #rgb, #rrggbbaa or brand:<name>) with a picker beside it and the
+ * palette's swatches (the brand kit's first) below. Empty, it shows the colour the renderer uses
+ * instead (`fallback`); a brand colour shows the kit's colour.
+ */
 export function ColorField(props: {
   label: string;
   value: string | undefined;
   onValue: (v: string) => void;
   hint?: string;
+  /** The colour drawn when the field is empty. */
+  fallback?: string;
 }) {
   const id = useId();
-  const swatch = pickerValue(props.value);
+  const palette = useContext(Palette);
+  const shown = props.value || props.fallback;
+  const swatch = pickerValue(palette.find((p) => p.value === shown)?.color ?? shown);
+  const hint = [props.hint, !props.value && props.fallback ? `Empty: ${props.fallback}.` : '']
+    .filter(Boolean)
+    .join(' ');
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
@@ -36,14 +81,29 @@ export function ColorField(props: {
         <input
           id={id}
           value={props.value ?? ''}
+          placeholder={props.fallback}
           spellcheck={false}
           onInput={(e) => props.onValue((e.target as HTMLInputElement).value.trim())}
-          aria-describedby={props.hint ? `${id}-hint` : undefined}
+          aria-describedby={hint ? `${id}-hint` : undefined}
         />
       </div>
-      {props.hint && (
+      <div class="swatches" role="group" aria-label={`${props.label}: palette`}>
+        {palette.map((p) => (
+          <button
+            key={p.value}
+            type="button"
+            class="swatch"
+            style={{ background: p.color }}
+            title={`${p.name} (${p.color})`}
+            aria-label={`${p.name} (${p.color})`}
+            aria-pressed={p.value === props.value}
+            onClick={() => props.onValue(p.value)}
+          />
+        ))}
+      </div>
+      {hint && (
         <small id={`${id}-hint`} class="hint">
-          {props.hint}
+          {hint}
         </small>
       )}
     </div>

@@ -3,7 +3,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { NumberField } from './style-fields';
 import { CheckboxField } from './ui';
-import type { StyleConfig } from '../types';
+import type { Scannability, StyleConfig } from '../types';
 import { readDataUri } from './files';
 
 /** The API's limit on a logo file (the image's maxLength in the OpenAPI document is this in base64). */
@@ -13,6 +13,8 @@ export function LogoFieldset(props: {
   config: StyleConfig;
   setConfig: (update: (c: StyleConfig) => StyleConfig) => void;
   brandUlid: string;
+  /** The latest verdict of the design (the quick check while it changes), for the logo's share. */
+  scannability?: Scannability;
 }) {
   const { config, setConfig, brandUlid } = props;
   const [logoError, setLogoError] = useState('');
@@ -89,6 +91,7 @@ export function LogoFieldset(props: {
               value={image.imageSize}
               onValue={(v) => section({ imageSize: v })}
             />
+            <LogoShare scannability={props.scannability} />
             <NumberField
               label="Logo margin (px)"
               min={0}
@@ -107,3 +110,25 @@ export function LogoFieldset(props: {
     </fieldset>
   );
 }
+
+const pct = (n: number) => `${Math.round(n * 1000) / 10} %`;
+
+/** What the logo takes of the symbol, as the service measured it on the drawn design. */
+function LogoShare(props: { scannability?: Scannability }) {
+  const s = props.scannability;
+  return (
+    <p class="logo-share" data-testid="logo-share" aria-live="polite">
+      {s && s.logo_area !== undefined ? (
+        <>
+          The logo covers <strong>{pct(s.logo_area)}</strong> of the symbol and hides {pct(s.logo_coverage)} of its
+          modules; error correction {s.error_correction} restores up to {RESTORES[s.error_correction]}.
+        </>
+      ) : (
+        'The share of the symbol the logo covers is measured with the preview…'
+      )}
+    </p>
+  );
+}
+
+/** What each error-correction level can restore. */
+const RESTORES: Record<string, string> = { L: '7 %', M: '15 %', Q: '25 %', H: '30 %' };

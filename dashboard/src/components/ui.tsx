@@ -1,6 +1,6 @@
 // Small building blocks every page uses: the page frame (title, focus on navigation), labelled
 // fields, error and status messages, confirmation dialogs and copy buttons.
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from '../api';
 
@@ -366,5 +366,26 @@ export function HiddenHeader(props: { children: ComponentChildren }) {
     <th scope="col">
       <span class="visually-hidden">{props.children}</span>
     </th>
+  );
+}
+
+/** Where a URL may wrap: after a slash, before a dot, ?, #, & or = (never inside a word). */
+const URL_BREAK = /(?<=\/)(?!\/)|(?=[.?#&=])/;
+
+/**
+ * A URL that wraps only at its separators (with <wbr>), so a narrow column never splits a word
+ * of it; one part longer than the whole line is the only one ever cut (the url class's CSS).
+ */
+export function UrlText(props: { url: string; testId?: string }) {
+  const parts = props.url.split(URL_BREAK);
+  return (
+    <span class="url" data-testid={props.testId}>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          {p}
+        </Fragment>
+      ))}
+    </span>
   );
 }

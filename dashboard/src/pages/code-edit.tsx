@@ -25,6 +25,7 @@ import { RoutingEditor, ScheduleEditor } from '../components/rules';
 import { can } from '../session';
 import type {
   Brand,
+  CodeImageDraft,
   CodeType,
   Domain,
   LandingConfig,
@@ -140,6 +141,18 @@ function landingDraft(d: Draft) {
     destination: d.objects[d.type] ?? {},
     landing_config: Object.keys(d.landing).length ? d.landing : null,
     brand_ulid: d.brand_ulid || null,
+  };
+}
+
+/** What the QR image of a code not created yet depends on (POST /v1/qr-codes/preview). */
+function imageDraft(d: Draft): CodeImageDraft {
+  const needsDestination = !CODE_TYPES[d.type].dynamic || d.type === 'gs1';
+  return {
+    slug: d.slug.trim(),
+    type: d.type,
+    domain_ulid: d.domain_ulid,
+    style_ulid: d.style_ulid || null,
+    ...(needsDestination ? { destination: d.objects[d.type] ?? {} } : {}),
   };
 }
 
@@ -533,6 +546,7 @@ export default function CodeEdit(props: { org: string; code?: string; membership
           <CodeAside
             org={props.org}
             code={saved}
+            draft={creating && editable ? imageDraft(draft) : null}
             styleUlid={draft.style_ulid}
             styles={styles}
             stylesReadable={can(props.membership, 'styles.manage')}

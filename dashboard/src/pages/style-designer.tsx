@@ -6,8 +6,10 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiFailure, orgApi } from '../api';
 import { ReasonList } from '../components/scannability';
-import { ColorField, NumberField, PaintEditor } from '../components/style-fields';
+import { ColorField, NumberField, PaintEditor, Palette, paletteOf } from '../components/style-fields';
 import { LogoFieldset } from '../components/style-logo';
+import { PresetGallery, withPreset } from '../components/style-presets';
+import { ShapePicker } from '../components/style-thumbnails';
 import { StylePreview, clean, usePreview } from '../components/style-preview';
 import {
   ConfirmButton,
@@ -73,7 +75,10 @@ const NEW_CONFIG: StyleConfig = {
   backgroundOptions: { color: '#ffffff' },
 };
 
-const options = (values: readonly string[]) => values.map((v) => ({ value: v, label: v }));
+/** The renderer's frame colours when none is given (server/rendering/geometry.ts). */
+const FRAME_COLOR = '#000000';
+const frameTextColor = (style: FrameStyle | undefined, color: string | undefined) =>
+  style === 'banner' ? '#ffffff' : (color ?? FRAME_COLOR);
 
 function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; membership: Membership }) {
   const api = orgApi(props.org);
@@ -130,162 +135,196 @@ function Designer(props: { org: string; style: QrStyle | null; brands: Brand[]; 
   const squares = config.cornersSquareOptions ?? {};
   const cornerDots = config.cornersDotOptions ?? {};
   const frame = config.frame ?? {};
+  const palette = paletteOf(props.brands.find((b) => b.ulid === brandUlid)?.brand_kit);
+  /** A frame chosen gets its colours written out, so its colour fields show what is drawn. */
+  function setFrameStyle(style: FrameStyle) {
+    setConfig((c) => {
+      if (style === 'none') {
+        const { frame: _f, ...rest } = c;
+        return rest;
+      }
+      const color = c.frame?.color ?? FRAME_COLOR;
+      return {
+        ...c,
+        frame: { ...c.frame, style, color, textColor: c.frame?.textColor ?? frameTextColor(style, color) },
+      };
+    });
+  }
 
   return (
     <div class="split designer">
-      <form onSubmit={save} aria-label={creating ? 'New style' : 'Edit style'} noValidate>
-        <fieldset>
-          <legend>Style</legend>
-          <div class="grid">
-            <TextField label="Style name" required value={name} onValue={setName} error={fieldError('name')} />
-            <SelectField
-              label="Brand"
-              value={brandUlid}
-              onValue={setBrandUlid}
-              options={[{ value: '', label: 'None' }, ...props.brands.map((b) => ({ value: b.ulid, label: b.name }))]}
-              hint="A brand's style may use its kit: brand:<name> colours and brand:logo."
-              error={fieldError('brand_ulid')}
-            />
-          </div>
-        </fieldset>
+      <Palette.Provider value={palette}>
+        <form onSubmit={save} aria-label={creating ? 'New style' : 'Edit style'} noValidate>
+          <fieldset>
+            <legend>Style</legend>
+            <div class="grid">
+              <TextField label="Style name" required value={name} onValue={setName} error={fieldError('name')} />
+              <SelectField
+                label="Brand"
+                value={brandUlid}
+                onValue={setBrandUlid}
+                options={[{ value: '', label: 'None' }, ...props.brands.map((b) => ({ value: b.ulid, label: b.name }))]}
+                hint="A brand's style may use its kit: brand:<name> colours and brand:logo."
+                error={fieldError('brand_ulid')}
+              />
+            </div>
+          </fieldset>
 
-        <fieldset>
-          <legend>Size and error correction</legend>
-          <div class="grid">
-            <NumberField
-              label="Width (px)"
-              min={64}
-              max={4096}
-              value={config.width}
-              onValue={(v) => setConfig((c) => ({ ...c, width: v }))}
-            />
-            <NumberField
-              label="Height (px)"
-              min={64}
-              max={4096}
-              value={config.height}
-              onValue={(v) => setConfig((c) => ({ ...c, height: v }))}
-            />
-            <NumberField
-              label="Margin (px)"
-              min={0}
-              max={1024}
-              value={config.margin}
-              onValue={(v) => setConfig((c) => ({ ...c, margin: v }))}
-              hint="The quiet zone at this width; empty: 4 modules."
-            />
-            <SelectField
-              label="Error correction"
-              value={config.qrOptions?.errorCorrectionLevel ?? 'M'}
-              onValue={(v) => section('qrOptions', { errorCorrectionLevel: v as ErrorCorrectionLevel })}
-              options={LEVELS}
-              hint="Higher levels tolerate a larger logo and more damage, with more modules."
-            />
-          </div>
-        </fieldset>
+          <PresetGallery org={props.org} onApply={(p) => setConfig((c) => withPreset(c, p))} />
 
-        <fieldset>
-          <legend>Dots</legend>
-          <div class="grid">
-            <SelectField
-              label="Dot shape"
+          <fieldset>
+            <legend>Size and error correction</legend>
+            <div class="grid">
+              <NumberField
+                label="Width (px)"
+                min={64}
+                max={4096}
+                value={config.width}
+                onValue={(v) => setConfig((c) => ({ ...c, width: v }))}
+              />
+              <NumberField
+                label="Height (px)"
+                min={64}
+                max={4096}
+                value={config.height}
+                onValue={(v) => setConfig((c) => ({ ...c, height: v }))}
+              />
+              <NumberField
+                label="Margin (px)"
+                min={0}
+                max={1024}
+                value={config.margin}
+                onValue={(v) => setConfig((c) => ({ ...c, margin: v }))}
+                hint="The quiet zone at this width; empty: 4 modules."
+              />
+              <SelectField
+                label="Error correction"
+                value={config.qrOptions?.errorCorrectionLevel ?? 'M'}
+                onValue={(v) => section('qrOptions', { errorCorrectionLevel: v as ErrorCorrectionLevel })}
+                options={LEVELS}
+                hint="Higher levels tolerate a larger logo and more damage, with more modules."
+              />
+            </div>
+          </fieldset>
+
+          <fieldset>
+            <legend>Dots</legend>
+            <ShapePicker
+              org={props.org}
+              legend="Dot shape"
+              part="dotsOptions"
+              values={DOT_TYPES}
               value={dots.type ?? 'square'}
               onValue={(v) => section('dotsOptions', { type: v as DotType })}
-              options={options(DOT_TYPES)}
             />
-          </div>
-          <PaintEditor label="Dots" paint={dots} onChange={setPaint('dotsOptions')} />
-        </fieldset>
+            <PaintEditor label="Dots" paint={dots} onChange={setPaint('dotsOptions')} />
+          </fieldset>
 
-        <fieldset>
-          <legend>Corners</legend>
-          <div class="grid">
-            <SelectField
-              label="Corner square shape"
-              value={squares.type ?? 'square'}
-              onValue={(v) => section('cornersSquareOptions', { type: v as CornerSquareType })}
-              options={options(CORNER_SQUARE_TYPES)}
-            />
-            <SelectField
-              label="Corner dot shape"
-              value={cornerDots.type ?? 'square'}
-              onValue={(v) => section('cornersDotOptions', { type: v as CornerDotType })}
-              options={options(CORNER_DOT_TYPES)}
-            />
-          </div>
-          <PaintEditor label="Corner squares" paint={squares} onChange={setPaint('cornersSquareOptions')} />
-          <PaintEditor label="Corner dots" paint={cornerDots} onChange={setPaint('cornersDotOptions')} />
-        </fieldset>
+          <fieldset>
+            <legend>Corners</legend>
+            <div class="shape-pickers">
+              <ShapePicker
+                org={props.org}
+                legend="Corner square shape"
+                part="cornersSquareOptions"
+                values={CORNER_SQUARE_TYPES}
+                value={squares.type ?? 'square'}
+                onValue={(v) => section('cornersSquareOptions', { type: v as CornerSquareType })}
+              />
+              <ShapePicker
+                org={props.org}
+                legend="Corner dot shape"
+                part="cornersDotOptions"
+                values={CORNER_DOT_TYPES}
+                value={cornerDots.type ?? 'square'}
+                onValue={(v) => section('cornersDotOptions', { type: v as CornerDotType })}
+              />
+            </div>
+            <PaintEditor label="Corner squares" paint={squares} onChange={setPaint('cornersSquareOptions')} />
+            <PaintEditor label="Corner dots" paint={cornerDots} onChange={setPaint('cornersDotOptions')} />
+          </fieldset>
 
-        <fieldset>
-          <legend>Background</legend>
-          <PaintEditor
-            label="Background"
-            paint={config.backgroundOptions ?? {}}
-            onChange={setPaint('backgroundOptions')}
-            transparent
+          <fieldset>
+            <legend>Background</legend>
+            <PaintEditor
+              label="Background"
+              paint={config.backgroundOptions ?? {}}
+              onChange={setPaint('backgroundOptions')}
+              transparent
+            />
+          </fieldset>
+
+          <LogoFieldset
+            config={config}
+            setConfig={setConfig}
+            brandUlid={brandUlid}
+            scannability={preview.scannability ?? preview.quick}
           />
-        </fieldset>
 
-        <LogoFieldset config={config} setConfig={setConfig} brandUlid={brandUlid} />
+          <fieldset>
+            <legend>Frame</legend>
+            <div class="grid">
+              <SelectField
+                label="Frame"
+                value={frame.style ?? 'none'}
+                onValue={(v) => setFrameStyle(v as FrameStyle)}
+                options={FRAME_STYLES}
+              />
+              {frame.style && frame.style !== 'none' && (
+                <>
+                  <TextField
+                    label="Frame text"
+                    value={frame.text ?? ''}
+                    onValue={(v) => section('frame', { text: v || undefined })}
+                    hint={`Up to ${FRAME_TEXT_MAX} characters, e.g. “Scan me”.`}
+                    {...{ maxLength: FRAME_TEXT_MAX }}
+                  />
+                  <ColorField
+                    label="Frame colour"
+                    value={frame.color}
+                    fallback={FRAME_COLOR}
+                    onValue={(v) => section('frame', { color: v || undefined })}
+                  />
+                  <ColorField
+                    label="Frame text colour"
+                    value={frame.textColor}
+                    fallback={frameTextColor(frame.style, frame.color)}
+                    onValue={(v) => section('frame', { textColor: v || undefined })}
+                  />
+                </>
+              )}
+            </div>
+          </fieldset>
 
-        <fieldset>
-          <legend>Frame</legend>
-          <div class="grid">
-            <SelectField
-              label="Frame"
-              value={frame.style ?? 'none'}
-              onValue={(v) => section('frame', { style: v as FrameStyle })}
-              options={FRAME_STYLES}
-            />
-            {frame.style && frame.style !== 'none' && (
-              <>
-                <TextField
-                  label="Frame text"
-                  value={frame.text ?? ''}
-                  onValue={(v) => section('frame', { text: v || undefined })}
-                  hint={`Up to ${FRAME_TEXT_MAX} characters, e.g. “Scan me”.`}
-                  {...{ maxLength: FRAME_TEXT_MAX }}
-                />
-                <ColorField label="Frame colour" value={frame.color} onValue={(v) => section('frame', { color: v })} />
-                <ColorField
-                  label="Frame text colour"
-                  value={frame.textColor}
-                  onValue={(v) => section('frame', { textColor: v })}
-                />
-              </>
+          {!refusedReasons && <ErrorMessage error={error} />}
+          {refusedReasons && (
+            <div class="message error" role="alert" data-testid="refused-reasons">
+              <p>Not saved: the style would not scan reliably.</p>
+              <ReasonList reasons={refusedReasons} />
+            </div>
+          )}
+          {notice && <StatusMessage>{notice}</StatusMessage>}
+          <div class="row">
+            <button type="submit" class="btn primary" disabled={busy}>
+              {busy ? 'Saving…' : creating ? 'Create style' : 'Save style'}
+            </button>
+            <a class="btn" href={`/app/o/${props.org}/styles`}>
+              Back to the styles
+            </a>
+            {!creating && can(props.membership, 'styles.manage') && (
+              <ConfirmButton
+                label="Delete style"
+                danger
+                question={`Delete the style ${props.style!.name}? It is no longer offered for codes.`}
+                onConfirm={async () => {
+                  await api.del(`/v1/qr-styles/${props.style!.ulid}`);
+                  route(`/app/o/${props.org}/styles`);
+                }}
+              />
             )}
           </div>
-        </fieldset>
-
-        {!refusedReasons && <ErrorMessage error={error} />}
-        {refusedReasons && (
-          <div class="message error" role="alert" data-testid="refused-reasons">
-            <p>Not saved: the style would not scan reliably.</p>
-            <ReasonList reasons={refusedReasons} />
-          </div>
-        )}
-        {notice && <StatusMessage>{notice}</StatusMessage>}
-        <div class="row">
-          <button type="submit" class="btn primary" disabled={busy}>
-            {busy ? 'Saving…' : creating ? 'Create style' : 'Save style'}
-          </button>
-          <a class="btn" href={`/app/o/${props.org}/styles`}>
-            Back to the styles
-          </a>
-          {!creating && can(props.membership, 'styles.manage') && (
-            <ConfirmButton
-              label="Delete style"
-              danger
-              question={`Delete the style ${props.style!.name}? It is no longer offered for codes.`}
-              onConfirm={async () => {
-                await api.del(`/v1/qr-styles/${props.style!.ulid}`);
-                route(`/app/o/${props.org}/styles`);
-              }}
-            />
-          )}
-        </div>
-      </form>
+        </form>
+      </Palette.Provider>
 
       <StylePreview preview={preview} />
     </div>
