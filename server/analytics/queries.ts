@@ -527,3 +527,22 @@ export async function findScan(
       }
     : null;
 }
+
+/**
+ * Served redirects stored per code (imported history left out; bots counted, as redirects_count
+ * counts them): what a code's redirects_count is recounted from (server/redirect/leftovers.ts).
+ */
+export async function storedRedirects(
+  ch: ClickHouseHandle,
+  codes: { id: number; orgId: number }[],
+): Promise<Map<number, number>> {
+  if (!codes.length) return new Map();
+  const out = await rows<{ code_id: string; n: string }>(
+    ch,
+    `SELECT code_id, toUInt64(count()) AS n FROM ${ch.database}.scan_events
+      WHERE has({orgs:Array(UInt64)}, org_id) AND has({codes:Array(UInt64)}, code_id) AND source = 'redirect'
+      GROUP BY code_id`,
+    { orgs: [...new Set(codes.map((c) => c.orgId))], codes: codes.map((c) => c.id) },
+  );
+  return new Map(out.map((r) => [Number(r.code_id), Number(r.n)]));
+}

@@ -139,6 +139,17 @@ export async function migratePostgres(db: Knex, log: Logger, dir = SQL_DIR): Pro
 }
 
 /** graphile-worker keeps its own schema; it is migrated with ours. */
+/** When each of these Postgres migrations was applied to this database (epoch ms); absent: not applied. */
+export async function postgresAppliedAt(db: Knex, versions: number[]): Promise<Map<number, number>> {
+  const rows: { version: number; at: string }[] = (
+    await db.raw(
+      `select version, (extract(epoch from applied_at) * 1000)::bigint as at from schema_migrations where version = any(?)`,
+      [versions],
+    )
+  ).rows;
+  return new Map(rows.map((r) => [Number(r.version), Number(r.at)]));
+}
+
 export async function migrateWorkerSchema(url: string): Promise<void> {
   await runWorkerMigrations({ connectionString: url });
 }
