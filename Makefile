@@ -79,6 +79,8 @@ lint: install openapi $(DASHBOARD_API_TYPES)
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
 	node_modules/.bin/depcruise server workers clickhouse test bin dashboard/src --config .dependency-cruiser.cjs
+	# Exports nothing imports (knip, ISC; entry points and files in knip.json): fail lint.
+	node_modules/.bin/knip --include exports,types --no-progress
 	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
 	node_modules/.bin/spectral lint --ruleset .spectral.yaml --fail-severity warn var/openapi.json
 

@@ -20,7 +20,7 @@ import { openScanStream, type ScanStreamQuery } from './live.js';
 import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport } from './service.js';
 
 // GET /v1/analytics
-export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
+const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
   id: 'analytics.read',
   method: 'GET',
   path: '/v1/analytics',
@@ -42,7 +42,7 @@ export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQue
 });
 
 // GET /v1/analytics/export
-export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQuery>({
+const analyticsExport = defineOperation<Record<string, never>, AnalyticsQuery>({
   id: 'analytics.export',
   method: 'GET',
   path: '/v1/analytics/export',
@@ -70,7 +70,7 @@ export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQ
 });
 
 // GET /v1/analytics/qr-codes/{code_ulid}
-export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>({
+const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>({
   id: 'analytics.code_read',
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}',
@@ -90,7 +90,7 @@ export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>
 });
 
 // GET /v1/analytics/qr-codes/{code_ulid}/raw-export
-export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
+const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   id: 'analytics.code_export',
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}/raw-export',
@@ -136,7 +136,7 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
 });
 
 // GET /v1/scans/stream
-export const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
+const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
   id: 'scans.stream',
   method: 'GET',
   path: '/v1/scans/stream',

@@ -3,16 +3,16 @@
 import { dateTime, objectSchema, ulid } from '../schemas/common.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 
-export const RANGES = [7, 30, 90] as const;
+const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
 /** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
+const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
+const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
-export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
+const RAW_EXPORT_DEFAULT_LIMIT = 1000;
 
 const range: JsonSchema = {
   type: 'integer',
@@ -145,7 +145,7 @@ const storedSlug: JsonSchema = {
   description: 'The stored form `<org-slug>/<slug>`, as on the QR code.',
 };
 
-export const Totals: JsonSchema = {
+const Totals: JsonSchema = {
   $id: 'AnalyticsTotals',
   type: 'object',
   description: `Scans and distinct visitors of the range. ${BOTS_NOTE}`,

@@ -58,7 +58,7 @@ export interface Totals {
  * Uniques are estimates (docs/analytics.md); on large sets where nearly every scan is a new visitor
  * the estimate can overshoot, and distinct visitors can never outnumber scans.
  */
-export function boundedUniques(scans: number, uniques: number): number {
+function boundedUniques(scans: number, uniques: number): number {
   return Math.min(scans, uniques);
 }
 
@@ -73,7 +73,7 @@ export function fillDays(range: DayRange, daily: { day: string; scans: number }[
   return range.days.map((date) => ({ date, scans: byDay.get(date) ?? 0 }));
 }
 
-export interface BreakdownEntry {
+interface BreakdownEntry {
   key: string;
   label: string;
   scans: number;
@@ -94,7 +94,7 @@ export interface AnalyticsPayload {
   csv_rows?: Record<string, string | number>[];
 }
 
-export interface CodeRef {
+interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;
@@ -145,7 +145,7 @@ async function childLabels(
 }
 
 /** The organization's ten most scanned codes of the range. */
-export const TOP_CODES = 10;
+const TOP_CODES = 10;
 
 async function labelled(
   app: AppContext,

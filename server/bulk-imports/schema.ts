@@ -22,7 +22,7 @@ const rowNullableString = (description?: string): JsonSchema => ({
   type: ['string', 'null'],
 });
 
-export const BulkImportRow: JsonSchema = {
+const BulkImportRow: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   description:
@@ -81,7 +81,7 @@ export const confirmImportBody = objectSchema(
   ['confirm_token'],
 );
 
-export const RowError: JsonSchema = {
+const RowError: JsonSchema = {
   type: 'object',
   required: ['row', 'field', 'message'],
   properties: {
@@ -91,7 +91,7 @@ export const RowError: JsonSchema = {
   },
 };
 
-export const IMPORT_STATUSES = [
+const IMPORT_STATUSES = [
   'staged',
   'queued',
   'processing',

@@ -36,7 +36,7 @@ export interface ConversionOut {
   created_at: string;
 }
 
-export function renderConversion(r: ConversionRow): ConversionOut {
+function renderConversion(r: ConversionRow): ConversionOut {
   return {
     ulid: r.ulid,
     scan_id: r.scan_id,

@@ -18,7 +18,7 @@ import { icsFile, vcardFile, zonedTimeToUtc } from './files.js';
 import { WORDS, type PageWords } from './i18n.js';
 
 export const ACTIONS = ['vcard', 'ics', 'link', 'app_store', 'play_store', 'website'] as const;
-export type LandingAction = (typeof ACTIONS)[number];
+type LandingAction = (typeof ACTIONS)[number];
 
 export interface LandingEntry {
   type: LandingType;

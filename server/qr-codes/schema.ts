@@ -13,8 +13,8 @@ import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputT
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
 export type CodeStatus = (typeof CODE_STATUSES)[number];
-export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
 
 const url = httpUrl;
 
@@ -22,7 +22,7 @@ const url = httpUrl;
  * A URL string or an object {url}. One schema with type [string, object]: string keywords apply
  * to strings and object keywords to objects, which keeps the error messages plain (no oneOf).
  */
-export const urlDestination: JsonSchema = {
+const urlDestination: JsonSchema = {
   type: ['string', 'object'],
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
@@ -47,7 +47,7 @@ const stringList = (item: JsonSchema): JsonSchema => ({
 
 // Routing and Schedule carry no $id: they are inlined into both bodies (nullable there), which keeps
 // ajv from seeing one $id twice and gives MCP tools a self-contained inputSchema.
-export const RoutingRule: JsonSchema = {
+const RoutingRule: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['conditions'],
@@ -96,7 +96,7 @@ export const RoutingRule: JsonSchema = {
   },
 };
 
-export const Routing: JsonSchema = {
+const Routing: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rules'],
@@ -111,7 +111,7 @@ const hhmm: JsonSchema = {
   description: 'HH:MM, 00:00 to 24:00.',
 };
 
-export const Schedule: JsonSchema = {
+const Schedule: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['enabled'],
@@ -296,8 +296,6 @@ const writable = {
     description: 'Per-code settings; replaces the stored ones.',
   },
 } satisfies Record<string, JsonSchema>;
-
-export type WritableField = keyof typeof writable;
 
 export const createCodeBody: JsonSchema = {
   ...objectSchema('codes.create.body', writable, ['slug', 'destination', 'domain_ulid']),

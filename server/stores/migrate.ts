@@ -14,8 +14,8 @@ import { withConnection } from './postgres.js';
 import type { Logger } from '../logger.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SQL_DIR = path.join(ROOT, 'sql');
-export const CLICKHOUSE_DIR = path.join(ROOT, 'clickhouse');
+const SQL_DIR = path.join(ROOT, 'sql');
+const CLICKHOUSE_DIR = path.join(ROOT, 'clickhouse');
 
 export class MigrationError extends Error {}
 
@@ -161,11 +161,11 @@ export interface ClickHouseMigrationContext {
 }
 
 /** A ClickHouse migration module exports `statements(ctx)`: the DDL to run, in order. */
-export interface ClickHouseMigration {
+interface ClickHouseMigration {
   statements(ctx: ClickHouseMigrationContext): string[];
 }
 
-export async function loadClickHouseMigrations(
+async function loadClickHouseMigrations(
   dir = CLICKHOUSE_DIR,
 ): Promise<(MigrationFile & { module: ClickHouseMigration })[]> {
   const known = await listMigrations(dir, /^\d{4}_.*\.ts$/);

@@ -11,10 +11,10 @@ import type { AppContext } from '../../server/context.js';
 import type { TestService } from '../helpers/harness.js';
 import { qrctl } from '../helpers/web-client.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Installs Debian's chromium (and a font) when it is missing; only root can. */
-export function ensureChromium(): void {
+function ensureChromium(): void {
   if (fs.existsSync(CHROMIUM)) return;
   if (process.getuid?.() !== 0) {
     throw new Error(`${CHROMIUM} is missing: run "apt-get install chromium fonts-dejavu-core" as root`);

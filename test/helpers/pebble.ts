@@ -38,7 +38,7 @@ export interface PebbleOptions {
 }
 
 /** The pebble binary, installed from Debian's archive when missing. */
-export function ensurePebble(): string {
+function ensurePebble(): string {
   return ensureDebianBinary('pebble', 'pebble');
 }
 
