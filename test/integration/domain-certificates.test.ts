@@ -15,6 +15,7 @@ import { startWorker } from '../../workers/index.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
+import { waitFor } from '../helpers/poll.js';
 import { createTestCa } from '../helpers/test-certs.js';
 import { hit } from './redirect-fixtures.js';
 
@@ -110,14 +111,10 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
 
   /** Polls a domain until `done` holds; fails with the last state at the deadline. */
   async function domainUntil(org: TestOrg, ulid: string, done: (d: Record<string, any>) => boolean, ms = 30_000) {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const d = (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data;
-      if (done(d)) return d;
-      if (Date.now() > deadline)
-        expect.fail(`domain never reached the expected state: ${JSON.stringify(d)}\n${pebble.output().slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    return waitFor(async () => (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data, done, ms, 100).catch(
+      (err: Error) =>
+        expect.fail(`domain never reached the expected state: ${err.message}\n${pebble.output().slice(-2000)}`),
+    );
   }
 
   async function addVerified(org: TestOrg, name: string, address: string) {
