@@ -156,10 +156,14 @@ bench-render: install
 	$(TSX) test/bench/verdict.ts
 
 ## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
-## docs/dashboard.md, copied from the screenshots the browser tests took (run make test-browser first)
-docs-images: install
+## docs/dashboard.md: the browser tests run with their screenshots kept in var/test-output (tests
+## otherwise write them into their own temporary directory), then the pictures are copied from there
+DOCS_SHOTS := var/test-output
+docs-images: install dashboard
 	$(TSX) test/docs/render-examples.ts
-	$(TSX) test/docs/dashboard-images.ts
+	rm -rf $(DOCS_SHOTS)/screenshots
+	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(MOCHA) 'test/browser/**/*.test.ts'
+	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(TSX) test/docs/dashboard-images.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated

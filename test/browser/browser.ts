@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AppContext } from '../../server/context.js';
 import type { TestService } from '../helpers/harness.js';
+import { testRoot } from '../helpers/stores.js';
 import { qrctl } from '../helpers/web-client.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -45,9 +46,12 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Where screenshots go: TEST_OUTPUT_DIR, else var/test-output (never committed). */
+/**
+ * Where screenshots go: TEST_OUTPUT_DIR/screenshots when set (`make docs-images` sets it to keep
+ * them), else the test run's own temporary directory, removed with it: a test writes nowhere else.
+ */
 export function outputDir(): string {
-  const dir = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
+  const dir = path.resolve(process.env.TEST_OUTPUT_DIR || testRoot(), 'screenshots');
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }

@@ -1,13 +1,14 @@
 // make docs-images (second half): the pictures of docs/dashboard.md are the screenshots the browser
-// tests take (test/browser/*.test.ts write them to TEST_OUTPUT_DIR/screenshots, default
-// var/test-output/screenshots). Copies every picture the page shows from there into
-// docs/images/dashboard/, and names the ones no test has taken yet (run `make test-browser` first).
+// tests take (test/browser/*.test.ts write them to TEST_OUTPUT_DIR/screenshots; `make docs-images`
+// runs them with TEST_OUTPUT_DIR=var/test-output first). Copies every picture the page shows from
+// there into docs/images/dashboard/, and names the ones no test has taken.
 import fs from 'node:fs';
 import path from 'node:path';
 
 const DOC = path.resolve('docs/dashboard.md');
 const DIR = path.resolve('docs/images/dashboard');
-const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
+if (!process.env.TEST_OUTPUT_DIR) throw new Error('TEST_OUTPUT_DIR: where the browser tests wrote their screenshots');
+const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR, 'screenshots');
 
 const names = [...fs.readFileSync(DOC, 'utf8').matchAll(/\(images\/dashboard\/([a-z0-9-]+)\.png\)/g)].map((m) => m[1]);
 const missing: string[] = [];
@@ -21,6 +22,6 @@ for (const name of new Set(names)) {
   console.log(`docs/images/dashboard/${name}.png`);
 }
 if (missing.length) {
-  console.error(`Not taken by a browser test yet (run make test-browser first): ${missing.join(', ')}`);
+  console.error(`Not taken by a browser test: ${missing.join(', ')}`);
   process.exitCode = 1;
 }
