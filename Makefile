@@ -79,6 +79,8 @@ lint: install openapi $(DASHBOARD_API_TYPES)
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check .
 	node_modules/.bin/depcruise server workers clickhouse test bin dashboard/src --config .dependency-cruiser.cjs
+	# Exports nothing imports (knip, ISC; entry points and files in knip.json): fail lint.
+	node_modules/.bin/knip --include exports,types --no-progress
 	node_modules/.bin/redocly lint --config .redocly.yaml var/openapi.json
 	node_modules/.bin/spectral lint --ruleset .spectral.yaml --fail-severity warn var/openapi.json
 
@@ -154,10 +156,14 @@ bench-render: install
 	$(TSX) test/bench/verdict.ts
 
 ## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
-## docs/dashboard.md and docs/landing-pages.md, copied from the screenshots the browser tests took (run make test-browser first)
-docs-images: install
+## docs/dashboard.md, docs/landing-pages.md and docs/pixels.md: the browser tests run with their screenshots kept in var/test-output (tests
+## otherwise write them into their own temporary directory), then the pictures are copied from there
+DOCS_SHOTS := var/test-output
+docs-images: install dashboard
 	$(TSX) test/docs/render-examples.ts
-	$(TSX) test/docs/dashboard-images.ts
+	rm -rf $(DOCS_SHOTS)/screenshots
+	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(MOCHA) 'test/browser/**/*.test.ts'
+	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(TSX) test/docs/dashboard-images.ts
 
 clean:
 	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated

@@ -27,7 +27,7 @@ import { createKnex, startPostgres } from './stores/postgres.js';
 const systemClock: Clock = { now: () => new Date() };
 
 /** Password checks that may wait for a free slot before the form answers 429 (documented). */
-export const PASSWORD_CHECKS_WAITING = 100;
+const PASSWORD_CHECKS_WAITING = 100;
 
 export interface BootOptions {
   /** Open ClickHouse (default true). The CLI skips it for commands that do not need it. */
@@ -50,7 +50,7 @@ export interface BootOptions {
 }
 
 /** A ClickHouse handle for processes that did not open ClickHouse: any use is a clear 503. */
-export function unavailableClickHouse(reason: string, database: string): ClickHouseHandle {
+function unavailableClickHouse(reason: string, database: string): ClickHouseHandle {
   const fail = () => {
     throw ApiError.unavailable(reason);
   };

@@ -1,82 +1,20 @@
-// Every configuration key the service reads, with its default and a line of help.
-// This is the only file that reads process.env; docs/configuration.md is generated from CONFIG_KEYS.
+// Every configuration key the service reads, declared once (CONFIG_KEYS: its variable, default,
+// parser and line of help); the typed Config and docs/configuration.md are derived from it.
+// This is the only file that reads process.env.
 import net from 'node:net';
 import path from 'node:path';
 import { parseDecimalInteger } from './schemas/decimal.js';
-import { LOG_FORMATS, type LogFormat } from './logger.js';
+import { LOG_FORMATS } from './logger.js';
 
-export interface Config {
-  nodeEnv: string;
-  dataDir: string;
-  databaseUrl: string | null;
-  embeddedPgPort: number;
-  dbPoolMax: number;
-  clickhouseUrl: string | null;
-  clickhouseDatabase: string;
-  clickhouseCluster: string | null;
-  apiHost: string;
-  apiPort: number;
-  redirectHost: string;
-  redirectPort: number;
-  redirectTlsPort: number | null;
-  redirectTlsCertFile: string;
-  redirectTlsKeyFile: string;
-  enableApi: boolean;
-  enableRedirect: boolean;
-  redirectProcesses: number;
-  enableWorker: boolean;
-  workerConcurrency: number;
-  publicApiUrl: string | null;
-  mcpAllowedOrigins: string[];
-  metricsToken: string | null;
-  fallbackOrigins: string[];
-  logLevel: string;
-  logFormat: LogFormat;
-  bodyLimitBytes: number;
-  importAllowPrivateSources: boolean;
-  importMaxRetryAfterSeconds: number;
-  platformRateLimitPerMin: number;
-  rawExportRateLimitPerMin: number;
-  liveStreamBuffer: number;
-  liveStreamHeartbeatMs: number;
-  rateLimitHelpUrl: string;
-  dnsResolvers: string[];
-  acmeDirectoryUrl: string;
-  acmeCaFile: string;
-  acmeContactEmail: string;
-  trustProxy: string[];
-  secretKey: string;
-  bulkImportMaxRows: number;
-  exportMaxCodes: number;
-  exportTtlHours: number;
-  passwordHashConcurrency: number;
-  passwordVerifyConcurrency: number;
-  scanRetentionDays: number;
-  domainClaimTtlHours: number;
-  idempotencyWaitMs: number;
-  domainTxtGraceHours: number;
-  webSessionIdleMinutes: number;
-  webSessionMaxHours: number;
-  webRateLimitPerMin: number;
-  webSignInAccountLimit: number;
-  webSignInAddressLimit: number;
-  webSignInWindowMinutes: number;
-  webLinkTtlHours: number;
-  webhookAllowedTargets: string[];
-  webhookTimeoutMs: number;
-  renderThreads: number;
-  renderQueue: number;
-  renderTimeoutMs: number;
-  scannabilityTimeoutMs: number;
-  renderCacheMb: number;
-  logoDrawBudgetMs: number;
-  oauthRegistrationsPerHour: number;
-  oauthClientMetadataCaFile: string;
-}
-
-interface KeyDef {
+/**
+ * One configuration key, declared once: its environment variable, its default (as the text an
+ * operator would write), how its text becomes the value (throwing ConfigError naming the variable),
+ * and its line of help. The typed Config and docs/configuration.md are derived from these.
+ */
+interface KeyDef<T> {
   env: string;
   default: string;
+  parse: (value: string, env: string) => T;
   help: string;
 }
 
@@ -88,79 +26,122 @@ export const BULK_IMPORT_ROWS_CEILING = 100_000;
 /** The most codes QR_EXPORT_MAX_CODES may allow: the export schema's maxItems. */
 export const EXPORT_CODES_CEILING = 100_000;
 
-export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
-  nodeEnv: { env: 'NODE_ENV', default: 'development', help: 'development, test or production.' },
+export const CONFIG_KEYS = {
+  nodeEnv: { env: 'NODE_ENV', default: 'development', parse: text, help: 'development, test or production.' },
   dataDir: {
     env: 'DATA_DIR',
     default: './var',
+    parse: (v) => path.resolve(v),
     help: 'Where embedded Postgres, embedded ClickHouse (chDB) and scan spill files live.',
   },
   databaseUrl: {
     env: 'DATABASE_URL',
     default: '',
+    parse: optional,
     help: 'Postgres connection string. Unset: an embedded Postgres is started under DATA_DIR/postgres.',
   },
   embeddedPgPort: {
     env: 'EMBEDDED_PG_PORT',
     default: '0',
+    parse: integer(),
     help: 'Port of the embedded Postgres (loopback only). 0 picks a free port, recorded in DATA_DIR/postgres.json.',
   },
   dbPoolMax: {
     env: 'DB_POOL_MAX',
     default: '20',
+    parse: integer(1),
     help: 'Most Postgres connections one process keeps open for queries (plus one LISTEN connection and the worker’s own pool).',
   },
   clickhouseUrl: {
     env: 'CLICKHOUSE_URL',
     default: '',
+    parse: optional,
     help: 'ClickHouse HTTP URL (http://user:pass@host:8123). Unset: embedded chDB under DATA_DIR/clickhouse.',
   },
-  clickhouseDatabase: { env: 'CLICKHOUSE_DATABASE', default: 'qr', help: 'ClickHouse database for scans.' },
+  clickhouseDatabase: {
+    env: 'CLICKHOUSE_DATABASE',
+    default: 'qr',
+    parse: text,
+    help: 'ClickHouse database for scans.',
+  },
   clickhouseCluster: {
     env: 'CLICKHOUSE_CLUSTER',
     default: '',
+    parse: optional,
     help: 'Cluster name: migrations create ReplicatedMergeTree + Distributed tables ON CLUSTER.',
   },
-  apiHost: { env: 'API_HOST', default: '127.0.0.1', help: 'Interface the API listener binds to.' },
+  apiHost: { env: 'API_HOST', default: '127.0.0.1', parse: text, help: 'Interface the API listener binds to.' },
   apiPort: {
     env: 'API_PORT',
     default: '3000',
+    parse: integer(),
     help: 'Port of the API listener (/v1, /mcp, /healthz, /readyz, /metrics).',
   },
-  redirectHost: { env: 'REDIRECT_HOST', default: '127.0.0.1', help: 'Interface the public redirect binds to.' },
-  redirectPort: { env: 'REDIRECT_PORT', default: '3001', help: 'Port of the public redirect listener.' },
+  redirectHost: {
+    env: 'REDIRECT_HOST',
+    default: '127.0.0.1',
+    parse: text,
+    help: 'Interface the public redirect binds to.',
+  },
+  redirectPort: {
+    env: 'REDIRECT_PORT',
+    default: '3001',
+    parse: integer(),
+    help: 'Port of the public redirect listener.',
+  },
   redirectTlsPort: {
     env: 'REDIRECT_TLS_PORT',
     default: '',
+    parse: (v, env) => (v === '' ? null : int(env, v)),
     help: 'Port of the HTTPS redirect listener (custom domains’ certificates chosen by SNI). Empty: off.',
   },
   redirectTlsCertFile: {
     env: 'REDIRECT_TLS_CERT_FILE',
     default: '',
+    parse: text,
     help: 'PEM certificate chain served to clients without SNI or with an unknown name (the shared fallback host). Required with REDIRECT_TLS_PORT.',
   },
   redirectTlsKeyFile: {
     env: 'REDIRECT_TLS_KEY_FILE',
     default: '',
+    parse: text,
     help: 'PEM private key of REDIRECT_TLS_CERT_FILE.',
   },
-  enableApi: { env: 'ENABLE_API', default: 'true', help: 'Serve the API listener in this process.' },
-  enableRedirect: { env: 'ENABLE_REDIRECT', default: 'true', help: 'Serve the public redirect in this process.' },
+  enableApi: { env: 'ENABLE_API', default: 'true', parse: boolean, help: 'Serve the API listener in this process.' },
+  enableRedirect: {
+    env: 'ENABLE_REDIRECT',
+    default: 'true',
+    parse: boolean,
+    help: 'Serve the public redirect in this process.',
+  },
   redirectProcesses: {
     env: 'REDIRECT_PROCESSES',
     default: '1',
+    parse: integer(1, 256),
     help: 'Processes serving the public redirect (node:cluster, sharing its ports); above 1 the main process keeps the API, the worker and the stores and forks that many redirect processes, restarting any that dies. One per core uses the machine (docs/redirect.md).',
   },
-  enableWorker: { env: 'ENABLE_WORKER', default: 'true', help: 'Run graphile-worker inside this process.' },
-  workerConcurrency: { env: 'WORKER_CONCURRENCY', default: '4', help: 'Jobs run at once by graphile-worker.' },
+  enableWorker: {
+    env: 'ENABLE_WORKER',
+    default: 'true',
+    parse: boolean,
+    help: 'Run graphile-worker inside this process.',
+  },
+  workerConcurrency: {
+    env: 'WORKER_CONCURRENCY',
+    default: '4',
+    parse: integer(1),
+    help: 'Jobs run at once by graphile-worker.',
+  },
   publicApiUrl: {
     env: 'PUBLIC_API_URL',
     default: '',
+    parse: optional,
     help: 'Public base URL of the API, used in links (rate-limit help, OpenAPI servers). Default: http://API_HOST:API_PORT.',
   },
   mcpAllowedOrigins: {
     env: 'MCP_ALLOWED_ORIGINS',
     default: '',
+    parse: list,
     help:
       'Comma-separated browser origins (https://app.example.com) allowed to call /mcp. Empty: a request that ' +
       'carries an Origin header is refused (403); server-to-server clients send none.',
@@ -168,21 +149,25 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   metricsToken: {
     env: 'METRICS_TOKEN',
     default: '',
+    parse: optional,
     help: 'Bearer token /metrics requires. Empty: /metrics answers only requests from a loopback address (403 otherwise).',
   },
   fallbackOrigins: {
     env: 'FALLBACK_ORIGINS',
     default: 'http://localhost:3001',
+    parse: (v) => list(v).map((o) => o.replace(/\/+$/, '')),
     help: 'Comma-separated shared fallback origins; they appear in every organization’s domain list.',
   },
   logLevel: {
     env: 'LOG_LEVEL',
     default: 'info',
+    parse: text,
     help: 'pino log level: fatal, error, warn, info, debug, trace, silent.',
   },
   logFormat: {
     env: 'LOG_FORMAT',
     default: 'auto',
+    parse: (v, env) => oneOf(env, v, LOG_FORMATS),
     help:
       'Log lines: json (one JSON object a line), pretty (readable lines, pino-pretty), or auto: pretty when ' +
       'standard output is a terminal, json otherwise (a pipe, a file, a log collector).',
@@ -190,204 +175,247 @@ export const CONFIG_KEYS: Record<keyof Config, KeyDef> = {
   bodyLimitBytes: {
     env: 'BODY_LIMIT_BYTES',
     default: String(5 * 1024 * 1024),
+    parse: integer(1024),
     help: 'Largest accepted request body; larger bodies get 413 payload_too_large.',
   },
   importAllowPrivateSources: {
     env: 'IMPORT_ALLOW_PRIVATE_SOURCES',
     default: 'false',
+    parse: boolean,
     help: 'Let imports fetch from a source on a loopback or private address (a self-hosted Shlink, Kutt or YOURLS on the same network).',
   },
   importMaxRetryAfterSeconds: {
     env: 'IMPORT_MAX_RETRY_AFTER_SECONDS',
     default: '120',
+    parse: integer(0),
     help: 'Longest Retry-After of a 429 an import waits for; a longer one stops the import, which can be resumed.',
   },
   platformRateLimitPerMin: {
     env: 'PLATFORM_RATE_LIMIT_PER_MIN',
     default: '60',
+    parse: integer(1),
     help: 'Platform ceiling of the per-organization minute window; the effective limit is max(this, plan limit).',
   },
   rawExportRateLimitPerMin: {
     env: 'RAW_EXPORT_RATE_LIMIT_PER_MIN',
     default: '6',
+    parse: integer(1),
     help: 'Extra per-organization minute window of the raw-export endpoint.',
   },
   liveStreamBuffer: {
     env: 'LIVE_STREAM_BUFFER',
     default: '1000',
+    parse: integer(10, 1_000_000),
     help: 'Events held per live scan stream (GET /v1/scans/stream) for a client that reads slowly; past it, a gap event.',
   },
   liveStreamHeartbeatMs: {
     env: 'LIVE_STREAM_HEARTBEAT_MS',
     default: '15000',
+    parse: integer(100, 60_000),
     help: 'Interval of the live scan stream heartbeat comment, and of the refresh of its open-stream count; also of the keep-alive comment of MCP subscriptions/listen streams.',
   },
   rateLimitHelpUrl: {
     env: 'RATE_LIMIT_HELP_URL',
     default: '',
+    parse: text,
     help: 'Rate-limit help page linked from 429 responses. Default: PUBLIC_API_URL/docs/rate-limits.',
   },
   dnsResolvers: {
     env: 'DNS_RESOLVERS',
     default: '',
+    parse: list,
     help: 'Comma-separated resolvers (ip or ip:port) for domain ownership checks. Empty: the system resolvers.',
   },
   acmeDirectoryUrl: {
     env: 'ACME_DIRECTORY_URL',
     default: 'https://acme-v02.api.letsencrypt.org/directory',
+    parse: text,
     help: 'ACME directory used to issue certificates for custom domains.',
   },
   acmeCaFile: {
     env: 'ACME_CA_FILE',
     default: '',
+    parse: text,
     help: 'PEM file of extra CAs trusted for the ACME directory’s HTTPS (a private ACME server). Empty: the system roots.',
   },
   acmeContactEmail: {
     env: 'ACME_CONTACT_EMAIL',
     default: '',
+    parse: text,
     help: 'Contact address registered with the ACME account (expiry notices). Empty: none.',
   },
   trustProxy: {
     env: 'TRUST_PROXY',
     default: '',
+    parse: list,
     help: 'Comma-separated proxy addresses whose X-Forwarded-For is believed on the redirect listener.',
   },
   secretKey: {
     env: 'SECRET_KEY',
     default: '',
+    parse: text,
     help: 'Key for signed cookies and visitor hashing. Unset: generated once and kept in DATA_DIR/secret.key.',
   },
   bulkImportMaxRows: {
     env: 'BULK_IMPORT_MAX_ROWS',
     default: '10000',
+    parse: integer(1, BULK_IMPORT_ROWS_CEILING),
     help: `Most rows one bulk import may stage (at most ${BULK_IMPORT_ROWS_CEILING}, the schema's maxItems).`,
   },
   exportMaxCodes: {
     env: 'QR_EXPORT_MAX_CODES',
     default: '10000',
+    parse: integer(1, EXPORT_CODES_CEILING),
     help: `Most codes one print run (POST /v1/qr-codes/exports) may hold (at most ${EXPORT_CODES_CEILING}; PNGs above 1024 px: fewer, by pixel count); a larger selection is 422.`,
   },
   exportTtlHours: {
     env: 'QR_EXPORT_TTL_HOURS',
     default: '72',
+    parse: integer(1),
     help: 'Hours a finished print run’s ZIP is kept (in Postgres) before it is removed and the export expires.',
   },
   renderThreads: {
     env: 'RENDER_THREADS',
     default: '2',
+    parse: integer(1, 64),
     help: 'Worker threads per process that draw QR images (API, print runs, style previews and checks, MCP), off the event loop that answers redirects.',
   },
   renderQueue: {
     env: 'RENDER_QUEUE',
     default: '32',
+    parse: integer(),
     help: 'Renders that may wait for a free render thread; beyond that an image request is answered 503 with Retry-After (print runs wait their turn instead).',
   },
   renderTimeoutMs: {
     env: 'RENDER_TIMEOUT_MS',
     default: '5000',
+    parse: integer(100),
     help: 'Time budget of one render: a render still running after it is abandoned (its thread replaced) and answered 503.',
   },
   scannabilityTimeoutMs: {
     env: 'SCANNABILITY_TIMEOUT_MS',
     default: '30000',
+    parse: integer(100),
     help: 'Time budget of one scannability check in a render thread (the full verdict reads the symbol and its phone-like captures with three decoders, a few hundred ms on a quiet machine): past it the check is abandoned and answered 503.',
   },
   renderCacheMb: {
     env: 'RENDER_CACHE_MB',
     default: '64',
+    parse: integer(),
     help: 'MiB of rendered images kept per process, keyed by organization and ETag, so an identical request is not drawn again. 0: no cache.',
   },
   logoDrawBudgetMs: {
     env: 'LOGO_DRAW_BUDGET_MS',
     default: '100',
+    parse: integer(1),
     help: 'Most milliseconds a style’s logo may take to draw at 512 px, measured when the style (or its brand kit) is saved; a costlier logo is refused with 422.',
   },
   passwordHashConcurrency: {
     env: 'PASSWORD_HASH_CONCURRENCY',
     default: '2',
+    parse: integer(1),
     help: 'Code passwords hashed (scrypt) at once per process, bulk imports included; the others wait their turn.',
   },
   passwordVerifyConcurrency: {
     env: 'PASSWORD_VERIFY_CONCURRENCY',
     default: '2',
+    parse: integer(1),
     help: 'Password-form answers checked (scrypt) at once per process; 100 more may wait, beyond that the form answers 429.',
   },
   domainClaimTtlHours: {
     env: 'DOMAIN_CLAIM_TTL_HOURS',
     default: '168',
+    parse: integer(1),
     help: 'Hours an unverified custom-domain claim stays open before it expires (status expired).',
   },
   idempotencyWaitMs: {
     env: 'IDEMPOTENCY_WAIT_MS',
     default: '5000',
+    parse: integer(),
     help: 'How long a retry with the Idempotency-Key of a call still running waits for it before answering 409 idempotency_key_in_progress.',
   },
   domainTxtGraceHours: {
     env: 'DOMAIN_TXT_GRACE_HOURS',
     default: '72',
+    parse: integer(1),
     help: 'Hours an active custom domain’s TXT record may be missing (daily re-check) before it becomes unverified.',
   },
   webSessionIdleMinutes: {
     env: 'WEB_SESSION_IDLE_MINUTES',
     default: '60',
+    parse: integer(1),
     help: 'Dashboard sessions end after this many minutes without a request.',
   },
   webSessionMaxHours: {
     env: 'WEB_SESSION_MAX_HOURS',
     default: '12',
+    parse: integer(1),
     help: 'Dashboard sessions end this many hours after sign-in, however active.',
   },
   webRateLimitPerMin: {
     env: 'WEB_RATE_LIMIT_PER_MIN',
     default: '300',
+    parse: integer(1),
     help: 'Dashboard calls one session may make per minute (not counted in the API window, not metered).',
   },
   webSignInAccountLimit: {
     env: 'WEB_SIGN_IN_ACCOUNT_LIMIT',
     default: '10',
+    parse: integer(1),
     help: 'Sign-in attempts per account (email) per window, across every process; more are 429.',
   },
   webSignInAddressLimit: {
     env: 'WEB_SIGN_IN_ADDRESS_LIMIT',
     default: '50',
+    parse: integer(1),
     help: 'Sign-in attempts per client address per window, across every process; more are 429.',
   },
   webSignInWindowMinutes: {
     env: 'WEB_SIGN_IN_WINDOW_MINUTES',
     default: '15',
+    parse: integer(1),
     help: 'Length of the fixed sign-in throttle window, in minutes.',
   },
   webLinkTtlHours: {
     env: 'WEB_LINK_TTL_HOURS',
     default: '72',
+    parse: integer(1),
     help: 'Hours a one-time dashboard link (sign-in link, invitation) stays valid.',
   },
   webhookAllowedTargets: {
     env: 'WEBHOOK_ALLOWED_TARGETS',
     default: '',
+    parse: list,
     help: 'Comma-separated host:port or CIDR entries webhooks may reach although private, loopback or link-local (e.g. 10.0.0.0/8, hooks.internal:8443). Empty: only public addresses.',
   },
   webhookTimeoutMs: {
     env: 'WEBHOOK_TIMEOUT_MS',
     default: '10000',
+    parse: integer(1),
     help: 'Time a webhook delivery may take (connect, send, answer) before it counts as failed.',
   },
   oauthRegistrationsPerHour: {
     env: 'OAUTH_REGISTRATIONS_PER_HOUR',
     default: '20',
+    parse: integer(1),
     help: 'Dynamic Client Registrations (POST /oauth/register) one client address may make per hour, across every process; more are 429.',
   },
   oauthClientMetadataCaFile: {
     env: 'OAUTH_CLIENT_METADATA_CA_FILE',
     default: '',
+    parse: text,
     help: 'PEM file of extra certificate authorities trusted, beside the system ones, when fetching OAuth Client ID Metadata Documents (an internal CA). Empty: the system ones only.',
   },
   scanRetentionDays: {
     env: 'SCAN_RETENTION_DAYS',
     default: '730',
+    parse: integer(1),
     help: 'TTL of raw scan events in ClickHouse, in days (rollups are kept).',
   },
-};
+} satisfies Record<string, KeyDef<unknown>>;
+
+/** The configuration, each key's value as its parser returns it. */
+export type Config = { -readonly [K in keyof typeof CONFIG_KEYS]: ReturnType<(typeof CONFIG_KEYS)[K]['parse']> };
 
 export class ConfigError extends Error {}
 
@@ -412,6 +440,23 @@ function oneOf<T extends string>(key: string, value: string, allowed: readonly T
   throw new ConfigError(`${key} must be one of ${allowed.join(', ')}, got "${value}"`);
 }
 
+function text(value: string): string {
+  return value;
+}
+
+/** Unset or empty: null. */
+function optional(value: string): string | null {
+  return value || null;
+}
+
+function integer(min = 0, max = Number.MAX_SAFE_INTEGER): (value: string, env: string) => number {
+  return (value, env) => int(env, value, min, max);
+}
+
+function boolean(value: string, env: string): boolean {
+  return bool(env, value);
+}
+
 function bool(key: string, value: string): boolean {
   if (/^(1|true|yes|on)$/i.test(value)) return true;
   if (/^(0|false|no|off)$/i.test(value)) return false;
@@ -420,83 +465,12 @@ function bool(key: string, value: string): boolean {
 
 /** Reads the configuration from an environment (process.env by default); overrides win, for tests. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const raw = (k: keyof Config): string => {
-    const def = CONFIG_KEYS[k];
+  const values: Record<string, unknown> = {};
+  for (const [name, def] of Object.entries(CONFIG_KEYS) as [keyof Config, KeyDef<unknown>][]) {
     const v = env[def.env];
-    return v === undefined || v === '' ? def.default : v;
-  };
-  const apiHost = raw('apiHost');
-  const apiPort = int('API_PORT', raw('apiPort'));
-  const publicApiUrl = raw('publicApiUrl') || null;
-  const cfg: Config = {
-    nodeEnv: raw('nodeEnv'),
-    dataDir: path.resolve(raw('dataDir')),
-    databaseUrl: raw('databaseUrl') || null,
-    embeddedPgPort: int('EMBEDDED_PG_PORT', raw('embeddedPgPort')),
-    dbPoolMax: int('DB_POOL_MAX', raw('dbPoolMax'), 1),
-    clickhouseUrl: raw('clickhouseUrl') || null,
-    clickhouseDatabase: raw('clickhouseDatabase'),
-    clickhouseCluster: raw('clickhouseCluster') || null,
-    apiHost,
-    apiPort,
-    redirectHost: raw('redirectHost'),
-    redirectPort: int('REDIRECT_PORT', raw('redirectPort')),
-    redirectTlsPort: raw('redirectTlsPort') === '' ? null : int('REDIRECT_TLS_PORT', raw('redirectTlsPort')),
-    redirectTlsCertFile: raw('redirectTlsCertFile'),
-    redirectTlsKeyFile: raw('redirectTlsKeyFile'),
-    enableApi: bool('ENABLE_API', raw('enableApi')),
-    enableRedirect: bool('ENABLE_REDIRECT', raw('enableRedirect')),
-    redirectProcesses: int('REDIRECT_PROCESSES', raw('redirectProcesses'), 1, 256),
-    enableWorker: bool('ENABLE_WORKER', raw('enableWorker')),
-    workerConcurrency: int('WORKER_CONCURRENCY', raw('workerConcurrency'), 1),
-    publicApiUrl,
-    mcpAllowedOrigins: list(raw('mcpAllowedOrigins')),
-    metricsToken: raw('metricsToken') || null,
-    fallbackOrigins: list(raw('fallbackOrigins')).map((o) => o.replace(/\/+$/, '')),
-    logLevel: raw('logLevel'),
-    logFormat: oneOf('LOG_FORMAT', raw('logFormat'), LOG_FORMATS),
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', raw('bodyLimitBytes'), 1024),
-    importAllowPrivateSources: bool('IMPORT_ALLOW_PRIVATE_SOURCES', raw('importAllowPrivateSources')),
-    importMaxRetryAfterSeconds: int('IMPORT_MAX_RETRY_AFTER_SECONDS', raw('importMaxRetryAfterSeconds'), 0),
-    platformRateLimitPerMin: int('PLATFORM_RATE_LIMIT_PER_MIN', raw('platformRateLimitPerMin'), 1),
-    rawExportRateLimitPerMin: int('RAW_EXPORT_RATE_LIMIT_PER_MIN', raw('rawExportRateLimitPerMin'), 1),
-    liveStreamBuffer: int('LIVE_STREAM_BUFFER', raw('liveStreamBuffer'), 10, 1_000_000),
-    liveStreamHeartbeatMs: int('LIVE_STREAM_HEARTBEAT_MS', raw('liveStreamHeartbeatMs'), 100, 60_000),
-    rateLimitHelpUrl: raw('rateLimitHelpUrl'),
-    dnsResolvers: list(raw('dnsResolvers')),
-    acmeDirectoryUrl: raw('acmeDirectoryUrl'),
-    acmeCaFile: raw('acmeCaFile'),
-    acmeContactEmail: raw('acmeContactEmail'),
-    trustProxy: list(raw('trustProxy')),
-    secretKey: raw('secretKey'),
-    bulkImportMaxRows: int('BULK_IMPORT_MAX_ROWS', raw('bulkImportMaxRows'), 1, BULK_IMPORT_ROWS_CEILING),
-    exportMaxCodes: int('QR_EXPORT_MAX_CODES', raw('exportMaxCodes'), 1, EXPORT_CODES_CEILING),
-    exportTtlHours: int('QR_EXPORT_TTL_HOURS', raw('exportTtlHours'), 1),
-    renderThreads: int('RENDER_THREADS', raw('renderThreads'), 1, 64),
-    renderQueue: int('RENDER_QUEUE', raw('renderQueue')),
-    renderTimeoutMs: int('RENDER_TIMEOUT_MS', raw('renderTimeoutMs'), 100),
-    scannabilityTimeoutMs: int('SCANNABILITY_TIMEOUT_MS', raw('scannabilityTimeoutMs'), 100),
-    renderCacheMb: int('RENDER_CACHE_MB', raw('renderCacheMb')),
-    logoDrawBudgetMs: int('LOGO_DRAW_BUDGET_MS', raw('logoDrawBudgetMs'), 1),
-    passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', raw('passwordHashConcurrency'), 1),
-    passwordVerifyConcurrency: int('PASSWORD_VERIFY_CONCURRENCY', raw('passwordVerifyConcurrency'), 1),
-    scanRetentionDays: int('SCAN_RETENTION_DAYS', raw('scanRetentionDays'), 1),
-    domainClaimTtlHours: int('DOMAIN_CLAIM_TTL_HOURS', raw('domainClaimTtlHours'), 1),
-    idempotencyWaitMs: int('IDEMPOTENCY_WAIT_MS', raw('idempotencyWaitMs')),
-    domainTxtGraceHours: int('DOMAIN_TXT_GRACE_HOURS', raw('domainTxtGraceHours'), 1),
-    webSessionIdleMinutes: int('WEB_SESSION_IDLE_MINUTES', raw('webSessionIdleMinutes'), 1),
-    webSessionMaxHours: int('WEB_SESSION_MAX_HOURS', raw('webSessionMaxHours'), 1),
-    webRateLimitPerMin: int('WEB_RATE_LIMIT_PER_MIN', raw('webRateLimitPerMin'), 1),
-    webSignInAccountLimit: int('WEB_SIGN_IN_ACCOUNT_LIMIT', raw('webSignInAccountLimit'), 1),
-    webSignInAddressLimit: int('WEB_SIGN_IN_ADDRESS_LIMIT', raw('webSignInAddressLimit'), 1),
-    webSignInWindowMinutes: int('WEB_SIGN_IN_WINDOW_MINUTES', raw('webSignInWindowMinutes'), 1),
-    webLinkTtlHours: int('WEB_LINK_TTL_HOURS', raw('webLinkTtlHours'), 1),
-    webhookAllowedTargets: list(raw('webhookAllowedTargets')),
-    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', raw('webhookTimeoutMs'), 1),
-    oauthRegistrationsPerHour: int('OAUTH_REGISTRATIONS_PER_HOUR', raw('oauthRegistrationsPerHour'), 1),
-    oauthClientMetadataCaFile: raw('oauthClientMetadataCaFile'),
-    ...overrides,
-  };
+    values[name] = def.parse(v === undefined || v === '' ? def.default : v, def.env);
+  }
+  const cfg = { ...(values as Config), ...overrides };
   cfg.mcpAllowedOrigins = cfg.mcpAllowedOrigins.map((origin) => {
     try {
       const u = new URL(origin);

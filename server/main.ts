@@ -14,6 +14,7 @@ import { startWorker } from '../workers/index.js';
 import { apiMounts } from './mounts.js';
 import { startRedirectListener } from './redirect/listener.js';
 import { isRedirectProcess, runRedirectProcess, startRedirectCluster } from './redirect/cluster.js';
+import { replayLegacyLeftovers } from './redirect/leftovers.js';
 
 async function start(): Promise<void> {
   const config = loadConfig();
@@ -65,7 +66,10 @@ async function serve(app: AppContext): Promise<void> {
     // It registers its own close last, so it closes first: the scan buffer drains while the stores
     // are still open.
     if (config.redirectProcesses > 1) await startRedirectCluster(app, config.redirectProcesses);
-    else await startRedirectListener(app, config.redirectPort, config.redirectHost);
+    else {
+      await replayLegacyLeftovers(app);
+      await startRedirectListener(app, config.redirectPort, config.redirectHost);
+    }
   }
 
   const apiUrl = apiBaseUrl(config, app.apiPort());

@@ -8,7 +8,7 @@ import { ChdbBusyError } from './stores/clickhouse.js';
 import { MigrationError } from './stores/migrate.js';
 
 /** A reason the service cannot start that the person starting it can act on. */
-export class StartProblem extends Error {}
+class StartProblem extends Error {}
 
 /** This service already runs on the configured ports: nothing to start (exit code ALREADY_RUNNING_EXIT). */
 export class AlreadyRunning extends StartProblem {}

@@ -73,7 +73,7 @@ function attachmentName(header: string | null): string | undefined {
 }
 
 /** Fetches a response's body as a Blob (path under /app/api): images, files. */
-export async function fetchBlob(path: string, accept: string): Promise<Blob> {
+async function fetchBlob(path: string, accept: string): Promise<Blob> {
   return (await send('GET', path, { accept })).blob();
 }
 
@@ -81,7 +81,7 @@ export async function fetchBlob(path: string, accept: string): Promise<Blob> {
  * Downloads a response as a file (path under /app/api), named as the service's
  * Content-Disposition says, else `filename`.
  */
-export async function download(path: string, filename: string, accept: string): Promise<void> {
+async function download(path: string, filename: string, accept: string): Promise<void> {
   const res = await send('GET', path, { accept });
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);

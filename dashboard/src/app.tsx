@@ -32,7 +32,7 @@ const Settings = lazy(() => import('./pages/settings'));
 type PageComponent = (props: any) => ComponentChildren;
 
 /** The sections of an organization, the ability each needs, and its page. */
-export const SECTIONS: { path: string; label: string; ability?: string; page: PageComponent }[] = [
+const SECTIONS: { path: string; label: string; ability?: string; page: PageComponent }[] = [
   { path: 'overview', label: 'Overview', page: Overview },
   { path: 'codes', label: 'Codes', ability: 'codes.view', page: Codes },
   { path: 'live', label: 'Live', ability: 'analytics.view', page: Live },

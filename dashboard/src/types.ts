@@ -23,11 +23,6 @@ export interface Paged<T> {
   meta: { next_cursor: string | null };
 }
 
-export interface Named {
-  ulid: string;
-  name: string;
-}
-
 // The API's resources, from the types generated out of the OpenAPI document
 // (dashboard/src/generated/openapi.d.ts, written by `make dashboard`): never copied by hand.
 type Schemas = components['schemas'];
@@ -41,7 +36,6 @@ export function enumValues<T extends string>(values: Record<T, true>): T[] {
   return Object.keys(values) as T[];
 }
 
-export type CodeStatus = Schemas['QrCode']['status'];
 export type CodeType = Schemas['QrCode']['type'];
 export type RoutingRule = NonNullable<CreateCodeBody['routing']>['rules'][number];
 export type Schedule = NonNullable<CreateCodeBody['schedule']>;
@@ -63,7 +57,7 @@ export interface Destinations {
   phone: Schemas['Destination.phone'];
   geo: Schemas['Destination.geo'];
 }
-export type Destination = string | { url: string } | Destinations[keyof Destinations];
+type Destination = string | { url: string } | Destinations[keyof Destinations];
 
 /**
  * A code as the API returns it. The document describes routing, schedule and a type's destination
@@ -84,7 +78,6 @@ export type Scannability = Schemas['Scannability'];
 export type StyleConfig = Schemas['styles.create.body']['config'];
 export type PaintOptions = Pick<NonNullable<StyleConfig['dotsOptions']>, 'color' | 'gradient'>;
 export type Gradient = NonNullable<PaintOptions['gradient']>;
-export type ColorStop = Gradient['colorStops'][number];
 export type QrStyle = Omit<Schemas['QrStyle'], 'config'> & { config: StyleConfig };
 /** A code's QR image before it is saved (POST /v1/qr-codes/preview) and what its form sends for it. */
 export type CodeImagePreview = Schemas['CodeImagePreview'];
@@ -92,7 +85,6 @@ export type CodeImageDraft = Schemas['codes.preview.body'];
 export type ApiToken = Schemas['ApiToken'];
 export type WalletInfo = Schemas['Wallet'];
 export type Analytics = Schemas['Analytics'];
-export type CodeAnalytics = Schemas['CodeAnalytics'];
 /** An entry of a breakdown (dimension, brands or codes). */
 export interface Breakdown {
   key?: string;

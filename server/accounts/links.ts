@@ -8,7 +8,7 @@ import { apiBaseUrl } from '../config.js';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
 
-export type LinkPurpose = 'sign_in' | 'invite';
+type LinkPurpose = 'sign_in' | 'invite';
 
 export interface NewLink {
   purpose: LinkPurpose;
@@ -38,7 +38,7 @@ export interface LinkRow {
 }
 
 /** An address of the dashboard: PUBLIC_API_URL (or the API listener) + /app + path. */
-export function dashboardUrl(app: AppContext, path: string): string {
+function dashboardUrl(app: AppContext, path: string): string {
   return `${apiBaseUrl(app.config, app.apiPort())}/app${path}`;
 }
 

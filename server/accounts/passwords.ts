@@ -4,8 +4,8 @@
 // hashes (server/qr-codes/password.ts): they guard a link, not an account.
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 
-export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 200;
+const PASSWORD_MIN_LENGTH = 10;
+const PASSWORD_MAX_LENGTH = 200;
 
 const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 

@@ -49,7 +49,7 @@ export interface ScanStreamQuery {
 }
 
 /** One scan as the stream sends it: the raw export's fields, the code, its brand, bot. */
-export type LiveScanOut = RawExportRow & {
+type LiveScanOut = RawExportRow & {
   code_ulid: string;
   slug: string;
   brand_ulid: string | null;
@@ -93,7 +93,7 @@ const RETRY_MS = 3000;
 const EVENT_ID = /^(\d{1,15})-([0-9A-Za-z]{1,64})$/;
 
 /** An SSE event: one `data` line (JSON has no raw line breaks), an id when it can be resumed from. */
-export function sseEvent(event: string, data: unknown, id?: string): string {
+function sseEvent(event: string, data: unknown, id?: string): string {
   return `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -532,7 +532,7 @@ function hubOf(app: AppContext): Promise<LiveHub> {
 }
 
 /** A Last-Event-ID this stream sent: `<seq>-<scan_id>` (422 otherwise, before the stream starts). */
-export function parseLastEventId(header: string): { seq: number; scanId: string } | null {
+function parseLastEventId(header: string): { seq: number; scanId: string } | null {
   if (!header) return null;
   const m = EVENT_ID.exec(header.trim());
   if (!m) throw ApiError.field('Last-Event-ID', 'Is not an event id this stream sent.');

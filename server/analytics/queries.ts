@@ -627,3 +627,22 @@ export async function findScan(
   const { visitor, at, ...values } = r;
   return { ...values, code_id: Number(r.code_id), brand_id: Number(r.brand_id), visitor_hash: visitor, scanned_at: at };
 }
+
+/**
+ * Served redirects stored per code (imported history left out; bots counted, as redirects_count
+ * counts them): what a code's redirects_count is recounted from (server/redirect/leftovers.ts).
+ */
+export async function storedRedirects(
+  ch: ClickHouseHandle,
+  codes: { id: number; orgId: number }[],
+): Promise<Map<number, number>> {
+  if (!codes.length) return new Map();
+  const out = await rows<{ code_id: string; n: string }>(
+    ch,
+    `SELECT code_id, toUInt64(count()) AS n FROM ${ch.database}.scan_events
+      WHERE has({orgs:Array(UInt64)}, org_id) AND has({codes:Array(UInt64)}, code_id) AND source = 'redirect'
+      GROUP BY code_id`,
+    { orgs: [...new Set(codes.map((c) => c.orgId))], codes: codes.map((c) => c.id) },
+  );
+  return new Map(out.map((r) => [Number(r.code_id), Number(r.n)]));
+}

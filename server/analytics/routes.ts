@@ -34,7 +34,7 @@ import {
 } from './service.js';
 
 // GET /v1/analytics
-export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
+const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
   id: 'analytics.read',
   method: 'GET',
   path: '/v1/analytics',
@@ -56,7 +56,7 @@ export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQue
 });
 
 // GET /v1/analytics/export
-export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQuery>({
+const analyticsExport = defineOperation<Record<string, never>, AnalyticsQuery>({
   id: 'analytics.export',
   method: 'GET',
   path: '/v1/analytics/export',
@@ -85,7 +85,7 @@ export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQ
 });
 
 // GET /v1/analytics/qr-codes/{code_ulid}
-export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>({
+const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>({
   id: 'analytics.code_read',
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}',
@@ -105,7 +105,7 @@ export const analyticsCodeRead = defineOperation<CodeParams, CodeAnalyticsQuery>
 });
 
 // GET /v1/analytics/qr-codes/{code_ulid}/raw-export
-export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
+const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   id: 'analytics.code_export',
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}/raw-export',
@@ -156,7 +156,7 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
 });
 
 // GET /v1/analytics/qr-codes/{code_ulid}/conversions-export
-export const analyticsCodeConversionsExport = defineOperation<CodeParams, ConversionsExportQuery>({
+const analyticsCodeConversionsExport = defineOperation<CodeParams, ConversionsExportQuery>({
   id: 'analytics.code_conversions_export',
   method: 'GET',
   path: '/v1/analytics/qr-codes/{code_ulid}/conversions-export',
@@ -198,7 +198,7 @@ export const analyticsCodeConversionsExport = defineOperation<CodeParams, Conver
 });
 
 // GET /v1/scans/stream
-export const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
+const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
   id: 'scans.stream',
   method: 'GET',
   path: '/v1/scans/stream',

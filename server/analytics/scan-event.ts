@@ -93,7 +93,7 @@ type ColumnValue<Name, Type, Time> = Name extends 'scanned_at'
         ? string
         : number;
 
-export type RowOf<S extends Schema, Time = string> = {
+type RowOf<S extends Schema, Time = string> = {
   -readonly [C in keyof S]: ColumnValue<C, S[C], Time>;
 };
 

@@ -5,7 +5,7 @@ import { patterned, type JsonSchema } from '../schemas/validation.js';
 import { ACTIONS as LANDING_ACTIONS } from '../landing/page.js';
 import { CONSENT_OUTCOMES } from '../qr-codes/pixels.js';
 
-export const RANGES = [7, 30, 90] as const;
+const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
 /** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
@@ -14,7 +14,7 @@ export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'con
 export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent', 'action'] as const;
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
-export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
+const RAW_EXPORT_DEFAULT_LIMIT = 1000;
 
 const range: JsonSchema = {
   type: 'integer',
@@ -175,7 +175,7 @@ const storedSlug: JsonSchema = {
   description: 'The stored form `<org-slug>/<slug>`, as on the QR code.',
 };
 
-export const Totals: JsonSchema = {
+const Totals: JsonSchema = {
   $id: 'AnalyticsTotals',
   type: 'object',
   description: `Scans and distinct visitors of the range. ${BOTS_NOTE}`,

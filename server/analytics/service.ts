@@ -75,7 +75,7 @@ export interface Totals {
  * Uniques are estimates (docs/analytics.md); on large sets where nearly every scan is a new visitor
  * the estimate can overshoot, and distinct visitors can never outnumber scans.
  */
-export function boundedUniques(scans: number, uniques: number): number {
+function boundedUniques(scans: number, uniques: number): number {
   return Math.min(scans, uniques);
 }
 
@@ -90,7 +90,7 @@ export function fillDays(range: DayRange, daily: { day: string; scans: number }[
   return range.days.map((date) => ({ date, scans: byDay.get(date) ?? 0 }));
 }
 
-export interface BreakdownEntry {
+interface BreakdownEntry {
   key: string;
   label: string;
   scans: number;
@@ -112,15 +112,15 @@ export interface AnalyticsPayload {
 }
 
 /** A brand's or a code's conversions (key: its ULID; "" for codes without a brand or a deleted one). */
-export type ConversionEntry = ConversionTotals & { key: string; label: string };
+type ConversionEntry = ConversionTotals & { key: string; label: string };
 
 /** The scope's conversions, and per brand (organization scope) and per code (organization and brand scope). */
-export type ScopeConversions = ConversionTotals & { by_brand?: ConversionEntry[]; by_code?: ConversionEntry[] };
+type ScopeConversions = ConversionTotals & { by_brand?: ConversionEntry[]; by_code?: ConversionEntry[] };
 
 /** At most this many codes in conversions.by_code, those with the most conversions. */
-export const CONVERSION_CODES = 100;
+const CONVERSION_CODES = 100;
 
-export interface CodeRef {
+interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;
@@ -171,7 +171,7 @@ async function childLabels(
 }
 
 /** The organization's ten most scanned codes of the range. */
-export const TOP_CODES = 10;
+const TOP_CODES = 10;
 
 /** Brand or code ids as keys and labels (brand 0: "No brand"; an id Postgres no longer knows: no key). */
 async function labelled<T extends { id: number }>(

@@ -67,7 +67,7 @@ export interface SyntheticScanOptions {
  * draw is cityHash64 of (seed, n, draw), so the rows depend on the seed and n alone. A visitor's
  * attributes are drawn from (seed, visitor), so they stay the same across the visitor's scans.
  */
-export function syntheticSelect(o: SyntheticScanOptions, start: number, count: number): string {
+function syntheticSelect(o: SyntheticScanOptions, start: number, count: number): string {
   const u = (k: number) => `(cityHash64(${o.seed}, number, ${k}) / 18446744073709551616.)`;
   const uv = (k: number) => `(cityHash64(${o.seed}, 'visitor', visitor, ${k}) / 18446744073709551616.)`;
   // Code popularity: Zipf-like, shuffled so brands differ (as before the generator moved here).

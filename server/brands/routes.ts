@@ -17,7 +17,7 @@ import { judgeBrandKit, storeVerdicts } from '../qr-styles/service.js';
 import { createBrand, getBrand, listBrandsPage, renderBrand, updateBrand } from './service.js';
 
 // GET /v1/brands
-export const brandsList = defineOperation<Record<string, never>, ListBrandsQuery>({
+const brandsList = defineOperation<Record<string, never>, ListBrandsQuery>({
   id: 'brands.list',
   method: 'GET',
   path: '/v1/brands',
@@ -37,7 +37,7 @@ export const brandsList = defineOperation<Record<string, never>, ListBrandsQuery
 });
 
 // GET /v1/brands/{brand_ulid}
-export const brandsRead = defineOperation<BrandParams>({
+const brandsRead = defineOperation<BrandParams>({
   id: 'brands.read',
   method: 'GET',
   path: '/v1/brands/{brand_ulid}',
@@ -55,7 +55,7 @@ export const brandsRead = defineOperation<BrandParams>({
 });
 
 // POST /v1/brands
-export const brandsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateBrandBody>({
+const brandsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateBrandBody>({
   id: 'brands.create',
   method: 'POST',
   path: '/v1/brands',
@@ -74,7 +74,7 @@ export const brandsCreate = defineOperation<Record<string, never>, Record<string
 });
 
 // PATCH /v1/brands/{brand_ulid}
-export const brandsUpdate = defineOperation<BrandParams, Record<string, never>, BrandInput>({
+const brandsUpdate = defineOperation<BrandParams, Record<string, never>, BrandInput>({
   id: 'brands.update',
   method: 'PATCH',
   path: '/v1/brands/{brand_ulid}',

@@ -3,7 +3,7 @@ import { dateTime, nullableUlid, objectSchema, ulid } from '../schemas/common.js
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from '../qr-codes/pixels.js';
 
-export const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+const BRAND_SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
 export const Brand: JsonSchema = {
   $id: 'Brand',

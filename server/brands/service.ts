@@ -141,7 +141,7 @@ const URL_KEY = /(^|_)url$/i;
  * Free-form brand settings, with the value of every key named `url` or ending in `_url` (at any
  * depth) an http(s) URL stored normalised, or null; anything else there is a 422.
  */
-export function normaliseBrandSettings(settings: Record<string, unknown>): Record<string, unknown> {
+function normaliseBrandSettings(settings: Record<string, unknown>): Record<string, unknown> {
   const walk = (value: unknown, path: string): unknown => {
     if (Array.isArray(value)) return value.map((v, i) => walk(v, `${path}.${i}`));
     if (typeof value !== 'object' || value === null) return value;

@@ -79,7 +79,7 @@ async function emitFinished(trx: Knex.Transaction, row: ImportRow, now: Date): P
 }
 
 /** Sets the final status from the counters once no row is left. */
-export async function finishImport(app: AppContext, importId: number): Promise<void> {
+async function finishImport(app: AppContext, importId: number): Promise<void> {
   const now = app.clock.now();
   await app.db.transaction(async (trx) => {
     const rows = await markFinished(trx, importId, now);

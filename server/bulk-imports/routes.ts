@@ -14,7 +14,7 @@ import {
 import { confirmImport, importErrors, readImport, stageImport } from './service.js';
 
 // POST /v1/qr-codes/bulk
-export const bulkCreate = defineOperation<Record<string, never>, Record<string, never>, StageImportInput>({
+const bulkCreate = defineOperation<Record<string, never>, Record<string, never>, StageImportInput>({
   id: 'codes.bulk.create',
   method: 'POST',
   path: '/v1/qr-codes/bulk',
@@ -38,7 +38,7 @@ export const bulkCreate = defineOperation<Record<string, never>, Record<string, 
 });
 
 // GET /v1/qr-codes/bulk/{import_ulid}
-export const bulkRead = defineOperation<ImportParams>({
+const bulkRead = defineOperation<ImportParams>({
   id: 'codes.bulk.read',
   method: 'GET',
   path: '/v1/qr-codes/bulk/{import_ulid}',
@@ -56,7 +56,7 @@ export const bulkRead = defineOperation<ImportParams>({
 });
 
 // POST /v1/qr-codes/bulk/{import_ulid}/confirm
-export const bulkConfirm = defineOperation<ImportParams, Record<string, never>, { confirm_token: string }>({
+const bulkConfirm = defineOperation<ImportParams, Record<string, never>, { confirm_token: string }>({
   id: 'codes.bulk.confirm',
   method: 'POST',
   path: '/v1/qr-codes/bulk/{import_ulid}/confirm',
@@ -76,7 +76,7 @@ export const bulkConfirm = defineOperation<ImportParams, Record<string, never>, 
 });
 
 // GET /v1/qr-codes/bulk/{import_ulid}/errors
-export const bulkErrors = defineOperation<ImportParams>({
+const bulkErrors = defineOperation<ImportParams>({
   id: 'codes.bulk.errors',
   method: 'GET',
   path: '/v1/qr-codes/bulk/{import_ulid}/errors',

@@ -23,7 +23,7 @@ const rowNullableString = (description?: string): JsonSchema => ({
   type: ['string', 'null'],
 });
 
-export const BulkImportRow: JsonSchema = {
+const BulkImportRow: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   description:
@@ -88,7 +88,7 @@ export const confirmImportBody = objectSchema(
   ['confirm_token'],
 );
 
-export const RowError: JsonSchema = {
+const RowError: JsonSchema = {
   type: 'object',
   required: ['row', 'field', 'message'],
   properties: {
@@ -98,7 +98,7 @@ export const RowError: JsonSchema = {
   },
 };
 
-export const IMPORT_STATUSES = [
+const IMPORT_STATUSES = [
   'staged',
   'queued',
   'processing',

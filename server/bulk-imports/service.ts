@@ -36,7 +36,7 @@ const hashToken = (token: string): Buffer => crypto.createHash('sha256').update(
 // Staging.
 
 /** A row with the defaults filled in: a key the row gives (even null) wins over the default. */
-export function withDefaults(row: Record<string, unknown>, defaults: StageImportInput['defaults']): CodeWrite {
+function withDefaults(row: Record<string, unknown>, defaults: StageImportInput['defaults']): CodeWrite {
   const out: Record<string, unknown> = { ...row };
   if (out.domain_ulid === undefined && defaults?.domain_ulid) out.domain_ulid = defaults.domain_ulid;
   if (out.brand_ulid === undefined && defaults?.brand_ulid) out.brand_ulid = defaults.brand_ulid;

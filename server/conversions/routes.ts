@@ -4,7 +4,7 @@ import { Conversion, createConversionBody, type ConversionInput } from './schema
 import { recordConversion } from './service.js';
 
 // POST /v1/conversions
-export const conversionsCreate = defineOperation<Record<string, never>, Record<string, never>, ConversionInput>({
+const conversionsCreate = defineOperation<Record<string, never>, Record<string, never>, ConversionInput>({
   id: 'conversions.create',
   method: 'POST',
   path: '/v1/conversions',

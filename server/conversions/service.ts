@@ -36,7 +36,7 @@ export interface ConversionOut {
   created_at: string;
 }
 
-export function renderConversion(r: ConversionRow): ConversionOut {
+function renderConversion(r: ConversionRow): ConversionOut {
   return {
     ulid: r.ulid,
     scan_id: r.scan_id,
@@ -134,7 +134,7 @@ export interface ConversionScope {
 }
 
 /** The scan dimension a conversion carries (sql/0078), by the analytics dimension's name. */
-export const CONVERSION_DIMENSION_COLUMNS = {
+const CONVERSION_DIMENSION_COLUMNS = {
   country: 'country',
   device: 'device_type',
   referrer: 'referrer',

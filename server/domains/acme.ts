@@ -43,7 +43,7 @@ export class AcmeRateLimitedError extends Error {
 export class AcmeIssuanceError extends Error {}
 
 /** The ACME server does not know the stored account (a reset server, a new directory): register again. */
-export class AcmeAccountGoneError extends Error {}
+class AcmeAccountGoneError extends Error {}
 
 /** A request to the ACME server got no answer at all. */
 class AcmeUnreachableError extends Error {}

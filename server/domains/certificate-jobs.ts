@@ -8,7 +8,7 @@ export const CERTIFICATE_TASK = 'domain-certificate';
 /** Certificates are renewed when they expire within this long (the daily maintenance queues them). */
 export const RENEWAL_WINDOW_MS = 30 * 86_400_000;
 
-export type CertificateReason = 'verified' | 'refresh' | 'renewal' | 'retry';
+type CertificateReason = 'verified' | 'refresh' | 'renewal' | 'retry';
 
 export interface CertificatePayload {
   org_id: number;

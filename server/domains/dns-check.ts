@@ -5,7 +5,7 @@ import { Resolver } from 'node:dns/promises';
 /** `transient`: the lookup itself failed (timeout, SERVFAIL), so the record may well be there. */
 export type TxtCheck = { matched: true } | { matched: false; reason: string; transient?: boolean };
 
-export function makeResolver(servers: readonly string[]): Resolver {
+function makeResolver(servers: readonly string[]): Resolver {
   // Two tries of 2 s each keep a PATCH with verify=true well under a client's patience.
   const resolver = new Resolver({ timeout: 2000, tries: 2 });
   if (servers.length) resolver.setServers([...servers]);

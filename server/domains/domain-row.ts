@@ -3,7 +3,7 @@ import type { DomainSettingsInput } from './schema.js';
 
 /** See server/domains/lifecycle.ts for the transitions and docs/domains.md for their meaning. */
 export type DomainStatus = 'pending' | 'active' | 'failed' | 'expired' | 'unverified' | 'retired';
-export type SslStatus = 'pending' | 'issuing' | 'active' | 'failed';
+type SslStatus = 'pending' | 'issuing' | 'active' | 'failed';
 
 export interface DomainRow {
   id: number;

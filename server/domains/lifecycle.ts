@@ -19,7 +19,7 @@ import { queueCertificate, type CertificatePayload } from './certificate-jobs.js
 import { saveCertificate, type IssuedCertificate } from './certificate-store.js';
 import type { DomainRow } from './domain-row.js';
 
-export type DomainTransition =
+type DomainTransition =
   | 'verified'
   | 'claim_failed'
   | 'claim_expired'
@@ -29,8 +29,8 @@ export type DomainTransition =
   | 'certificate_failed';
 
 /** Why a claim failed, as its verification.last_error says. */
-export const CLAIM_TAKEN = 'Another organization verified this host first; this claim can no longer be verified.';
-export const CLAIM_DISPLACED =
+const CLAIM_TAKEN = 'Another organization verified this host first; this claim can no longer be verified.';
+const CLAIM_DISPLACED =
   'Another organization verified this host after its TXT record went missing; this domain no longer answers.';
 
 function recorded(app: AppContext, transition: DomainTransition, row: DomainRow, extra: Record<string, unknown> = {}) {
@@ -42,7 +42,7 @@ function recorded(app: AppContext, transition: DomainTransition, row: DomainRow,
 }
 
 /** The data of the domain.* webhook events: the domain after the transition. */
-export function domainEventData(row: DomainRow) {
+function domainEventData(row: DomainRow) {
   return {
     ulid: row.ulid,
     host: row.host,
@@ -65,7 +65,7 @@ async function lockHost(trx: Knex.Transaction, host: string): Promise<DomainRow[
 }
 
 /** A claim loses its host to another organization (domain `failed`). */
-export async function failClaim(
+async function failClaim(
   app: AppContext,
   trx: Knex.Transaction,
   row: DomainRow,

@@ -16,7 +16,7 @@ import {
 import { createDomain, deleteDomain, getDomain, listDomainsPage, renderDomain, updateDomain } from './service.js';
 
 // GET /v1/domains
-export const domainsList = defineOperation<Record<string, never>, ListDomainsQuery>({
+const domainsList = defineOperation<Record<string, never>, ListDomainsQuery>({
   id: 'domains.list',
   method: 'GET',
   path: '/v1/domains',
@@ -36,7 +36,7 @@ export const domainsList = defineOperation<Record<string, never>, ListDomainsQue
 });
 
 // GET /v1/domains/{domain_ulid}
-export const domainsRead = defineOperation<DomainParams>({
+const domainsRead = defineOperation<DomainParams>({
   id: 'domains.read',
   method: 'GET',
   path: '/v1/domains/{domain_ulid}',
@@ -54,7 +54,7 @@ export const domainsRead = defineOperation<DomainParams>({
 });
 
 // POST /v1/domains
-export const domainsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateDomainBody>({
+const domainsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateDomainBody>({
   id: 'domains.create',
   method: 'POST',
   path: '/v1/domains',
@@ -77,7 +77,7 @@ export const domainsCreate = defineOperation<Record<string, never>, Record<strin
 });
 
 // PATCH /v1/domains/{domain_ulid}
-export const domainsUpdate = defineOperation<DomainParams, Record<string, never>, UpdateDomainBody>({
+const domainsUpdate = defineOperation<DomainParams, Record<string, never>, UpdateDomainBody>({
   id: 'domains.update',
   method: 'PATCH',
   path: '/v1/domains/{domain_ulid}',
@@ -96,7 +96,7 @@ export const domainsUpdate = defineOperation<DomainParams, Record<string, never>
 });
 
 // DELETE /v1/domains/{domain_ulid}
-export const domainsDelete = defineOperation<DomainParams>({
+const domainsDelete = defineOperation<DomainParams>({
   id: 'domains.delete',
   method: 'DELETE',
   path: '/v1/domains/{domain_ulid}',

@@ -4,7 +4,7 @@ import type { JsonSchema } from '../schemas/validation.js';
 
 const redirectUrl: JsonSchema = { ...httpUrl, type: ['string', 'null'] };
 
-export const DomainSettings: JsonSchema = {
+const DomainSettings: JsonSchema = {
   type: 'object',
   description:
     'Where the public redirect sends visitors of this domain: root_redirect for the bare host, ' +

@@ -99,7 +99,7 @@ export function verificationToken(app: AppContext, org: OrgRecord, host: string)
 }
 
 /** The CNAME a custom domain points at: the first fallback origin's hostname. */
-export function cnameTarget(app: AppContext): string {
+function cnameTarget(app: AppContext): string {
   return originHostname(app.config.fallbackOrigins[0] ?? 'http://localhost');
 }
 

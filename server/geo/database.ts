@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 
 // ASN ranges: sorted arrays searched by binary search (≈410k IPv4 and ≈100k IPv6 ranges).
 
-export class AsnTable {
+class AsnTable {
   constructor(
     private readonly v4Start: Uint32Array,
     private readonly v4End: Uint32Array,
@@ -99,7 +99,7 @@ async function readAsnCsv(
   return { starts, ends, asns, nameIds };
 }
 
-export async function loadAsnTable(dir: string): Promise<AsnTable> {
+async function loadAsnTable(dir: string): Promise<AsnTable> {
   const names: string[] = [];
   const nameIndex = new Map<string, number>();
   const v4 = await readAsnCsv(path.join(dir, 'asn-ipv4-num.csv'), names, nameIndex);

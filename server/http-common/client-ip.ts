@@ -10,7 +10,7 @@ export function normaliseIp(ip: string): string {
   return zone === -1 ? s : s.slice(0, zone);
 }
 
-export function ipv4ToInt(ip: string): number {
+function ipv4ToInt(ip: string): number {
   const p = ip.split('.');
   return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
 }
@@ -65,7 +65,7 @@ export function parseIpv4(ip: string): number | null {
 }
 
 /** Whether `ip` is an IPv4 or IPv6 address (net.isIP, with IPv4 checked without a regular expression). */
-export function isIpAddress(ip: string): boolean {
+function isIpAddress(ip: string): boolean {
   return parseIpv4(ip) !== null || net.isIPv6(ip);
 }
 

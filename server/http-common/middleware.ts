@@ -28,7 +28,7 @@ export function requestId(): Koa.Middleware {
  * A script inside an SVG runs when the SVG is opened as a document on our origin: an image of
  * ours (a logo is the client's SVG, sanitised) is given no right to run or fetch anything.
  */
-export const SVG_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox";
+const SVG_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; sandbox";
 
 /**
  * Headers of every answer of the API listener (/v1, /mcp, the dashboard): no content sniffing, and

@@ -32,7 +32,7 @@ import {
 } from './sources/types.js';
 
 /** Columns of an imported scan: the scan event's, then where it came from (clickhouse/0010). */
-export const IMPORTED_SCAN_COLUMNS = [...SCAN_EVENT_COLUMNS, 'source', 'import_source'] as const;
+const IMPORTED_SCAN_COLUMNS = [...SCAN_EVENT_COLUMNS, 'source', 'import_source'] as const;
 type ImportedScan = ScanEvent & { source: 'import'; import_source: string };
 
 /** A failure the user can act on: reported on the import instead of retried. */
@@ -192,7 +192,7 @@ function scanRows(
 }
 
 /** Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). */
-export const SCAN_FLUSH_ROWS = 20_000;
+const SCAN_FLUSH_ROWS = 20_000;
 
 interface LinkIdentity {
   source_domain: string;

@@ -27,7 +27,7 @@ const Created = {
 };
 
 // POST /v1/imports
-export const importsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateImportInput>({
+const importsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateImportInput>({
   id: 'imports.create',
   method: 'POST',
   path: '/v1/imports',
@@ -48,7 +48,7 @@ export const importsCreate = defineOperation<Record<string, never>, Record<strin
 });
 
 // GET /v1/imports/{import_ulid}
-export const importsRead = defineOperation<ImportParams>({
+const importsRead = defineOperation<ImportParams>({
   id: 'imports.read',
   method: 'GET',
   path: '/v1/imports/{import_ulid}',
@@ -66,7 +66,7 @@ export const importsRead = defineOperation<ImportParams>({
 });
 
 // GET /v1/imports/{import_ulid}/report
-export const importsReport = defineOperation<ImportParams>({
+const importsReport = defineOperation<ImportParams>({
   id: 'imports.report',
   method: 'GET',
   path: '/v1/imports/{import_ulid}/report',
@@ -84,7 +84,7 @@ export const importsReport = defineOperation<ImportParams>({
 });
 
 // POST /v1/imports/{import_ulid}/confirm
-export const importsConfirm = defineOperation<ImportParams, Record<string, never>, { confirm_token: string }>({
+const importsConfirm = defineOperation<ImportParams, Record<string, never>, { confirm_token: string }>({
   id: 'imports.confirm',
   method: 'POST',
   path: '/v1/imports/{import_ulid}/confirm',
@@ -106,7 +106,7 @@ export const importsConfirm = defineOperation<ImportParams, Record<string, never
 });
 
 // POST /v1/imports/{import_ulid}/resume
-export const importsResume = defineOperation<ImportParams, Record<string, never>, { credentials?: Credentials }>({
+const importsResume = defineOperation<ImportParams, Record<string, never>, { credentials?: Credentials }>({
   id: 'imports.resume',
   method: 'POST',
   path: '/v1/imports/{import_ulid}/resume',

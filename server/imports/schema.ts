@@ -4,12 +4,12 @@ import type { JsonSchema } from '../schemas/validation.js';
 import { SOURCES, type SourceName } from './sources/types.js';
 
 /** A schema bound for an uploaded file; BODY_LIMIT_BYTES (5 MiB by default) refuses a body before. */
-export const MAX_FILE_LENGTH = 64 * 1024 * 1024;
+const MAX_FILE_LENGTH = 64 * 1024 * 1024;
 
-export const ON_CLASH = ['skip', 'rename', 'fail'] as const;
-export type OnClash = (typeof ON_CLASH)[number];
+const ON_CLASH = ['skip', 'rename', 'fail'] as const;
+type OnClash = (typeof ON_CLASH)[number];
 
-export const IMPORT_STATUSES = [
+const IMPORT_STATUSES = [
   'previewing',
   'staged',
   'queued',
@@ -33,7 +33,7 @@ const credentials: JsonSchema = {
   },
 };
 
-export const importOptions: JsonSchema = {
+const importOptions: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {

@@ -29,7 +29,6 @@ import {
   liveCodeCount,
   recountLinks,
   updateImport,
-  type ContinueToken,
   type ImportLinkRow,
   type ImportRow,
 } from './repository.js';
@@ -39,9 +38,9 @@ import type { ImportSource, SourceLink, SourceName, Unmappable } from './sources
 
 export const PREVIEW_TASK = 'import-preview';
 export const RUN_TASK = 'import-run';
-export const CONFIRM_TTL_MS = 24 * 60 * 60 * 1000;
-export const PREVIEW_MAPPINGS = 50;
-export const LINK_BATCH = 500;
+const CONFIRM_TTL_MS = 24 * 60 * 60 * 1000;
+const PREVIEW_MAPPINGS = 50;
+const LINK_BATCH = 500;
 const SLUG_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const FINAL = new Set(['completed', 'completed_with_errors', 'failed', 'expired']);
 
@@ -63,7 +62,7 @@ export interface LinkReport {
   problems: { field: string; message: string }[];
 }
 
-export function renderImport(r: ImportRow, now: Date) {
+function renderImport(r: ImportRow, now: Date) {
   const scansTotal = Number(r.scans_total);
   const scansDone = Number(r.scans_done);
   const work = r.links_total + scansTotal;
@@ -347,7 +346,7 @@ export async function mappingContext(db: Db, org: OrgRecord, options: ImportOpti
 }
 
 /** A slug made of a short code: kept when it is one, else its invalid characters become '-'. */
-export function slugFor(shortCode: string): string {
+function slugFor(shortCode: string): string {
   if (SLUG_RE.test(shortCode)) return shortCode;
   const s = shortCode
     .replace(/[^A-Za-z0-9_-]+/g, '-')
@@ -357,7 +356,7 @@ export function slugFor(shortCode: string): string {
 }
 
 /** The code a link becomes, before its slug is checked against the organization's codes. */
-export function mapLink(ctx: MappingContext, link: SourceLink): { code: CodeWrite; problems: Unmappable[] } {
+function mapLink(ctx: MappingContext, link: SourceLink): { code: CodeWrite; problems: Unmappable[] } {
   const problems: Unmappable[] = [...link.unmappable];
   const slug = slugFor(link.shortCode);
   if (slug !== link.shortCode)
@@ -669,5 +668,3 @@ export async function failImport(app: AppContext, importId: number, message: str
       updated_at: now,
     });
 }
-
-export type { ContinueToken };

@@ -30,7 +30,7 @@ const opt = (s: string | undefined): TextType | undefined => (s ? new TextType(s
  * Folds content lines at 75 octets (RFC 6350 3.2, RFC 5545 3.1), never inside a UTF-8 sequence:
  * the libraries fold by characters, which lets a line of accented text run past 75 octets.
  */
-export function foldLines(text: string): string {
+function foldLines(text: string): string {
   const unfolded = text.replace(/\r\n[ \t]/g, '');
   const out: string[] = [];
   for (const line of unfolded.split('\r\n')) {

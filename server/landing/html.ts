@@ -9,7 +9,7 @@ const COLOUR = /^#[0-9A-Fa-f]{6}$/;
 const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+={0,2}$/;
 
 /** A colour read back from storage: used only when it is exactly #rrggbb (nothing can leave the CSS value). */
-export function safeColour(v: unknown): string | null {
+function safeColour(v: unknown): string | null {
   return typeof v === 'string' && COLOUR.test(v) ? v.toLowerCase() : null;
 }
 
@@ -33,7 +33,7 @@ function contrast(a: string, b: string): number {
 }
 
 /** Black or white, whichever reads better on the colour (WCAG contrast). */
-export function textOn(bg: string): string {
+function textOn(bg: string): string {
   return contrast(bg, '#000000') >= contrast(bg, '#ffffff') ? '#000000' : '#ffffff';
 }
 
@@ -43,7 +43,7 @@ export interface Theme {
   text: string;
 }
 
-export const DEFAULT_THEME: Theme = { primary: '#0b57d0', background: '#f6f6f4', text: '#1a1a1a' };
+const DEFAULT_THEME: Theme = { primary: '#0b57d0', background: '#f6f6f4', text: '#1a1a1a' };
 
 /**
  * The page's colours: landing_config.theme, else the brand kit's colours, else the defaults. A text

@@ -19,7 +19,7 @@ import { WORDS, type PageWords } from './i18n.js';
 import { iconSprite, iconUse, isLinkIcon } from './icons.js';
 
 export const ACTIONS = ['vcard', 'ics', 'link', 'app_store', 'play_store', 'website'] as const;
-export type LandingAction = (typeof ACTIONS)[number];
+type LandingAction = (typeof ACTIONS)[number];
 
 export interface LandingEntry {
   type: LandingType;

@@ -10,19 +10,19 @@ import type { JsonSchema } from '../schemas/validation.js';
 import type { BulkCreateBody, BulkStatusBody } from '../qr-codes/bulk-operations.js';
 import { codeImageDescription, type CodeImagePayload } from '../qr-codes/image-tool.js';
 
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readOnlyHint: boolean;
   destructiveHint: boolean;
   idempotentHint: boolean;
 }
 
-export interface PreviewContext {
+interface PreviewContext {
   call: Call;
   /** The validated input of the operation. */
   input: OperationInput;
 }
 
-export interface Guard {
+interface Guard {
   /** Whether these arguments need confirmation (codes_bulk_create: more than 10 rows). */
   applies(args: Record<string, unknown>): boolean;
   /** What would happen, computed without changing anything. */
@@ -64,7 +64,7 @@ const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idem
 const CREATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
 const UPDATE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
 
-export const BULK_CONFIRM_ABOVE = 10;
+const BULK_CONFIRM_ABOVE = 10;
 /** Previews list at most this many codes (count says how many there are). */
 const PREVIEW_LIST = 50;
 

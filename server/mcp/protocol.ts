@@ -18,7 +18,7 @@ export const SUPPORTED_PROTOCOL_VERSIONS = [
 ] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
 /** The newest version that has the initialize handshake: what initialize offers an unknown version. */
-export const LATEST_HANDSHAKE_VERSION = '2025-11-25';
+const LATEST_HANDSHAKE_VERSION = '2025-11-25';
 /** What a request without an MCP-Protocol-Version header is taken to speak (Streamable HTTP spec). */
 export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
 /**
@@ -27,20 +27,19 @@ export const DEFAULT_HEADER_PROTOCOL_VERSION = '2025-03-26';
  * MCP-Protocol-Version header must equal that version. server/discover replaces initialize for
  * discovery, and ping is gone.
  */
-export const STATELESS_SINCE = '2026-07-28';
-export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const STATELESS_SINCE = '2026-07-28';
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 /** JSON-RPC batching was removed from MCP in this revision; earlier revisions may send batches. */
-export const BATCHLESS_SINCE = '2025-06-18';
+const BATCHLESS_SINCE = '2025-06-18';
 /** Largest batch accepted from a pre-2025-06-18 client. */
 export const MAX_BATCH = 50;
 
 export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
+const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
 /**
  * 2026-07-28: the request's protocol version is not one this server speaks (HTTP 400). The
  * revision's schema renumbered it from the draft's -32004 into the range reserved for MCP.
@@ -64,7 +63,7 @@ export const LIST_CACHE_SCOPE = 'public';
 
 export type JsonRpcId = string | number;
 
-export interface JsonRpcError {
+interface JsonRpcError {
   code: number;
   message: string;
   data?: unknown;
@@ -73,7 +72,7 @@ export interface JsonRpcError {
 export type JsonRpcResponse =
   { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcError };
 
-export type Message =
+type Message =
   | { kind: 'request'; id: JsonRpcId; method: string; params: Record<string, unknown> | undefined }
   | { kind: 'notification'; method: string }
   /** A response to a server-to-client request; this server sends none, so it is acknowledged. */
@@ -191,7 +190,7 @@ export function statelessRefusal(body: unknown, headers: MirrorHeaders): Dispatc
 }
 
 /** Whether a client speaking `version` may send JSON-RPC batches (ISO dates compare as strings). */
-export function batchesAllowed(version: string): boolean {
+function batchesAllowed(version: string): boolean {
   return version < BATCHLESS_SINCE;
 }
 
@@ -200,7 +199,7 @@ export function errorResponse(id: JsonRpcId | null, code: number, message: strin
   return { jsonrpc: '2.0', id, error };
 }
 
-export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse {
+function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result };
 }
 

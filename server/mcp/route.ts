@@ -40,8 +40,8 @@ import { LISTEN_METHOD, openListenStream, readFilter } from './subscriptions.js'
 import type { Tool } from './catalog.js';
 import { buildTools, callTool, describeTool } from './tools.js';
 
-export const MCP_PATH = MCP_RESOURCE_PATH;
-export const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };
+const MCP_PATH = MCP_RESOURCE_PATH;
+const SERVER_INFO = { name: 'qr-service', title: 'QR code service', version: API_VERSION };
 
 const INSTRUCTIONS =
   'Tools manage the dynamic QR codes, brands, domains and styles of the token’s organization and read ' +
@@ -55,7 +55,7 @@ const INSTRUCTIONS =
  * none by default). The Host header proves nothing: after DNS rebinding a hostile page's Origin
  * and Host name the same attacker host.
  */
-export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+function originAllowed(origin: string, allowed: readonly string[]): boolean {
   let parsed: URL;
   try {
     parsed = new URL(origin);

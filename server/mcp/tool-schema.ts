@@ -57,14 +57,14 @@ function splitTypes(schema: Record<string, unknown>, types: string[]): Record<st
  *   sending null (the operation still accepts null where REST does).
  * - output: the result may hold null, so `[T, "null"]` becomes anyOf branches of one type each.
  */
-export type ToolSchemaKind = 'input' | 'output';
+type ToolSchemaKind = 'input' | 'output';
 
 /**
  * A copy fit for a tool's inputSchema or outputSchema: no $id (tools are compiled side by side by
  * clients), `x-mcp` replaced by the schema it carries, no vendor extensions, OpenAPI's `example`
  * as JSON Schema `examples`, and one type per schema (ToolSchemaKind).
  */
-export function toToolSchema(value: unknown, kind: ToolSchemaKind = 'input'): unknown {
+function toToolSchema(value: unknown, kind: ToolSchemaKind = 'input'): unknown {
   if (Array.isArray(value)) return value.map((v) => toToolSchema(v, kind));
   if (!isObject(value)) return value;
   if (isObject(value['x-mcp'])) return toToolSchema(value['x-mcp'], kind);

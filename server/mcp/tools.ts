@@ -55,7 +55,7 @@ export function describeTool(tool: Tool) {
 // ---------------------------------------------------------------------------------------------
 // tools/call
 
-export function textResult(payload: unknown, isError: boolean): CallToolResult {
+function textResult(payload: unknown, isError: boolean): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }], isError };
 }
 
@@ -67,7 +67,7 @@ function replayed(result: CallToolResult, headers: Record<string, string> | unde
  * Errors that answer the whole HTTP request exactly as REST would (status, headers, body) rather
  * than as a tool error: 401, 403 api_access, 429 and a token without mcp.access.
  */
-export function isTransportError(err: ApiError): boolean {
+function isTransportError(err: ApiError): boolean {
   return (
     err.code === 'unauthenticated' ||
     err.code === 'api_access_disabled' ||

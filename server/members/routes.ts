@@ -30,7 +30,7 @@ async function manager({ app, principal }: Call): Promise<Manager> {
 }
 
 // GET /members
-export const membersList = defineOperation({
+const membersList = defineOperation({
   id: 'members.list',
   method: 'GET',
   path: '/members',
@@ -43,7 +43,7 @@ export const membersList = defineOperation({
 });
 
 // PATCH /members/{user_ulid}
-export const membersUpdate = defineOperation<MemberParams, Record<string, never>, ChangeRoleBody>({
+const membersUpdate = defineOperation<MemberParams, Record<string, never>, ChangeRoleBody>({
   id: 'members.update',
   method: 'PATCH',
   path: '/members/{user_ulid}',
@@ -62,7 +62,7 @@ export const membersUpdate = defineOperation<MemberParams, Record<string, never>
 });
 
 // DELETE /members/{user_ulid}
-export const membersDelete = defineOperation<MemberParams>({
+const membersDelete = defineOperation<MemberParams>({
   id: 'members.delete',
   method: 'DELETE',
   path: '/members/{user_ulid}',
@@ -80,7 +80,7 @@ export const membersDelete = defineOperation<MemberParams>({
 });
 
 // GET /invitations
-export const invitationsList = defineOperation({
+const invitationsList = defineOperation({
   id: 'invitations.list',
   method: 'GET',
   path: '/invitations',
@@ -97,7 +97,7 @@ export const invitationsList = defineOperation({
 });
 
 // POST /invitations
-export const invitationsCreate = defineOperation<Record<string, never>, Record<string, never>, InviteBody>({
+const invitationsCreate = defineOperation<Record<string, never>, Record<string, never>, InviteBody>({
   id: 'invitations.create',
   method: 'POST',
   path: '/invitations',
@@ -114,7 +114,7 @@ export const invitationsCreate = defineOperation<Record<string, never>, Record<s
 });
 
 // DELETE /invitations/{invitation_ulid}
-export const invitationsDelete = defineOperation<InvitationParams>({
+const invitationsDelete = defineOperation<InvitationParams>({
   id: 'invitations.delete',
   method: 'DELETE',
   path: '/invitations/{invitation_ulid}',

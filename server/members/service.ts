@@ -26,7 +26,7 @@ interface MemberRow {
   password_hash: string | null;
 }
 
-export function renderMember(r: MemberRow) {
+function renderMember(r: MemberRow) {
   return {
     user_ulid: r.ulid,
     email: r.email,
@@ -110,7 +110,7 @@ interface InvitationRow {
   expires_at: Date;
 }
 
-export function renderInvitation(r: InvitationRow) {
+function renderInvitation(r: InvitationRow) {
   return {
     ulid: r.ulid,
     email: r.email,

@@ -33,7 +33,7 @@ interface ClientMetadata {
 }
 
 /** A Client ID Metadata Document is at most this large (the draft's suggested 5 KB). */
-export const CIMD_MAX_BYTES = 5 * 1024;
+const CIMD_MAX_BYTES = 5 * 1024;
 /** How long a fetched document is used when its answer says nothing about caching. */
 export const CIMD_CACHE_SECONDS = 3600;
 /** The longest a fetched document is used, whatever its answer allows. */
@@ -45,7 +45,7 @@ export const CIMD_MAX_CACHE_SECONDS = 24 * 3600;
  * no-cache and private are honoured (by http-cache-semantics); an answer with neither
  * Cache-Control nor Expires is kept CIMD_CACHE_SECONDS; never more than CIMD_MAX_CACHE_SECONDS.
  */
-export function metadataFreshMs(url: string, headers: Record<string, string | string[] | undefined>): number {
+function metadataFreshMs(url: string, headers: Record<string, string | string[] | undefined>): number {
   if (headers['cache-control'] === undefined && headers.expires === undefined && headers.pragma === undefined)
     return CIMD_CACHE_SECONDS * 1000;
   const policy = new CachePolicy(
@@ -88,7 +88,7 @@ function isLoopbackHttp(u: URL): boolean {
  * Whether a redirect URI may be registered: https, http on a loopback host (native apps), or a
  * private-use scheme with a dot (RFC 8252 section 7.1, e.g. com.example.app:/cb); never a fragment.
  */
-export function redirectUriProblem(uri: string): string | null {
+function redirectUriProblem(uri: string): string | null {
   let u: URL;
   try {
     u = new URL(uri);
@@ -130,7 +130,7 @@ export function redirectUriMatches(registered: readonly string[], given: string)
  * Whether a client_id names a metadata document: any URL does (and must then be an https URL with
  * a path, per the CIMD draft); registered clients' ids are not URLs.
  */
-export function isMetadataDocumentId(clientId: string): boolean {
+function isMetadataDocumentId(clientId: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(clientId);
 }
 

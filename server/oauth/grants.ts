@@ -59,7 +59,7 @@ export async function issueCode(app: AppContext, consent: Consent): Promise<stri
 }
 
 /** PKCE S256 (RFC 7636 section 4.6): BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge. */
-export function pkceMatches(verifier: string, challenge: string): boolean {
+function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
   const computed = Buffer.from(crypto.createHash('sha256').update(verifier, 'ascii').digest('base64url'));
   const given = Buffer.from(challenge);

@@ -58,7 +58,7 @@ export function protectedResourceMetadata(app: AppContext) {
 }
 
 /** Where the protected resource metadata of /mcp is (RFC 9728 section 3.1: the path after the well-known part). */
-export function protectedResourceMetadataUrl(app: AppContext): string {
+function protectedResourceMetadataUrl(app: AppContext): string {
   return `${issuer(app)}${PRM_PATH}${MCP_RESOURCE_PATH}`;
 }
 

@@ -40,7 +40,7 @@ export function assertApiAccess(p: Principal): void {
   if (!hasApiAccess(p.org)) throw ApiError.apiAccessDisabled();
 }
 
-export function missingAbility(p: Principal, op: Operation, extra?: Ability): Ability | null {
+function missingAbility(p: Principal, op: Operation, extra?: Ability): Ability | null {
   if (extra && !p.abilities.has(extra)) return extra;
   if (op.ability && !p.abilities.has(op.ability)) return op.ability;
   return null;
@@ -55,7 +55,7 @@ export function compileOperationSchemas(app: AppContext, ops: readonly Operation
   }
 }
 
-export function validateInput(app: AppContext, op: Operation, raw: RawInput): OperationInput {
+function validateInput(app: AppContext, op: Operation, raw: RawInput): OperationInput {
   const params = op.params ? app.validators.check<Record<string, unknown>>(op.params, 'query', { ...raw.params }) : {};
   const query = op.query ? app.validators.check<Record<string, unknown>>(op.query, 'query', { ...raw.query }) : {};
   // An operation without a query schema takes no query parameters; any sent is refused like an

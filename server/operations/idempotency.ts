@@ -16,7 +16,7 @@ import { canonicalHash } from '../schemas/canonical-json.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A running call older than this is taken to have died with its process; a retry takes the key over. */
-export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
+const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -45,7 +45,7 @@ export function idempotencyKeyHeader(headers: Record<string, string | string[] |
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-export function checkIdempotencyKey(key: string): void {
+function checkIdempotencyKey(key: string): void {
   if (!KEY.test(key)) {
     throw ApiError.field('idempotency_key', 'An idempotency key is 1 to 255 visible ASCII characters (no spaces).');
   }

@@ -12,7 +12,7 @@ import type { JsonSchema } from '../schemas/validation.js';
 /** The version in the API's paths and documents. */
 export const API_VERSION = 'v1';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** Whether a request of this method may carry a body that is read (and so answer 400, 413, 415). */
 export function readsBody(method: string): boolean {
@@ -20,7 +20,7 @@ export function readsBody(method: string): boolean {
 }
 
 /** A response header an operation sets itself (beyond those every response carries). */
-export interface ResponseHeader {
+interface ResponseHeader {
   description: string;
   schema: JsonSchema;
 }

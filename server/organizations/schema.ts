@@ -33,7 +33,7 @@ export const Organization: JsonSchema = {
 /** Organization slugs appear in public URLs (`/<org-slug>/<slug>`), so they are lowercase. */
 export const ORG_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
 
-export const PIXEL_CONSENT = ['required', 'not_required'] as const;
+const PIXEL_CONSENT = ['required', 'not_required'] as const;
 export type PixelConsent = (typeof PIXEL_CONSENT)[number];
 
 export interface OrganizationSettings {

@@ -122,7 +122,7 @@ export async function createOrganization(
 }
 
 /** Finds an organization by ULID or slug (operator tools accept either). */
-export async function findOrganization(db: Knex, ulidOrSlug: string): Promise<OrgRecord | null> {
+async function findOrganization(db: Knex, ulidOrSlug: string): Promise<OrgRecord | null> {
   const row = await db<OrgRow>('organizations')
     .where('ulid', ulidOrSlug)
     .orWhereRaw('lower(slug) = lower(?)', [ulidOrSlug])
@@ -181,7 +181,7 @@ export async function findMember(
   return row ? { userId: row.user_id, role: row.role } : null;
 }
 
-export function renderOrganization(org: OrgRecord) {
+function renderOrganization(org: OrgRecord) {
   return {
     ulid: org.ulid,
     name: org.name,
@@ -195,7 +195,7 @@ export function renderOrganization(org: OrgRecord) {
 }
 
 /** The organization's own settings (read from the row: the principal cache holds the rest). */
-export async function organizationSettings(db: Knex, org: OrgRecord): Promise<{ pixel_consent: PixelConsent }> {
+async function organizationSettings(db: Knex, org: OrgRecord): Promise<{ pixel_consent: PixelConsent }> {
   const row = await db('organizations').where({ id: org.id }).first('pixel_consent');
   return { pixel_consent: (row?.pixel_consent ?? 'required') as PixelConsent };
 }

@@ -4,7 +4,7 @@ import { createExportBody, exportParams, QrCodeExport, type CreateExportInput, t
 import { createExport, openDownload, readExport } from './service.js';
 
 // POST /v1/qr-codes/exports
-export const exportsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateExportInput>({
+const exportsCreate = defineOperation<Record<string, never>, Record<string, never>, CreateExportInput>({
   id: 'codes.exports.create',
   method: 'POST',
   path: '/v1/qr-codes/exports',
@@ -32,7 +32,7 @@ export const exportsCreate = defineOperation<Record<string, never>, Record<strin
 });
 
 // GET /v1/qr-codes/exports/{export_ulid}
-export const exportsRead = defineOperation<ExportParams>({
+const exportsRead = defineOperation<ExportParams>({
   id: 'codes.exports.read',
   method: 'GET',
   path: '/v1/qr-codes/exports/{export_ulid}',
@@ -50,7 +50,7 @@ export const exportsRead = defineOperation<ExportParams>({
 });
 
 // GET /v1/qr-codes/exports/{export_ulid}/download
-export const exportsDownload = defineOperation<ExportParams>({
+const exportsDownload = defineOperation<ExportParams>({
   id: 'codes.exports.download',
   method: 'GET',
   path: '/v1/qr-codes/exports/{export_ulid}/download',

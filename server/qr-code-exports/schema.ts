@@ -4,13 +4,13 @@ import { IMAGE_FORMATS, SIZE_MAX, SIZE_MIN, type ImageFormat } from '../renderin
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
-export const EXPORT_FORMATS = IMAGE_FORMATS;
+const EXPORT_FORMATS = IMAGE_FORMATS;
 export type ExportFormat = ImageFormat;
 
-export const EXPORT_STATUSES = ['queued', 'processing', 'completed', 'failed', 'expired'] as const;
+const EXPORT_STATUSES = ['queued', 'processing', 'completed', 'failed', 'expired'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 
-export const SELECTION_KINDS = ['codes', 'brand', 'bulk_import'] as const;
+const SELECTION_KINDS = ['codes', 'brand', 'bulk_import'] as const;
 export type SelectionKind = (typeof SELECTION_KINDS)[number];
 
 export const createExportBody: JsonSchema = {

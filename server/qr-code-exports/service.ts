@@ -39,7 +39,7 @@ export interface QrCodeExportOut {
 
 const exportFileName = (ulid: string) => `qr-codes-${ulid}.zip`;
 
-export function renderExport(r: ExportRow): QrCodeExportOut {
+function renderExport(r: ExportRow): QrCodeExportOut {
   const completed = r.status === 'completed';
   return {
     ulid: r.ulid,
@@ -77,7 +77,7 @@ interface Selection {
  * The most codes one export may hold: QR_EXPORT_MAX_CODES, for PNGs larger than 1024 px scaled
  * down by their pixel count, so the largest run costs what QR_EXPORT_MAX_CODES PNGs of 1024 px do.
  */
-export function maxCodes(app: AppContext, input: Pick<CreateExportInput, 'format' | 'size'>): number {
+function maxCodes(app: AppContext, input: Pick<CreateExportInput, 'format' | 'size'>): number {
   const max = app.config.exportMaxCodes;
   if (input.format !== 'png' || !input.size || input.size <= DEFAULT_SIZE) return max;
   return Math.max(1, Math.floor(max * (DEFAULT_SIZE / input.size) ** 2));

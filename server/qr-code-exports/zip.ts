@@ -4,7 +4,7 @@
 // chunk store is behind, so memory stays flat however many files the ZIP holds.
 import ZipStream from 'zip-stream';
 
-export const CHUNK_BYTES = 1 << 20;
+const CHUNK_BYTES = 1 << 20;
 const HIGH_WATER = 4 * CHUNK_BYTES;
 
 /** Stores chunk number `seq` (0, 1, 2, ...) of the ZIP. */

@@ -22,7 +22,7 @@ export interface BulkCreateBody {
   rows: CodeWrite[];
 }
 
-export const bulkCreateBody: JsonSchema = {
+const bulkCreateBody: JsonSchema = {
   $id: 'mcp.codes.bulk_create.body',
   type: 'object',
   required: ['rows'],
@@ -62,7 +62,7 @@ export interface BulkStatusBody {
   status: CodeStatus;
 }
 
-export const bulkStatusBody: JsonSchema = {
+const bulkStatusBody: JsonSchema = {
   $id: 'mcp.codes.bulk_update_status.body',
   type: 'object',
   required: ['code_ulids', 'status'],

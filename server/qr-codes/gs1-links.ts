@@ -11,16 +11,12 @@ const vocabulary = JSON.parse(readFileSync(new URL('./gs1-link-types.json', impo
   linkTypes: Record<string, string>;
 };
 /** Every link type of the shipped vocabulary, as CURIEs (`gs1:pip`). */
-export const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
-/** The title of a link type (for a linkset entry without its own). */
-export function linkTypeTitle(curie: string): string | undefined {
-  return vocabulary.linkTypes[curie.slice(4)];
-}
+const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
 /** Link types a code may not set itself: the resolver derives them (default links, the linkset). */
 const DERIVED = new Set(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
 
 export const GS1_VOC = 'https://gs1.org/voc/';
-export const GS1_REF_VOC = 'https://ref.gs1.org/voc/';
+const GS1_REF_VOC = 'https://ref.gs1.org/voc/';
 export const LINKSET_CONTEXT = 'https://ref.gs1.org/standards/resolver/linkset-context';
 
 /** One link of a gs1 code, as stored. */
@@ -58,7 +54,7 @@ export function keyOf(d: Gs1Destination): Gs1Key {
 export const isGtinLevel = (d: Gs1Key): boolean => d.cpv === undefined && d.lot === undefined && d.serial === undefined;
 
 /** A link type as given (`gs1:pip`, `https://gs1.org/voc/pip`, `https://ref.gs1.org/voc/pip`) as a CURIE. */
-export function linkTypeCurie(value: string): string {
+function linkTypeCurie(value: string): string {
   if (value.startsWith(GS1_VOC)) return `gs1:${value.slice(GS1_VOC.length)}`;
   if (value.startsWith(GS1_REF_VOC)) return `gs1:${value.slice(GS1_REF_VOC.length)}`;
   if (value.startsWith('http://gs1.org/voc/')) return `gs1:${value.slice('http://gs1.org/voc/'.length)}`;
@@ -133,7 +129,7 @@ const depth = (k: Gs1Key) =>
   (k.cpv !== undefined ? 1 : 0) + (k.lot !== undefined ? 1 : 0) + (k.serial !== undefined ? 1 : 0);
 
 /** Whether a code's key is the request's or one of its ancestors (every qualifier it sets matches). */
-export function keyCovers(code: Gs1Key, request: Gs1Key): boolean {
+function keyCovers(code: Gs1Key, request: Gs1Key): boolean {
   return (
     code.gtin === request.gtin &&
     (code.cpv === undefined || code.cpv === request.cpv) &&
@@ -231,7 +227,7 @@ export type Choice =
   | { kind: 'no_link'; message: string };
 
 /** The language ranges of an Accept-Language header, best first (q=0 dropped). */
-export function acceptedLanguages(header: string | undefined): string[] {
+function acceptedLanguages(header: string | undefined): string[] {
   if (!header) return [];
   return header
     .split(',')

@@ -9,12 +9,11 @@
 // checks the two agree on valid and invalid URIs.
 
 /** The Application Identifiers a gs1 code's path can carry, in the order the standard requires. */
-export const KEY_QUALIFIERS = [
+const KEY_QUALIFIERS = [
   { ai: '22', field: 'cpv', name: 'consumer product variant' },
   { ai: '10', field: 'lot', name: 'batch/lot' },
   { ai: '21', field: 'serial', name: 'serial number' },
 ] as const;
-export type QualifierField = (typeof KEY_QUALIFIERS)[number]['field'];
 
 /**
  * GS1 AI encodable character set 82 (GS1 General Specifications 7.11, figure 7.11-1): what a
@@ -71,7 +70,7 @@ export function normaliseGtin(value: string): { gtin: string } | { problem: stri
 }
 
 /** Why a key qualifier's value (decoded) is not valid, or null. */
-export function qualifierProblem(ai: string, value: string): string | null {
+function qualifierProblem(ai: string, value: string): string | null {
   if (CSET82.test(value)) return null;
   const name = KEY_QUALIFIERS.find((q) => q.ai === ai)?.name ?? `AI ${ai}`;
   return `The ${name} (AI ${ai}) must be 1 to 20 characters of GS1 character set 82 (A-Z a-z 0-9 and !"%&'()*+,-./:;<=>?_).`;

@@ -8,7 +8,7 @@ import { drawCodeImage, resolveCodeImage } from './image.js';
 import { codeParams, previewCodeBody, type CodeParams, type PreviewCodeBody } from './schema.js';
 import { getCodeRow } from './service.js';
 
-export const codeImageQuery = objectSchema('codes.image.query', {
+const codeImageQuery = objectSchema('codes.image.query', {
   format: {
     type: 'string',
     enum: [...IMAGE_FORMATS],
@@ -39,7 +39,7 @@ export interface CodeImageQuery {
 }
 
 /** The format a request asks for: the query's, else the first image type Accept names, else SVG. */
-export function negotiateFormat(format: ImageFormat | undefined, accept: string): ImageFormat {
+function negotiateFormat(format: ImageFormat | undefined, accept: string): ImageFormat {
   if (format) return format;
   for (const part of accept.split(',')) {
     const type = part.split(';')[0].trim().toLowerCase();
@@ -51,7 +51,7 @@ export function negotiateFormat(format: ImageFormat | undefined, accept: string)
 }
 
 /** Whether If-None-Match names this ETag (weak comparison, as RFC 9110 asks for it). */
-export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+function etagMatches(ifNoneMatch: string, etag: string): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);

@@ -10,8 +10,8 @@ import { getCodeRow } from './service.js';
 import { objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
-export const CODE_IMAGE_FORMATS = { png: 'image/png', svg: 'image/svg+xml' } as const;
-export type CodeImageFormat = keyof typeof CODE_IMAGE_FORMATS;
+const CODE_IMAGE_FORMATS = { png: 'image/png', svg: 'image/svg+xml' } as const;
+type CodeImageFormat = keyof typeof CODE_IMAGE_FORMATS;
 
 export interface CodeImageParams {
   code_ulid: string;

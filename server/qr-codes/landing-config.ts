@@ -13,7 +13,7 @@ const colour: JsonSchema = {
 };
 const label: JsonSchema = { type: 'string', minLength: 1, maxLength: 60 };
 
-export const BUTTON_LABELS = ['save_contact', 'add_to_calendar', 'app_store', 'play_store', 'open_website'] as const;
+const BUTTON_LABELS = ['save_contact', 'add_to_calendar', 'app_store', 'play_store', 'open_website'] as const;
 
 export const LandingConfig: JsonSchema = {
   $id: 'LandingConfig',

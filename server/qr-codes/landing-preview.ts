@@ -14,7 +14,7 @@ import { destinationSchemaErrors } from './service.js';
 import { LANDING_TYPES, type LandingType } from './types.js';
 import { addError, checkTypedDestination } from './validate.js';
 
-export const landingPreviewBody = objectSchema(
+const landingPreviewBody = objectSchema(
   'web.landing_preview.body',
   {
     type: { type: 'string', enum: [...LANDING_TYPES] },
@@ -26,7 +26,7 @@ export const landingPreviewBody = objectSchema(
   ['type', 'destination'],
 );
 
-export interface LandingPreviewInput {
+interface LandingPreviewInput {
   type: LandingType;
   destination: Record<string, unknown>;
   landing_config?: LandingConfigData | null;

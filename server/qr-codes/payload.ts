@@ -12,11 +12,11 @@ type Obj = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Escapes the characters the WIFI: format reserves: backslash, semicolon, comma, colon, double quote. */
-export function wifiEscape(s: string): string {
+function wifiEscape(s: string): string {
   return s.replace(/[\\;,:"]/g, (c) => `\\${c}`);
 }
 
-export function wifiPayload(d: WifiData): string {
+function wifiPayload(d: WifiData): string {
   const t = d.encryption ?? 'WPA';
   let out = `WIFI:T:${t};S:${wifiEscape(d.ssid)};`;
   if (t !== 'nopass' && d.password) out += `P:${wifiEscape(d.password)};`;
@@ -29,7 +29,7 @@ function mailtoValue(s: string): string {
   return encodeURIComponent(s.replace(/\r?\n/g, '\r\n'));
 }
 
-export function mailtoPayload(d: { to: string; subject?: string; body?: string }): string {
+function mailtoPayload(d: { to: string; subject?: string; body?: string }): string {
   // The address: percent-encode what RFC 6068 reserves in a mailto `to` (everything but unreserved,
   // `@` and the sub-delims an address may hold).
   const to = encodeURIComponent(d.to).replace(/%40/g, '@');
@@ -44,12 +44,12 @@ export function telNumber(n: string): string {
   return n.replace(/[\s/]+/g, '');
 }
 
-export function smsPayload(d: { number: string; body?: string }): string {
+function smsPayload(d: { number: string; body?: string }): string {
   return `SMSTO:${telNumber(d.number)}:${d.body ?? ''}`;
 }
 
 /** A coordinate in plain decimal notation (never 1e-7), at most 7 decimals (about 1 cm). */
-export function coordinate(x: number): string {
+function coordinate(x: number): string {
   const s = x.toFixed(7).replace(/\.?0+$/, '');
   return s === '-0' ? '0' : s;
 }

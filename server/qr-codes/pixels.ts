@@ -16,10 +16,10 @@ export interface TrackingPixel {
 }
 
 /** At most this many pixels on a code or a brand. */
-export const MAX_PIXELS = 10;
+const MAX_PIXELS = 10;
 
 /** The CSP fetch directives a provider needs, each a list of https sources. */
-export interface PixelHosts {
+interface PixelHosts {
   script: string[];
   img: string[];
   connect: string[];
@@ -236,7 +236,7 @@ export function normalisePixels(
 }
 
 /** The union of the CSP sources a list of pixels needs, each list sorted and without repeats. */
-export function pixelHosts(pixels: readonly TrackingPixel[]): PixelHosts {
+function pixelHosts(pixels: readonly TrackingPixel[]): PixelHosts {
   const out = {
     script: new Set<string>(),
     img: new Set<string>(),
@@ -257,7 +257,7 @@ function jsLiteral(value: string): string {
 }
 
 /** The providers' snippets for a list of pixels, as one function body. */
-export function pixelSnippets(pixels: readonly TrackingPixel[]): string {
+function pixelSnippets(pixels: readonly TrackingPixel[]): string {
   return pixels.map((p) => `try{${PROVIDERS[p.provider].snippet(jsLiteral(p.id))}}catch(e){}`).join('\n');
 }
 
@@ -307,7 +307,7 @@ setTimeout(function(){if(!done){done=true;go(d.getAttribute('data-none'));}},sec
 }
 
 /** How long the page waits after loading the pixels before it moves on, so their requests go out. */
-export const PIXEL_SETTLE_MS = 1500;
+const PIXEL_SETTLE_MS = 1500;
 
 /** The pixel page's Content-Security-Policy: its script by hash, and exactly the providers' hosts. */
 function pageCsp(scriptHash: string, pixels: readonly TrackingPixel[]): string {
@@ -353,7 +353,7 @@ export type ConsentChoice = Exclude<ConsentOutcome, 'not_required'>;
 
 /** The first-party cookie that remembers an answer, and for how long: 6 months (183 days). */
 export const CONSENT_COOKIE = 'qr_consent';
-export const CONSENT_MAX_AGE_SECONDS = 183 * 24 * 60 * 60;
+const CONSENT_MAX_AGE_SECONDS = 183 * 24 * 60 * 60;
 
 /** The answer a request of the pixel page carries (`?qr_consent=granted|denied|none`), or null. */
 export function consentChoice(url: string | undefined): ConsentChoice | null {

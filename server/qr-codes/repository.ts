@@ -141,7 +141,7 @@ export async function pageCodes(
 // ---------------------------------------------------------------------------------------------
 // References: domains, brands and styles a code may point at.
 
-export interface DomainRef {
+interface DomainRef {
   id: number;
   ulid: string;
   host: string;
@@ -150,14 +150,14 @@ export interface DomainRef {
   status: string;
 }
 
-export interface NamedRef {
+interface NamedRef {
   id: number;
   ulid: string;
   name: string;
 }
 
 /** ULIDs are case-insensitive (Crockford base32): stored upper case, looked up in any case. */
-export class UlidMap<T> extends Map<string, T> {
+class UlidMap<T> extends Map<string, T> {
   override get(key: string): T | undefined {
     return super.get(key.toUpperCase());
   }

@@ -15,7 +15,7 @@ import {
 import { renderCode, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
 
 // GET /v1/qr-codes
-export const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
+const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
   id: 'codes.list',
   method: 'GET',
   path: '/v1/qr-codes',
@@ -43,7 +43,7 @@ export const codesList = defineOperation<Record<string, never>, ListCodesQuery>(
 });
 
 // GET /v1/qr-codes/{code_ulid}
-export const codesRead = defineOperation<CodeParams>({
+const codesRead = defineOperation<CodeParams>({
   id: 'codes.read',
   method: 'GET',
   path: '/v1/qr-codes/{code_ulid}',
@@ -61,7 +61,7 @@ export const codesRead = defineOperation<CodeParams>({
 });
 
 // POST /v1/qr-codes
-export const codesCreate = defineOperation<Record<string, never>, Record<string, never>, CodeWrite>({
+const codesCreate = defineOperation<Record<string, never>, Record<string, never>, CodeWrite>({
   id: 'codes.create',
   method: 'POST',
   path: '/v1/qr-codes',
@@ -82,7 +82,7 @@ export const codesCreate = defineOperation<Record<string, never>, Record<string,
 });
 
 // PATCH /v1/qr-codes/{code_ulid}
-export const codesUpdate = defineOperation<CodeParams, Record<string, never>, CodeWrite>({
+const codesUpdate = defineOperation<CodeParams, Record<string, never>, CodeWrite>({
   id: 'codes.update',
   method: 'PATCH',
   path: '/v1/qr-codes/{code_ulid}',
@@ -102,7 +102,7 @@ export const codesUpdate = defineOperation<CodeParams, Record<string, never>, Co
 });
 
 // DELETE /v1/qr-codes/{code_ulid}
-export const codesDelete = defineOperation<CodeParams>({
+const codesDelete = defineOperation<CodeParams>({
   id: 'codes.delete',
   method: 'DELETE',
   path: '/v1/qr-codes/{code_ulid}',

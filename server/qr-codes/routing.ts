@@ -52,7 +52,7 @@ export interface Rule {
   variants: Variant[] | null;
 }
 
-export interface ScheduleWindow {
+interface ScheduleWindow {
   /** ISO weekdays, 1 = Monday … 7 = Sunday. */
   days: number[];
   /** Minutes since midnight, start inclusive, end exclusive; end <= start spans midnight. */
@@ -75,7 +75,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * A destination is a URL string or an object with a url key, normalised as the API stores it
  * (server/schemas/http-url.ts); anything else, or a URL that cannot be sent, is null.
  */
-export function destinationUrl(v: unknown): string | null {
+function destinationUrl(v: unknown): string | null {
   return httpUrlOrNull(isObject(v) ? v.url : v);
 }
 
@@ -86,7 +86,7 @@ function stringList(v: unknown, normalise: (s: string) => string): string[] | nu
 }
 
 /** 'Mac OS' and 'macos' and 'mac-os' compare equal. */
-export function normaliseOs(s: string): string {
+function normaliseOs(s: string): string {
   const k = s.toLowerCase().replace(/[^a-z0-9]/g, '');
   return k === 'osx' || k === 'macosx' ? 'macos' : k;
 }
@@ -228,7 +228,7 @@ function listMatches(want: string[] | null, have: string): boolean {
   return want === null || (have !== '' && want.includes(have));
 }
 
-export function ruleMatches(rule: Rule, v: Visitor): boolean {
+function ruleMatches(rule: Rule, v: Visitor): boolean {
   return (
     listMatches(rule.device, v.device) &&
     listMatches(rule.os, normaliseOs(v.os)) &&
@@ -238,7 +238,7 @@ export function ruleMatches(rule: Rule, v: Visitor): boolean {
 }
 
 /** A number in [0, 1) fixed by the seed: the same visitor always lands in the same bucket. */
-export function bucket(seed: string): number {
+function bucket(seed: string): number {
   return crypto.createHash('sha256').update(seed).digest().readUInt32BE(0) / 2 ** 32;
 }
 

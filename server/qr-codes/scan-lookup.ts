@@ -281,6 +281,71 @@ export async function countScanBatch(
   );
 }
 
+/**
+ * countScanBatch for a batch written by a version that recorded no reservations (before sql/0022,
+ * server/redirect/leftovers.ts): its capped codes' scans were counted when that process reserved
+ * them, so none is added, and every capped code is listed for a recount from the stored scans
+ * (what the process had reserved and not used is in redirects_count with no record of it).
+ * `ledger` false (a version before sql/0025, which counted redirects in memory): nothing is added
+ * and the batch's other codes are listed too. The codes are listed even if the token was counted.
+ */
+export async function countLegacyScanBatch(
+  db: Db,
+  token: string,
+  counts: [codeId: number, n: number][],
+  ledger: boolean,
+): Promise<void> {
+  await db.raw(
+    `with batch as (insert into scan_batch_counts (token) values (?) on conflict do nothing returning token),
+     v as (select unnest(?::bigint[]) as id, unnest(?::int[]) as n),
+     listed as (insert into redirect_recounts (code_id)
+                select id from qr_codes where redirect_cap is not null
+                union select q.id from qr_codes q join v on v.id = q.id where not ?
+                on conflict do nothing)
+     update qr_codes q set redirects_count = q.redirects_count + v.n
+     from v where q.id = v.id and q.redirect_cap is null and ? and exists (select 1 from batch)`,
+    [token, counts.map(([id]) => id), counts.map(([, n]) => n), ledger, ledger],
+  );
+}
+
+/** A code listed for a recount (sql/0070), and whether it is older than the scans ClickHouse keeps. */
+export interface RecountCode {
+  id: number;
+  orgId: number;
+  beyondRetention: boolean;
+}
+
+/** The codes listed for a recount (sql/0070). */
+export async function listedRecounts(db: Db, retentionDays: number): Promise<RecountCode[]> {
+  const { rows } = await db.raw(
+    `select q.id, q.org_id, q.created_at < now() - make_interval(days => ?) as old
+     from redirect_recounts r join qr_codes q on q.id = r.code_id order by q.id`,
+    [retentionDays],
+  );
+  return (rows as { id: string; org_id: string; old: boolean }[]).map((r) => ({
+    id: Number(r.id),
+    orgId: Number(r.org_id),
+    beyondRetention: r.old,
+  }));
+}
+
+/**
+ * Ends the recount of these codes: each one's redirects_count becomes its stored scans (`stored`;
+ * absent: left as it is) plus what live processes hold reserved of it, and its listing goes.
+ */
+export async function recountRedirects(db: Db, ids: number[], stored: Map<number, number>): Promise<void> {
+  if (!ids.length) return;
+  await db.raw(
+    `with v as (select unnest(?::bigint[]) as id),
+     s as (select unnest(?::bigint[]) as id, unnest(?::bigint[]) as n),
+     done as (delete from redirect_recounts r using v where r.code_id = v.id)
+     update qr_codes q
+        set redirects_count = s.n + coalesce((select sum(reserved) from redirect_reservations r where r.code_id = q.id), 0)
+     from s where q.id = s.id`,
+    [ids, [...stored.keys()], [...stored.values()]],
+  );
+}
+
 /** Forgets ledger rows older than SCAN_BATCH_COUNT_DAYS. */
 export async function pruneScanBatchCounts(db: Db): Promise<void> {
   await db.raw(`delete from scan_batch_counts where counted_at < now() - make_interval(days => ?)`, [

@@ -14,8 +14,8 @@ import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputT
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 export const CODE_STATUSES = ['active', 'paused', 'archived'] as const;
 export type CodeStatus = (typeof CODE_STATUSES)[number];
-export const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
+const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+const DEVICES = ['mobile', 'tablet', 'desktop', 'bot', 'other'] as const;
 
 const url = httpUrl;
 
@@ -23,7 +23,7 @@ const url = httpUrl;
  * A URL string or an object {url}. One schema with type [string, object]: string keywords apply
  * to strings and object keywords to objects, which keeps the error messages plain (no oneOf).
  */
-export const urlDestination: JsonSchema = {
+const urlDestination: JsonSchema = {
   type: ['string', 'object'],
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
@@ -48,7 +48,7 @@ const stringList = (item: JsonSchema): JsonSchema => ({
 
 // Routing and Schedule carry no $id: they are inlined into both bodies (nullable there), which keeps
 // ajv from seeing one $id twice and gives MCP tools a self-contained inputSchema.
-export const RoutingRule: JsonSchema = {
+const RoutingRule: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['conditions'],
@@ -97,7 +97,7 @@ export const RoutingRule: JsonSchema = {
   },
 };
 
-export const Routing: JsonSchema = {
+const Routing: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['rules'],
@@ -112,7 +112,7 @@ const hhmm: JsonSchema = {
   description: 'HH:MM, 00:00 to 24:00.',
 };
 
-export const Schedule: JsonSchema = {
+const Schedule: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['enabled'],

@@ -152,7 +152,7 @@ export function renderCode(r: CodeRow): QrCodeOut {
 // Validation of new codes, in batches (one query per kind of reference, one for slugs).
 
 /** Plan features a write uses: a gated key with a non-null value. Null clears and is always allowed. */
-export function gatedFeatures(input: CodeWrite): string[] {
+function gatedFeatures(input: CodeWrite): string[] {
   const out: string[] = [];
   for (const key of ['redirect_cap', 'routing', 'schedule', 'password'] as const) {
     if (input[key] !== undefined && input[key] !== null) out.push(key);

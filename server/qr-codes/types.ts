@@ -11,9 +11,9 @@ import { httpUrl } from '../schemas/common.js';
 import { CSET82_PATTERN, DATA_ATTRIBUTES } from './gs1.js';
 import { patterned, type JsonSchema } from '../schemas/validation.js';
 
-export const DYNAMIC_TYPES = ['url', 'vcard', 'links', 'app', 'event', 'gs1'] as const;
+const DYNAMIC_TYPES = ['url', 'vcard', 'links', 'app', 'event', 'gs1'] as const;
 export const STATIC_TYPES = ['wifi', 'text', 'email', 'sms', 'phone', 'geo'] as const;
-export type DynamicType = (typeof DYNAMIC_TYPES)[number];
+type DynamicType = (typeof DYNAMIC_TYPES)[number];
 export type StaticType = (typeof STATIC_TYPES)[number];
 export type CodeType = DynamicType | StaticType;
 /** Every stored type, then `redirect`: accepted on input as the alias of url. */
@@ -38,7 +38,7 @@ export function isLandingType(t: string): t is LandingType {
 }
 
 /** A data: image of at most 256 KiB (its base64 text is 4/3 of that). */
-export const MAX_IMAGE_BYTES = 256 * 1024;
+const MAX_IMAGE_BYTES = 256 * 1024;
 const MAX_IMAGE_CHARS = 40 + Math.ceil(MAX_IMAGE_BYTES / 3) * 4;
 const dataImage: JsonSchema = {
   type: 'string',
@@ -94,7 +94,7 @@ export const LINK_ICONS = [
   'spotify',
 ] as const;
 
-export const VcardDestination = objectOf(
+const VcardDestination = objectOf(
   'Destination.vcard',
   {
     name: text(200, 'The name as shown (vCard FN).'),
@@ -142,7 +142,7 @@ export const VcardDestination = objectOf(
   'A contact: the page shows it and offers it as a vCard 4.0 file.',
 );
 
-export const LinksDestination = objectOf(
+const LinksDestination = objectOf(
   'Destination.links',
   {
     title: text(200),
@@ -168,7 +168,7 @@ export const LinksDestination = objectOf(
   'A link-in-bio page: a title, a description, an avatar and up to 50 links.',
 );
 
-export const AppDestination = objectOf(
+const AppDestination = objectOf(
   'Destination.app',
   {
     name: text(200, 'The app’s name, shown on the page.'),
@@ -181,7 +181,7 @@ export const AppDestination = objectOf(
   'An app: iOS and Android visitors get a 302 to their store, everyone else a page with both badges. At least one store URL.',
 );
 
-export const EventDestination = objectOf(
+const EventDestination = objectOf(
   'Destination.event',
   {
     title: text(200),
@@ -196,7 +196,7 @@ export const EventDestination = objectOf(
   'An event: the page offers it as an iCalendar (.ics) file.',
 );
 
-export const WifiDestination = objectOf(
+const WifiDestination = objectOf(
   'Destination.wifi',
   {
     ssid: text(32, 'The network name (at most 32 characters).'),
@@ -208,35 +208,25 @@ export const WifiDestination = objectOf(
   'Encoded as `WIFI:T:…;S:…;P:…;H:true;;` with \\ ; , : " escaped.',
 );
 
-export const TextDestination = objectOf(
-  'Destination.text',
-  { text: text(4296, 'Encoded as is.') },
-  ['text'],
-  'Plain text.',
-);
+const TextDestination = objectOf('Destination.text', { text: text(4296, 'Encoded as is.') }, ['text'], 'Plain text.');
 
-export const EmailDestination = objectOf(
+const EmailDestination = objectOf(
   'Destination.email',
   { to: email, subject: text(255), body: text(2000) },
   ['to'],
   'Encoded as a `mailto:` URI with subject and body.',
 );
 
-export const SmsDestination = objectOf(
+const SmsDestination = objectOf(
   'Destination.sms',
   { number: phone, body: text(1000) },
   ['number'],
   'Encoded as `SMSTO:<number>:<body>`.',
 );
 
-export const PhoneDestination = objectOf(
-  'Destination.phone',
-  { number: phone },
-  ['number'],
-  'Encoded as a `tel:` URI.',
-);
+const PhoneDestination = objectOf('Destination.phone', { number: phone }, ['number'], 'Encoded as a `tel:` URI.');
 
-export const GeoDestination = objectOf(
+const GeoDestination = objectOf(
   'Destination.geo',
   {
     latitude: { type: 'number', minimum: -90, maximum: 90 },
@@ -256,7 +246,7 @@ const cset82 = (name: string, ai: string): JsonSchema => ({
   description: `AI ${ai}, the ${name}: 1 to 20 characters of GS1 character set 82. A key qualifier of the GTIN.`,
 });
 
-export const Gs1Destination = objectOf(
+const Gs1Destination = objectOf(
   'Destination.gs1',
   {
     gtin: {

@@ -22,7 +22,7 @@ export function addError(errors: FieldErrors, field: string, message: string): v
  * Checks one URL field (server/schemas/http-url.ts): its normalised form, or undefined with the
  * problem added to the field's errors.
  */
-export function checkUrl(errors: FieldErrors, field: string, value: unknown): string | undefined {
+function checkUrl(errors: FieldErrors, field: string, value: unknown): string | undefined {
   const check = normaliseHttpUrl(value);
   if (check.ok) return check.url;
   addError(errors, field, check.problem);

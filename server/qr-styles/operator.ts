@@ -8,7 +8,7 @@ import { resolveBrandKit, usesBrandKit, type BrandKit } from '../rendering/brand
 import type { StyleConfig } from '../rendering/style.js';
 import { styleConfigErrors } from '../rendering/validate.js';
 
-export interface StyleFinding {
+interface StyleFinding {
   organization: string;
   style_ulid: string;
   name: string;

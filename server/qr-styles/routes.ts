@@ -28,7 +28,7 @@ import {
 } from './service.js';
 
 // GET /v1/qr-styles
-export const stylesList = defineOperation<Record<string, never>, ListStylesQuery>({
+const stylesList = defineOperation<Record<string, never>, ListStylesQuery>({
   id: 'styles.list',
   method: 'GET',
   path: '/v1/qr-styles',
@@ -51,7 +51,7 @@ export const stylesList = defineOperation<Record<string, never>, ListStylesQuery
 });
 
 // GET /v1/qr-styles/{style_ulid}
-export const stylesRead = defineOperation<StyleParams>({
+const stylesRead = defineOperation<StyleParams>({
   id: 'styles.read',
   method: 'GET',
   path: '/v1/qr-styles/{style_ulid}',
@@ -69,7 +69,7 @@ export const stylesRead = defineOperation<StyleParams>({
 });
 
 // POST /v1/qr-styles
-export const stylesCreate = defineOperation<Record<string, never>, Record<string, never>, CreateStyleBody>({
+const stylesCreate = defineOperation<Record<string, never>, Record<string, never>, CreateStyleBody>({
   id: 'styles.create',
   method: 'POST',
   path: '/v1/qr-styles',
@@ -87,7 +87,7 @@ export const stylesCreate = defineOperation<Record<string, never>, Record<string
 });
 
 // PATCH /v1/qr-styles/{style_ulid}
-export const stylesUpdate = defineOperation<StyleParams, Record<string, never>, StyleInput>({
+const stylesUpdate = defineOperation<StyleParams, Record<string, never>, StyleInput>({
   id: 'styles.update',
   method: 'PATCH',
   path: '/v1/qr-styles/{style_ulid}',
@@ -106,7 +106,7 @@ export const stylesUpdate = defineOperation<StyleParams, Record<string, never>, 
 });
 
 // DELETE /v1/qr-styles/{style_ulid}
-export const stylesDelete = defineOperation<StyleParams>({
+const stylesDelete = defineOperation<StyleParams>({
   id: 'styles.delete',
   method: 'DELETE',
   path: '/v1/qr-styles/{style_ulid}',
@@ -124,7 +124,7 @@ export const stylesDelete = defineOperation<StyleParams>({
 });
 
 // POST /v1/qr-styles/preview
-export const stylesPreview = defineOperation<Record<string, never>, Record<string, never>, PreviewStyleBody>({
+const stylesPreview = defineOperation<Record<string, never>, Record<string, never>, PreviewStyleBody>({
   id: 'styles.preview',
   method: 'POST',
   path: '/v1/qr-styles/preview',

@@ -8,7 +8,7 @@ import { REASONS } from '../rendering/scannability.js';
 
 const reasonCodes = Object.keys(REASONS);
 
-export const Scannability: JsonSchema = {
+const Scannability: JsonSchema = {
   $id: 'Scannability',
   type: 'object',
   description: 'How well the style scans, measured on a rendered symbol (docs/rendering.md#scannability).',

@@ -97,11 +97,7 @@ export async function getStyle(db: Knex, org: OrgRecord, styleUlid: string): Pro
 }
 
 /** The brand kit of a brand of the organization. */
-export async function brandKitOf(
-  db: Knex | Knex.Transaction,
-  org: OrgRecord,
-  brandId: number | null,
-): Promise<BrandKit> {
+async function brandKitOf(db: Knex | Knex.Transaction, org: OrgRecord, brandId: number | null): Promise<BrandKit> {
   if (brandId === null) return null;
   const row = await db('brands').where({ org_id: org.id, id: brandId }).first('brand_kit');
   return (row?.brand_kit as BrandKit) ?? null;
@@ -132,11 +128,7 @@ function storedConfig(config: StyleConfig): StyleConfig {
  * render threads; first, a logo that costs more than LOGO_DRAW_BUDGET_MS to draw is refused with a
  * 422 on `field` (a render draws it again for every image).
  */
-export async function measureStyle(
-  app: AppContext,
-  resolved: StyleConfig,
-  field = 'config.image',
-): Promise<Scannability> {
+async function measureStyle(app: AppContext, resolved: StyleConfig, field = 'config.image'): Promise<Scannability> {
   if (resolved.image) {
     const budget = app.config.logoDrawBudgetMs;
     const ms = await app.renders.logoCost(resolved.image, budget);
@@ -154,7 +146,7 @@ export async function measureStyle(
  * Checks a config as it will be drawn: a failing one is refused (422 style_not_scannable with the
  * reasons), a warning one is kept with them.
  */
-export async function judgeStyle(
+async function judgeStyle(
   app: AppContext,
   org: OrgRecord,
   config: StyleConfig,

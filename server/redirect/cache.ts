@@ -39,8 +39,8 @@ export interface CacheOptions {
   lookupsPerSecond?: number;
 }
 
-export const DEFAULT_MAX_CODES = 100_000;
-export const DEFAULT_MAX_DOMAINS = 10_000;
+const DEFAULT_MAX_CODES = 100_000;
+const DEFAULT_MAX_DOMAINS = 10_000;
 export const DEFAULT_LOOKUPS_PER_SECOND = 100;
 
 export class RedirectCache {

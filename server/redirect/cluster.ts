@@ -17,21 +17,12 @@
 // orphan sampler (ORPHAN_SCANS_PER_SECOND each) and the password check slots
 // (PASSWORD_VERIFY_CONCURRENCY each). docs/redirect.md says so too.
 import cluster, { type Worker } from 'node:cluster';
-import path from 'node:path';
-import {
-  GS1_RESOLUTION_COLUMNS,
-  ORPHAN_SCAN_COLUMNS,
-  SCAN_ACTION_COLUMNS,
-  SCAN_EVENT_COLUMNS,
-} from '../analytics/scan-event.js';
 import { boot } from '../bootstrap.js';
 import { loadConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
 import { startRedirectListener } from './listener.js';
-import { ScanBuffer } from './scan-buffer.js';
-import { scanBatchCounter } from './scan-counts.js';
-import { scanBatchPublisher } from './scan-stream.js';
+import { replayLeftovers } from './leftovers.js';
 import { insertForWorker, OwnerInserts, type OwnerChannel } from './scan-ipc.js';
 
 export interface RedirectCluster {
@@ -43,35 +34,6 @@ export interface RedirectCluster {
 
 /** How long a redirect process may drain at shutdown before it is killed. */
 const STOP_GRACE_MS = 30_000;
-
-/**
- * Replays what redirect processes of an earlier run left (spill files, journals), before any new one
- * starts: the same replay as a scan buffer's at start.
- */
-async function replayLeftovers(app: AppContext): Promise<void> {
-  for (const [table, columns] of [
-    ['scan_events', SCAN_EVENT_COLUMNS],
-    ['orphan_scans', ORPHAN_SCAN_COLUMNS],
-    ['scan_actions', SCAN_ACTION_COLUMNS],
-    ['gs1_resolutions', GS1_RESOLUTION_COLUMNS],
-  ] as const) {
-    const buffer = new ScanBuffer<object>({
-      client: app.ch.client,
-      table: `${app.ch.database}.${table}`,
-      columns: columns as readonly never[],
-      spillDir: path.join(app.config.dataDir, 'spill'),
-      log: app.log,
-      count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,
-      stored:
-        table === 'scan_events' || table === 'scan_actions'
-          ? scanBatchPublisher(app.db, app.log, columns, table === 'scan_actions' ? 'action' : 'scan')
-          : undefined,
-    });
-    buffer.start();
-    await buffer.settled();
-    await buffer.close();
-  }
-}
 
 /** In the primary: forks `processes` redirect processes, answers their batches, restarts the dead. */
 export async function startRedirectCluster(app: AppContext, processes: number): Promise<RedirectCluster> {

@@ -16,7 +16,7 @@ import {
 } from '../qr-codes/gs1-links.js';
 
 /** A redirect to a link: 307 Temporary Redirect (method and body kept; documented in docs/gs1.md). */
-export const GS1_REDIRECT_STATUS = 307;
+const GS1_REDIRECT_STATUS = 307;
 
 const EXPOSED = 'Link, Location, Content-Type, Content-Language, Vary';
 

@@ -88,7 +88,7 @@ const PAGE_HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
 /** How long the consent banner waits for an answer when the code has no prelander time of its own. */
-export const CONSENT_BANNER_SECONDS = 10;
+const CONSENT_BANNER_SECONDS = 10;
 
 /**
  * How much of a body too large to take is still read (and dropped) before the 413: a client that is

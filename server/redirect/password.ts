@@ -11,7 +11,7 @@ import type { PasswordThrottle } from './password-throttle.js';
 // The access cookie: `<expires unix seconds>.<hmac>`, bound to the code and its current password
 // hash (changing the password ends every open session).
 
-export const COOKIE_TTL_SECONDS = 15 * 60;
+const COOKIE_TTL_SECONDS = 15 * 60;
 
 export function cookieName(codeId: number): string {
   return `qr_pw_${codeId}`;
@@ -21,7 +21,7 @@ function sign(key: Buffer, codeId: number, expires: number, passwordHash: string
   return crypto.createHmac('sha256', key).update(`pw:${codeId}:${expires}:${passwordHash}`).digest('base64url');
 }
 
-export function issueCookie(key: Buffer, codeId: number, passwordHash: string, now: Date): string {
+function issueCookie(key: Buffer, codeId: number, passwordHash: string, now: Date): string {
   const expires = Math.floor(now.getTime() / 1000) + COOKIE_TTL_SECONDS;
   return `${expires}.${sign(key, codeId, expires, passwordHash)}`;
 }

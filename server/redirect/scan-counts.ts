@@ -4,11 +4,14 @@
 // count follows the stored scans: a process killed outright leaves its rows in a journal, and
 // whoever replays the journal counts them, once. A capped code's redirects were counted when they
 // were reserved (counters.ts): the batch its process sends settles that reservation instead, and a
-// replayed batch adds them, its process's reservations being released (sql/0022).
+// replayed batch adds them, its process's reservations being released (sql/0022). A batch written by
+// a version before that (its token older than sql/0022 here) is counted as that version counted it,
+// and its capped codes recounted from the stored scans once it is in (leftovers.ts).
 import { decodeTime } from 'ulid';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
-import { countScanBatch, SCAN_BATCH_COUNT_DAYS } from '../qr-codes/scan-lookup.js';
+import { countLegacyScanBatch, countScanBatch, SCAN_BATCH_COUNT_DAYS } from '../qr-codes/scan-lookup.js';
+import { postgresAppliedAt } from '../stores/migrate.js';
 import type { Batch } from './scan-buffer.js';
 
 const DAY_MS = 86_400_000;
@@ -27,6 +30,19 @@ export function countsOf(tsv: string, column: number): [codeId: number, n: numbe
   return [...counts];
 }
 
+/** The Postgres migrations that changed how scans are counted: the ledger, and recorded reservations. */
+const LEDGER_MIGRATION = 25;
+const RESERVATIONS_MIGRATION = 22;
+
+/**
+ * When this database began counting scan batches in the ledger (sql/0025) and recording
+ * reservations (sql/0022), epoch ms: a batch whose token is older was written by a version before.
+ */
+export async function countingEras(db: Knex): Promise<{ ledgerSince: number; reservationsSince: number }> {
+  const at = await postgresAppliedAt(db, [LEDGER_MIGRATION, RESERVATIONS_MIGRATION]);
+  return { ledgerSince: at.get(LEDGER_MIGRATION) ?? 0, reservationsSince: at.get(RESERVATIONS_MIGRATION) ?? 0 };
+}
+
 /**
  * The scan buffer's `count` hook for scan_events. `holder`: the reservation holder of the process's
  * counters (counters.ts), which its own batches settle; none for a buffer that only replays.
@@ -38,12 +54,26 @@ export function scanBatchCounter(
   holder: string | null = null,
 ): (batch: Batch, own: boolean) => Promise<void> {
   const column = columns.indexOf('code_id');
+  let eras: ReturnType<typeof countingEras> | null = null;
   return async (batch, own) => {
     let sealedAt = Date.now();
     try {
       sealedAt = decodeTime(batch.token);
     } catch {
       // Not a ULID (none of ours): counted like a new batch.
+    }
+    if (!own) {
+      eras ??= countingEras(db).catch((err: unknown) => {
+        eras = null;
+        throw err;
+      });
+      const { ledgerSince, reservationsSince } = await eras;
+      if (sealedAt < reservationsSince) {
+        // Older than the ledger keeps its tokens: its other codes are recounted too.
+        const ledger = sealedAt >= ledgerSince && Date.now() - sealedAt <= (SCAN_BATCH_COUNT_DAYS - 1) * DAY_MS;
+        await countLegacyScanBatch(db, batch.token, countsOf(batch.tsv, column), ledger);
+        return;
+      }
     }
     // Older than the ledger keeps its tokens: it may have been counted already, so it is not again.
     if (Date.now() - sealedAt > (SCAN_BATCH_COUNT_DAYS - 1) * DAY_MS) {

@@ -23,7 +23,7 @@ const TABLE_COLUMNS: Record<string, readonly string[]> = {
 };
 
 /** A sealed batch on its way to the owner. */
-export interface BatchMessage {
+interface BatchMessage {
   type: 'scan-batch';
   id: number;
   table: string;

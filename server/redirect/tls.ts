@@ -18,7 +18,7 @@ export interface CertificatePair {
   privateKeyPem: string;
 }
 
-export interface ServedCertificate extends CertificatePair {
+interface ServedCertificate extends CertificatePair {
   notAfter: Date;
 }
 

@@ -20,11 +20,11 @@ export interface PrintHint {
  * The camera: the frame a scanning app analyses (1920 × 1080, landscape) across a 65° horizontal
  * field of view, as a typical phone's main camera in video mode.
  */
-export const CAMERA = { framePx: 1920, fovDeg: 65 } as const;
+const CAMERA = { framePx: 1920, fovDeg: 65 } as const;
 const FOCAL_PX = CAMERA.framePx / (2 * Math.tan(((CAMERA.fovDeg / 2) * Math.PI) / 180));
 
 /** Camera pixels per millimetre of paper at `distanceMm`. */
-export function pixelsPerMm(distanceMm: number): number {
+function pixelsPerMm(distanceMm: number): number {
   return FOCAL_PX / distanceMm;
 }
 
@@ -32,7 +32,7 @@ export const CAPTURES = ['blur', 'jpeg', 'rotation', 'tilt', 'lighting', 'noise'
 export type CaptureKind = (typeof CAPTURES)[number];
 
 /** The impairments, in one place (docs/rendering.md lists them). */
-export const IMPAIRMENTS = {
+const IMPAIRMENTS = {
   /** Optics of every capture: a Gaussian blur of this sigma, in camera pixels. */
   lensSigmaPx: 0.6,
   /** The blur capture's defocus sigma, in camera pixels. */
@@ -59,7 +59,7 @@ function toGray(canvas: Canvas): Gray {
 }
 
 /** A separable Gaussian blur. */
-export function gaussianBlur(img: Gray, sigma: number): Gray {
+function gaussianBlur(img: Gray, sigma: number): Gray {
   const r = Math.max(1, Math.ceil(sigma * 3));
   const k = new Float32Array(2 * r + 1);
   let sum = 0;

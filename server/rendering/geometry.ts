@@ -15,7 +15,7 @@ export interface Layer {
   paint: Paint;
 }
 
-export interface LogoPlacement extends Box {
+interface LogoPlacement extends Box {
   logo: Logo;
 }
 
@@ -40,10 +40,10 @@ export interface Scene {
   hidden: Uint8Array;
 }
 
-export const DEFAULT_WIDTH = 300;
-export const DEFAULT_QUIET_ZONE = 4;
+const DEFAULT_WIDTH = 300;
+const DEFAULT_QUIET_ZONE = 4;
 /** qr-code-styling's default `imageSize`. */
-export const DEFAULT_IMAGE_SIZE = 0.4;
+const DEFAULT_IMAGE_SIZE = 0.4;
 export const DEFAULT_ERROR_CORRECTION = 'Q';
 const FRAME_BORDER = 1;
 const FRAME_BAND = 5;
@@ -246,7 +246,7 @@ export function logoBox(o: {
 }
 
 /** Bytes of byte-mode text a version 40 symbol holds per error-correction level (ISO/IEC 18004, table 7). */
-export const BYTE_CAPACITY = { L: 2953, M: 2331, Q: 1663, H: 1273 } as const;
+const BYTE_CAPACITY = { L: 2953, M: 2331, Q: 1663, H: 1273 } as const;
 
 export interface SceneInput {
   text: string;

@@ -12,7 +12,6 @@ import type { StyleConfig } from './style.js';
 import { sceneToSvg } from './svg.js';
 
 export type { StyleConfig } from './style.js';
-export { StyleConfigSchema } from './style.js';
 
 export type ImageFormat = 'svg' | 'png' | 'pdf';
 export const IMAGE_FORMATS: readonly ImageFormat[] = ['svg', 'png', 'pdf'];
@@ -42,14 +41,14 @@ export const CONTENT_TYPES: Record<ImageFormat, string> = {
 export const SIZE_MIN = 64;
 export const SIZE_MAX = 4096;
 export const DEFAULT_SIZE = 1024;
-export const DEFAULT_PDF_SIZE = 288;
+const DEFAULT_PDF_SIZE = 288;
 export const MARGIN_MAX = 32;
 
 /**
  * Bumped whenever the drawing changes, so ETags (which hash the inputs, not the bytes) change with
  * the output.
  */
-export const RENDERER_VERSION = '2';
+const RENDERER_VERSION = '2';
 
 // A style's logo is drawn again for every code that uses it: parsed (and sanitised) once.
 const logos = new LRUCache<string, Logo>(64);

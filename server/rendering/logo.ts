@@ -5,7 +5,7 @@
 import { ApiError } from '../errors.js';
 import { LOGO_MAX_BYTES } from './style.js';
 
-export type LogoMime = 'image/png' | 'image/jpeg' | 'image/svg+xml';
+type LogoMime = 'image/png' | 'image/jpeg' | 'image/svg+xml';
 
 export interface Logo {
   mime: LogoMime;

@@ -10,7 +10,7 @@ export interface Rgba {
   a: number;
 }
 
-export interface Stop {
+interface Stop {
   offset: number;
   color: Rgba;
 }
@@ -28,7 +28,7 @@ export interface Box {
   h: number;
 }
 
-export const TRANSPARENT: Rgba = { r: 0, g: 0, b: 0, a: 0 };
+const TRANSPARENT: Rgba = { r: 0, g: 0, b: 0, a: 0 };
 
 /** #rgb, #rrggbb or #rrggbbaa (brand references are resolved before this). */
 export function parseColor(value: string): Rgba {

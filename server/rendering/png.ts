@@ -20,10 +20,10 @@ const deflateAsync = promisify(deflate);
  * deflate's time (styled 1024 px: 7 ms at level 3, 14 ms at 4), so those get level 3
  * (docs/rendering.md).
  */
-export const PNG_LEVEL_REPEATING = 4;
-export const PNG_LEVEL_VARIED = 3;
+const PNG_LEVEL_REPEATING = 4;
+const PNG_LEVEL_VARIED = 3;
 /** The share of rows repeating the one above from which an image counts as repeating. */
-export const REPEATING_SHARE = 0.5;
+const REPEATING_SHARE = 0.5;
 
 // The filtered rows of a 1024 px image are 4 MiB, allocated and faulted in anew for every image
 // (and pressing V8 to collect for the memory outside its heap); a few are kept for reuse. A buffer

@@ -46,7 +46,7 @@ const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('./worker.ts', import.meta.url).href;
 
 /** A job abandoned because it overran the time budget (503 to a client). */
-export class RenderTimeout extends ApiError {
+class RenderTimeout extends ApiError {
   constructor(readonly budgetMs: number) {
     super(
       'service_unavailable',

@@ -22,11 +22,9 @@ import { sceneToCanvas } from './raster.js';
 import { sceneOf } from './index.js';
 import type { ErrorCorrectionLevel, StyleConfig } from './style.js';
 
-export { EC_CAPACITY } from './geometry.js';
+type Verdict = 'pass' | 'warn' | 'fail';
 
-export type Verdict = 'pass' | 'warn' | 'fail';
-
-export interface Miss {
+interface Miss {
   family: DecoderFamily;
   /** `ideal`: the full-size image; else the capture at the declared print size. */
   capture: 'ideal' | CaptureKind;
@@ -61,7 +59,7 @@ export interface Scannability {
 }
 
 /** Thresholds, in one place (docs/rendering.md lists them). */
-export const RULES = {
+const RULES = {
   contrastFail: 3,
   contrastWarn: 4.5,
   quietZoneFail: 1,
@@ -87,7 +85,7 @@ export const REASONS = {
   inverted_colors: 'warn: light modules on a dark background (not every scanner reads inverted codes)',
   transparent_background: 'warn: transparent background, judged on white; the surface it is printed on decides',
 } as const;
-export type Reason = keyof typeof REASONS;
+type Reason = keyof typeof REASONS;
 
 /** The text a style is checked with: as long as a typical public_url. */
 export const SAMPLE_TEXT = 'https://qr.example.com/organization/code-0001';

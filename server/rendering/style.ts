@@ -8,15 +8,15 @@ export const DOT_TYPES = ['square', 'dots', 'rounded', 'classy', 'classy-rounded
 export const CORNER_SQUARE_TYPES = ['square', 'dot', 'extra-rounded'] as const;
 export const CORNER_DOT_TYPES = ['square', 'dot'] as const;
 export const ERROR_CORRECTION_LEVELS = ['L', 'M', 'Q', 'H'] as const;
-export const FRAME_STYLES = ['none', 'box', 'banner'] as const;
+const FRAME_STYLES = ['none', 'box', 'banner'] as const;
 
-export type DotType = (typeof DOT_TYPES)[number];
-export type CornerSquareType = (typeof CORNER_SQUARE_TYPES)[number];
-export type CornerDotType = (typeof CORNER_DOT_TYPES)[number];
+type DotType = (typeof DOT_TYPES)[number];
+type CornerSquareType = (typeof CORNER_SQUARE_TYPES)[number];
+type CornerDotType = (typeof CORNER_DOT_TYPES)[number];
 export type ErrorCorrectionLevel = (typeof ERROR_CORRECTION_LEVELS)[number];
-export type FrameStyle = (typeof FRAME_STYLES)[number];
+type FrameStyle = (typeof FRAME_STYLES)[number];
 
-export interface ColorStop {
+interface ColorStop {
   offset: number;
   color: string;
 }
@@ -52,7 +52,7 @@ export interface StyleConfig {
 export const LOGO_MAX_BYTES = 256 * 1024;
 /** A data: URI of LOGO_MAX_BYTES in base64 with its header. */
 const LOGO_MAX_CHARS = 'data:image/svg+xml;base64,'.length + Math.ceil(LOGO_MAX_BYTES / 3) * 4;
-export const FRAME_TEXT_MAX = 32;
+const FRAME_TEXT_MAX = 32;
 
 /** #rgb, #rrggbb, #rrggbbaa, or a colour of the brand kit: brand:<name>. */
 const COLOR_PATTERN = '^(#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|brand:[A-Za-z0-9_-]{1,32})$';

@@ -2,7 +2,7 @@
 // schema and messages as the request validation.
 import { ApiError, type FieldErrors } from '../errors.js';
 import { Validators } from '../schemas/validation.js';
-import { StyleConfigSchema, type StyleConfig } from './style.js';
+import { StyleConfigSchema } from './style.js';
 
 // Compiled once; a validator holds no state between calls.
 const validators = new Validators();
@@ -19,8 +19,4 @@ export function styleConfigErrors(value: unknown): FieldErrors | null {
       Object.entries(errors).map(([field, msgs]) => [field === '_' ? 'config' : `config.${field}`, msgs]),
     );
   }
-}
-
-export function isStyleConfig(value: unknown): value is StyleConfig {
-  return styleConfigErrors(value) === null;
 }

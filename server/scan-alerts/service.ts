@@ -16,12 +16,12 @@ import { codeScansOnDays } from '../analytics/queries.js';
 import type { AppContext } from '../context.js';
 import { emitEvents } from '../webhooks/events.js';
 
-export const MIN_BASELINE = 50;
-export const DROP_RATIO = 0.1;
-export const SPIKE_RATIO = 10;
-export const BASELINE_WEEKS = 4;
+const MIN_BASELINE = 50;
+const DROP_RATIO = 0.1;
+const SPIKE_RATIO = 10;
+const BASELINE_WEEKS = 4;
 
-export const ALERT_EVENTS = ['code.scans_dropped', 'code.scans_spiked'] as const;
+const ALERT_EVENTS = ['code.scans_dropped', 'code.scans_spiked'] as const;
 
 export type Verdict = { kind: 'dropped' | 'spiked'; baseline: number } | null;
 

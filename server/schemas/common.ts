@@ -4,7 +4,7 @@ import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from './http-url.js';
 import { patterned, type JsonSchema } from './validation.js';
 
-export const ULID_PATTERN = '^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$';
+const ULID_PATTERN = '^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$';
 
 const ULID_MESSAGE = 'Must be a ULID: 26 characters of 0-9 and A-Z except I, L, O and U.';
 
@@ -37,7 +37,7 @@ export const httpUrl: JsonSchema = {
     'credentials. Stored and served normalised: host in punycode, path and query percent-encoded.',
 };
 /** The longest RFC 3339 date-time accepted: nanoseconds and an offset take 35 characters. */
-export const MAX_DATE_TIME_LENGTH = 40;
+const MAX_DATE_TIME_LENGTH = 40;
 export const dateTime: JsonSchema = { type: 'string', format: 'date-time', maxLength: MAX_DATE_TIME_LENGTH };
 export const nullableDateTime: JsonSchema = {
   type: ['string', 'null'],

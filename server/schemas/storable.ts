@@ -3,7 +3,7 @@
 // bodies are checked before any write: such a value is a 422 on its field, not a 500 from the database.
 import { ApiError } from '../errors.js';
 
-export const MAX_NESTING = 64;
+const MAX_NESTING = 64;
 
 // eslint-disable-next-line no-control-regex -- matching U+0000 is the point
 const NUL_OR_LONE_SURROGATE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -13,7 +13,7 @@ function bad(s: string): boolean {
 }
 
 /** The first value Postgres cannot store: its dotted path and why, or null. Iterative, so depth is safe. */
-export function findUnstorable(value: unknown): { field: string; message: string } | null {
+function findUnstorable(value: unknown): { field: string; message: string } | null {
   const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
   while (stack.length) {
     const { value: v, path, depth } = stack.pop()!;

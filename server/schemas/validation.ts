@@ -13,7 +13,7 @@ export type JsonSchema = Record<string, unknown>;
  * A schema may say in words what its `pattern` accepts; a value that does not match gets this
  * message rather than a generic one (an OpenAPI vendor extension, passed through to the document).
  */
-export const PATTERN_MESSAGE = 'x-pattern-message';
+const PATTERN_MESSAGE = 'x-pattern-message';
 
 /** `pattern` with the message a mismatch gets, e.g. patterned(SLUG, 'Must be 1 to 64 of ...'). */
 export function patterned(pattern: string, message: string): JsonSchema {

@@ -11,7 +11,7 @@ import { planSummary } from '../plans/plans.js';
 import { dataEnvelope } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 
-export const StatusPayload: JsonSchema = {
+const StatusPayload: JsonSchema = {
   $id: 'Status',
   type: 'object',
   required: ['status', 'version', 'organization', 'api', 'token'],
@@ -42,7 +42,7 @@ export const StatusPayload: JsonSchema = {
 };
 
 // GET /v1/status
-export const statusRead = defineOperation({
+const statusRead = defineOperation({
   id: 'status.read',
   method: 'GET',
   path: '/v1/status',
@@ -72,7 +72,7 @@ export const statusRead = defineOperation({
 });
 
 // GET /v1/organization
-export const organizationRead = defineOperation({
+const organizationRead = defineOperation({
   id: 'organization.read',
   method: 'GET',
   path: '/v1/organization',
@@ -88,7 +88,7 @@ export const organizationRead = defineOperation({
 });
 
 // PATCH /v1/organization
-export const organizationUpdate = defineOperation<Record<string, never>, Record<string, never>, OrganizationSettings>({
+const organizationUpdate = defineOperation<Record<string, never>, Record<string, never>, OrganizationSettings>({
   id: 'organization.update',
   method: 'PATCH',
   path: '/v1/organization',

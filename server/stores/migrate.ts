@@ -14,8 +14,8 @@ import { withConnection } from './postgres.js';
 import type { Logger } from '../logger.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SQL_DIR = path.join(ROOT, 'sql');
-export const CLICKHOUSE_DIR = path.join(ROOT, 'clickhouse');
+const SQL_DIR = path.join(ROOT, 'sql');
+const CLICKHOUSE_DIR = path.join(ROOT, 'clickhouse');
 
 export class MigrationError extends Error {}
 
@@ -139,6 +139,17 @@ export async function migratePostgres(db: Knex, log: Logger, dir = SQL_DIR): Pro
 }
 
 /** graphile-worker keeps its own schema; it is migrated with ours. */
+/** When each of these Postgres migrations was applied to this database (epoch ms); absent: not applied. */
+export async function postgresAppliedAt(db: Knex, versions: number[]): Promise<Map<number, number>> {
+  const rows: { version: number; at: string }[] = (
+    await db.raw(
+      `select version, (extract(epoch from applied_at) * 1000)::bigint as at from schema_migrations where version = any(?)`,
+      [versions],
+    )
+  ).rows;
+  return new Map(rows.map((r) => [Number(r.version), Number(r.at)]));
+}
+
 export async function migrateWorkerSchema(url: string): Promise<void> {
   await runWorkerMigrations({ connectionString: url });
 }
@@ -150,11 +161,11 @@ export interface ClickHouseMigrationContext {
 }
 
 /** A ClickHouse migration module exports `statements(ctx)`: the DDL to run, in order. */
-export interface ClickHouseMigration {
+interface ClickHouseMigration {
   statements(ctx: ClickHouseMigrationContext): string[];
 }
 
-export async function loadClickHouseMigrations(
+async function loadClickHouseMigrations(
   dir = CLICKHOUSE_DIR,
 ): Promise<(MigrationFile & { module: ClickHouseMigration })[]> {
   const known = await listMigrations(dir, /^\d{4}_.*\.ts$/);

@@ -19,7 +19,7 @@ export interface PostgresHandle {
   stop(): Promise<void>;
 }
 
-export interface EmbeddedState {
+interface EmbeddedState {
   port: number;
   pid: number;
   user: string;
@@ -59,7 +59,7 @@ function embeddedUrl(state: Pick<EmbeddedState, 'port' | 'user' | 'password'>, d
 }
 
 /** The state file a running embedded Postgres left under dataDir, if its server still answers. */
-export async function runningEmbedded(dataDir: string): Promise<EmbeddedState | null> {
+async function runningEmbedded(dataDir: string): Promise<EmbeddedState | null> {
   try {
     const state = JSON.parse(await fs.readFile(path.join(dataDir, STATE_FILE), 'utf8')) as EmbeddedState;
     return (await canConnect(embeddedUrl(state, 'postgres'))) ? state : null;

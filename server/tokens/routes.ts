@@ -5,7 +5,7 @@ import { ApiToken, CreatedTokenBody, TokenAbilities, createTokenBody, tokenIdPar
 import { createTokenAsCaller, listTokens, revokeToken } from './service.js';
 
 // GET /v1/tokens/abilities
-export const tokenAbilities = defineOperation({
+const tokenAbilities = defineOperation({
   id: 'tokens.abilities',
   method: 'GET',
   path: '/v1/tokens/abilities',
@@ -25,7 +25,7 @@ export const tokenAbilities = defineOperation({
 });
 
 // GET /v1/tokens
-export const tokensList = defineOperation({
+const tokensList = defineOperation({
   id: 'tokens.list',
   method: 'GET',
   path: '/v1/tokens',
@@ -45,7 +45,7 @@ export const tokensList = defineOperation({
 });
 
 // POST /v1/tokens
-export const tokensCreate = defineOperation<
+const tokensCreate = defineOperation<
   Record<string, never>,
   Record<string, never>,
   { name: string; abilities: string[]; expires_at?: string | null }
@@ -71,7 +71,7 @@ export const tokensCreate = defineOperation<
 });
 
 // DELETE /v1/tokens/{token_id}
-export const tokensDelete = defineOperation<{ token_id: number }>({
+const tokensDelete = defineOperation<{ token_id: number }>({
   id: 'tokens.delete',
   method: 'DELETE',
   path: '/v1/tokens/{token_id}',

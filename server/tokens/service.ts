@@ -6,7 +6,7 @@ import { hashSecret, newSecret, type OrgRecord } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
-export interface TokenRow {
+interface TokenRow {
   id: number;
   org_id: number;
   user_id: number;
@@ -35,7 +35,7 @@ export interface CreateTokenInput {
   expiresAt: Date | null;
 }
 
-export function renderToken(r: TokenRow) {
+function renderToken(r: TokenRow) {
   return {
     id: r.id,
     name: r.name,

@@ -6,7 +6,7 @@ import { Wallet, walletQuery, walletSettingsBody } from './schema.js';
 import { readWallet, setLowBalanceThreshold } from './service.js';
 
 // GET /v1/wallet
-export const walletRead = defineOperation<Record<string, never>, { page: number; per_page: number }>({
+const walletRead = defineOperation<Record<string, never>, { page: number; per_page: number }>({
   id: 'wallet.read',
   method: 'GET',
   path: '/v1/wallet',

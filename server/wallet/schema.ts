@@ -3,7 +3,7 @@ import type { JsonSchema } from '../schemas/validation.js';
 
 const decimal = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' };
 
-export const WalletTransaction: JsonSchema = {
+const WalletTransaction: JsonSchema = {
   $id: 'WalletTransaction',
   type: 'object',
   required: ['ulid', 'type', 'amount', 'balance_after'],
@@ -17,7 +17,7 @@ export const WalletTransaction: JsonSchema = {
   },
 };
 
-export const PageMeta: JsonSchema = {
+const PageMeta: JsonSchema = {
   $id: 'PageMeta',
   type: 'object',
   required: ['current_page', 'last_page', 'per_page', 'total'],

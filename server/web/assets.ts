@@ -9,13 +9,7 @@ import { ApiError } from '../errors.js';
 import type { RequestState } from '../http-common/middleware.js';
 import { loadStaticFile, sendStaticFile, type StaticFile } from '../http-common/static-files.js';
 
-export const DASHBOARD_DIST = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'dashboard',
-  'dist',
-);
+const DASHBOARD_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dashboard', 'dist');
 
 type Asset = StaticFile;
 

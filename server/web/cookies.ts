@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 export type CookieKind = 'session' | 'pre';
 
 /** Whether the dashboard is served over https: a TLS request or an https PUBLIC_API_URL (a proxy in front). */
-export function isSecure(app: AppContext, ctx: Koa.Context): boolean {
+function isSecure(app: AppContext, ctx: Koa.Context): boolean {
   return ctx.secure || apiBaseUrl(app.config).startsWith('https:');
 }
 

@@ -13,7 +13,7 @@ border-radius:6px;padding:.6rem .8rem}.muted{color:#555;font-size:.9rem}button{f
 margin-right:.6rem}input[type=email],input[type=password]{width:100%;padding:.4rem;font-size:1rem}
 .error{color:#a00}code{word-break:break-all}`;
 
-export function sendPage(ctx: Koa.Context, status: number, title: string, body: string): void {
+function sendPage(ctx: Koa.Context, status: number, title: string, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');

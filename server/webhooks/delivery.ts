@@ -26,14 +26,14 @@ export const RETRY_SCHEDULE_S = [5, 15, 30, 300, 1800, 7200, 18_000, 36_000, 50_
 /** An endpoint failing for this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3600_000;
 /** Deliveries leased at once, and requests in flight to one endpoint. */
-export const DRAIN_BATCH = 50;
+const DRAIN_BATCH = 50;
 export const PARALLEL = 8;
 /** A drain hands its worker back after this long (the endpoint's next job goes on). */
 const DRAIN_BUDGET_MS = 30_000;
 /** A lease outlives the attempt's timeout by this much. */
 const LEASE_MARGIN_MS = 30_000;
 /** A due delivery with no attempt in flight for this long is queued again by the sweep. */
-export const SWEEP_AFTER_MS = 2 * 60_000;
+const SWEEP_AFTER_MS = 2 * 60_000;
 
 export type AttemptResult = 'succeeded' | 'retrying' | 'failed';
 
@@ -319,7 +319,7 @@ export async function sweepDeliveries(app: AppContext, now = app.clock.now()): P
 }
 
 /** Events (with their deliveries and attempts) older than this are deleted by webhook-log-prune. */
-export const LOG_RETENTION_DAYS = 30;
+const LOG_RETENTION_DAYS = 30;
 
 export async function pruneDeliveryLog(app: AppContext, now = app.clock.now()): Promise<number> {
   return app

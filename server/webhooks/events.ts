@@ -25,7 +25,7 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Delivered to every enabled endpoint of the organization, whatever types it lists. */
-export const NOTICE_TYPES: ReadonlySet<EventType> = new Set(['webhook.disabled']);
+const NOTICE_TYPES: ReadonlySet<EventType> = new Set(['webhook.disabled']);
 
 type Db = Knex | Knex.Transaction;
 

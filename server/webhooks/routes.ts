@@ -33,7 +33,7 @@ import {
 const TAG = 'Webhooks';
 
 // GET /v1/webhooks
-export const webhooksList = defineOperation<Record<string, never>, PageQuery>({
+const webhooksList = defineOperation<Record<string, never>, PageQuery>({
   id: 'webhooks.list',
   method: 'GET',
   path: '/v1/webhooks',
@@ -52,7 +52,7 @@ export const webhooksList = defineOperation<Record<string, never>, PageQuery>({
 });
 
 // POST /v1/webhooks
-export const webhooksCreate = defineOperation<Record<string, never>, Record<string, never>, CreateWebhookBody>({
+const webhooksCreate = defineOperation<Record<string, never>, Record<string, never>, CreateWebhookBody>({
   id: 'webhooks.create',
   method: 'POST',
   path: '/v1/webhooks',
@@ -72,7 +72,7 @@ export const webhooksCreate = defineOperation<Record<string, never>, Record<stri
 });
 
 // GET /v1/webhooks/{webhook_ulid}
-export const webhooksRead = defineOperation<WebhookParams>({
+const webhooksRead = defineOperation<WebhookParams>({
   id: 'webhooks.read',
   method: 'GET',
   path: '/v1/webhooks/{webhook_ulid}',
@@ -90,7 +90,7 @@ export const webhooksRead = defineOperation<WebhookParams>({
 });
 
 // PATCH /v1/webhooks/{webhook_ulid}
-export const webhooksUpdate = defineOperation<WebhookParams, Record<string, never>, WebhookInput>({
+const webhooksUpdate = defineOperation<WebhookParams, Record<string, never>, WebhookInput>({
   id: 'webhooks.update',
   method: 'PATCH',
   path: '/v1/webhooks/{webhook_ulid}',
@@ -112,7 +112,7 @@ export const webhooksUpdate = defineOperation<WebhookParams, Record<string, neve
 });
 
 // DELETE /v1/webhooks/{webhook_ulid}
-export const webhooksDelete = defineOperation<WebhookParams>({
+const webhooksDelete = defineOperation<WebhookParams>({
   id: 'webhooks.delete',
   method: 'DELETE',
   path: '/v1/webhooks/{webhook_ulid}',
@@ -130,7 +130,7 @@ export const webhooksDelete = defineOperation<WebhookParams>({
 });
 
 // POST /v1/webhooks/{webhook_ulid}/rotate-secret
-export const webhooksRotateSecret = defineOperation<WebhookParams>({
+const webhooksRotateSecret = defineOperation<WebhookParams>({
   id: 'webhooks.rotate_secret',
   method: 'POST',
   path: '/v1/webhooks/{webhook_ulid}/rotate-secret',
@@ -150,7 +150,7 @@ export const webhooksRotateSecret = defineOperation<WebhookParams>({
 });
 
 // GET /v1/webhooks/{webhook_ulid}/deliveries
-export const webhooksDeliveries = defineOperation<WebhookParams, ListDeliveriesQuery>({
+const webhooksDeliveries = defineOperation<WebhookParams, ListDeliveriesQuery>({
   id: 'webhooks.deliveries',
   method: 'GET',
   path: '/v1/webhooks/{webhook_ulid}/deliveries',
@@ -170,7 +170,7 @@ export const webhooksDeliveries = defineOperation<WebhookParams, ListDeliveriesQ
 });
 
 // POST /v1/webhooks/{webhook_ulid}/deliveries/{delivery_ulid}/redeliver
-export const webhooksRedeliver = defineOperation<DeliveryParams>({
+const webhooksRedeliver = defineOperation<DeliveryParams>({
   id: 'webhooks.redeliver',
   method: 'POST',
   path: '/v1/webhooks/{webhook_ulid}/deliveries/{delivery_ulid}/redeliver',

@@ -19,7 +19,7 @@ import { effectivePort, TargetPolicy } from './target.js';
 
 export const DELIVER_TASK = 'webhook-deliver';
 /** How long the previous secret keeps signing after a rotation. */
-export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
 type Db = Knex | Knex.Transaction;
 
@@ -77,7 +77,7 @@ export function renderWebhook(row: WebhookRow, now?: Date): WebhookOut {
  * that is not a literal private, loopback or link-local address unless the operator allows it.
  * Host names are checked after DNS resolution at every delivery (server/webhooks/target.ts).
  */
-export function checkWebhookUrl(app: AppContext, value: string): string {
+function checkWebhookUrl(app: AppContext, value: string): string {
   const url = new URL(requireHttpUrl('url', value));
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const policy = new TargetPolicy(app.config.webhookAllowedTargets);

@@ -16,7 +16,7 @@ export function secretPurpose(endpointUlid: string): string {
 }
 
 /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the secret's key bytes. */
-export function signature(secret: string, msgId: string, timestamp: number, body: string): string {
+function signature(secret: string, msgId: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(PREFIX.length), 'base64');
   const mac = crypto.createHmac('sha256', key).update(`${msgId}.${timestamp}.${body}`).digest('base64');
   return `v1,${mac}`;

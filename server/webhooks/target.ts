@@ -93,10 +93,10 @@ export function effectivePort(url: URL): number {
 }
 
 /** A refusal found before any request is made (the URL's host is not allowed). */
-export class TargetRefused extends Error {}
+class TargetRefused extends Error {}
 
 /** Resolves the host and returns the address to connect to, or throws TargetRefused. */
-export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<{ address: string; family: 4 | 6 }> {
+async function resolveTarget(url: URL, policy: TargetPolicy): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = effectivePort(url);
   let addresses: { address: string; family: number }[];

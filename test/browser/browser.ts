@@ -9,12 +9,13 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AppContext } from '../../server/context.js';
 import type { TestService } from '../helpers/harness.js';
+import { testRoot } from '../helpers/stores.js';
 import { qrctl } from '../helpers/web-client.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Installs Debian's chromium (and a font) when it is missing; only root can. */
-export function ensureChromium(): void {
+function ensureChromium(): void {
   if (fs.existsSync(CHROMIUM)) return;
   if (process.getuid?.() !== 0) {
     throw new Error(`${CHROMIUM} is missing: run "apt-get install chromium fonts-dejavu-core" as root`);
@@ -49,9 +50,12 @@ export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> 
   });
 }
 
-/** Where screenshots go: TEST_OUTPUT_DIR, else var/test-output (never committed). */
+/**
+ * Where screenshots go: TEST_OUTPUT_DIR/screenshots when set (`make docs-images` sets it to keep
+ * them), else the test run's own temporary directory, removed with it: a test writes nowhere else.
+ */
 export function outputDir(): string {
-  const dir = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
+  const dir = path.resolve(process.env.TEST_OUTPUT_DIR || testRoot(), 'screenshots');
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }

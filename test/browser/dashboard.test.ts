@@ -7,11 +7,11 @@ import zlib from 'node:zlib';
 import { expect } from 'chai';
 import type { Runner } from 'graphile-worker';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ulid } from 'ulid';
 import { insertScanEvents, type ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import { addMember } from '../../server/organizations/service.js';
 import { loadDashboard } from '../../server/web/assets.js';
 import { startWorker } from '../../workers/index.js';
+import { scanRow } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { linkSecret, qrctl } from '../helpers/web-client.js';
 import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword, tmpFile } from './browser.js';
@@ -60,25 +60,19 @@ describe('dashboard in a real browser', function () {
     for (let day = 0; day < 10; day++) {
       for (let i = 0; i <= day; i++) {
         const ms = now - day * DAY - i * 1000;
-        events.push({
-          scan_id: ulid(ms),
-          scanned_at: ms,
-          org_id: Number(row.org_id),
-          brand_id: 0,
-          domain_id: 0,
-          code_id: Number(row.id),
-          visitor_hash: String(i % 4),
-          country: ['DE', 'AT', 'CH'][i % 3],
-          device_type: 'mobile',
-          os: 'iOS',
-          browser: 'Safari',
-          referrer: '',
-          language: 'de',
-          provider: 'Telekom',
-          asn: 0,
-          is_bot: 0,
-          matched_rule: -1,
-        });
+        events.push(
+          scanRow(ms, {
+            org_id: Number(row.org_id),
+            code_id: Number(row.id),
+            visitor_hash: String(i % 4),
+            country: ['DE', 'AT', 'CH'][i % 3],
+            device_type: 'mobile',
+            os: 'iOS',
+            browser: 'Safari',
+            language: 'de',
+            provider: 'Telekom',
+          }),
+        );
       }
     }
     await insertScanEvents(svc.app.ch, events);

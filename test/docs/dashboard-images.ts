@@ -1,12 +1,13 @@
-// make docs-images (second half): the pictures of docs/dashboard.md and docs/landing-pages.md are
-// the screenshots the browser tests take (test/browser/*.test.ts write them to
-// TEST_OUTPUT_DIR/screenshots, default var/test-output/screenshots). Copies every picture the pages
-// show from there into docs/images/dashboard/ and docs/images/landing/, and names the ones no test
-// has taken yet (run `make test-browser` first).
+// make docs-images (second half): the pictures of docs/dashboard.md, docs/pixels.md and
+// docs/landing-pages.md are the screenshots the browser tests take (test/browser/*.test.ts write
+// them to TEST_OUTPUT_DIR/screenshots; `make docs-images` runs them with TEST_OUTPUT_DIR=var/test-output
+// first). Copies every picture the pages show from there into docs/images/dashboard/ and
+// docs/images/landing/, and names the ones no test has taken.
 import fs from 'node:fs';
 import path from 'node:path';
 
-const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
+if (!process.env.TEST_OUTPUT_DIR) throw new Error('TEST_OUTPUT_DIR: where the browser tests wrote their screenshots');
+const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR, 'screenshots');
 
 // Each page of docs and its folder of pictures, and the name of a picture's screenshot.
 const PAGES = [
@@ -32,6 +33,6 @@ for (const { doc, dir, shot } of PAGES) {
   }
 }
 if (missing.length) {
-  console.error(`Not taken by a browser test yet (run make test-browser first): ${missing.join(', ')}`);
+  console.error(`Not taken by a browser test: ${missing.join(', ')}`);
   process.exitCode = 1;
 }

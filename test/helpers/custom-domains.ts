@@ -11,6 +11,7 @@ import { startWorker } from '../../workers/index.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startTestService, type TestOrg, type TestService } from './harness.js';
 import { freePort, startPebble, type Pebble } from './pebble.js';
+import { waitFor } from './poll.js';
 import { createTestCa } from './test-certs.js';
 
 /** What serves custom domains over HTTPS in a test: DNS, pebble, the service, its redirect with TLS, the worker. */
@@ -94,14 +95,14 @@ export async function domainUntil(
   done: (d: Record<string, any>) => boolean,
   opts: { ms?: number; more?: () => string } = {},
 ): Promise<Record<string, any>> {
-  const deadline = Date.now() + (opts.ms ?? 30_000);
-  for (;;) {
-    const d = (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data;
-    if (done(d)) return d;
-    if (Date.now() > deadline)
-      expect.fail(`domain never reached the expected state: ${JSON.stringify(d)}\n${opts.more?.() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return waitFor(
+    async () => (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data as Record<string, any>,
+    done,
+    opts.ms ?? 30_000,
+    100,
+  ).catch((err: Error) =>
+    expect.fail(`domain never reached the expected state: ${err.message}\n${opts.more?.() ?? ''}`),
+  );
 }
 
 export interface TlsAnswer {

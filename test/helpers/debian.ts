@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export function onPath(cmd: string): string | null {
+function onPath(cmd: string): string | null {
   for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':').concat('/usr/bin', '/usr/sbin')) {
     const file = path.join(dir, cmd);
     try {

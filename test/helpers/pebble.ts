@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureDebianBinary } from './debian.js';
+import { waitFor } from './poll.js';
 import { createTestCa } from './test-certs.js';
 
 export interface Pebble {
@@ -38,7 +39,7 @@ export interface PebbleOptions {
 }
 
 /** The pebble binary, installed from Debian's archive when missing. */
-export function ensurePebble(): string {
+function ensurePebble(): string {
   return ensureDebianBinary('pebble', 'pebble');
 }
 
@@ -126,22 +127,23 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
   /** Starts pebble and waits for its directory; its CA's root and intermediate. */
   const run = async (): Promise<{ rootPem: string; intermediatePem: string }> => {
     spawnPebble();
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      if (child.exitCode !== null) {
-        await close();
-        throw new Error(`pebble exited at start (${child.exitCode}):\n${output}`);
-      }
-      const ready = await get(directoryUrl, ca.certPem).then(
-        (r) => r.status === 200,
-        () => false,
+    try {
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`pebble exited at start (${child.exitCode}):\n${output}`);
+          return get(directoryUrl, ca.certPem).then(
+            (r) => r.status === 200,
+            () => false,
+          );
+        },
+        Boolean,
+        20_000,
+        100,
       );
-      if (ready) break;
-      if (Date.now() > deadline) {
-        await close();
-        throw new Error(`pebble did not answer ${directoryUrl} within 20 s:\n${output}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
+    } catch (err) {
+      await close();
+      if (child.exitCode !== null) throw err;
+      throw new Error(`pebble did not answer ${directoryUrl} within 20 s:\n${output}`, { cause: err });
     }
     const root = await get(`${management}/roots/0`, ca.certPem);
     const intermediate = await get(`${management}/intermediates/0`, ca.certPem);

@@ -31,7 +31,7 @@ export interface ShlinkUrl {
   visits: { date: string; referer: string; userAgent: string; countryCode: string | null; potentialBot?: boolean }[];
 }
 
-export interface Fault {
+interface Fault {
   /** Matched against the request path and query. */
   match: RegExp;
   status: number;
@@ -42,7 +42,7 @@ export interface Fault {
 }
 
 /** A server that answers what `route` says, after the faults. */
-export abstract class SourceServer {
+abstract class SourceServer {
   faults: Fault[] = [];
   readonly requests: { path: string; headers: http.IncomingHttpHeaders }[] = [];
   private server!: http.Server;

@@ -15,7 +15,7 @@ import {
   type PostgresHandle,
 } from '../../server/stores/postgres.js';
 
-export const TEMPLATE_DB = 'qr_template';
+const TEMPLATE_DB = 'qr_template';
 
 interface TestStores {
   root: string;

@@ -8,7 +8,7 @@ x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-export interface TestCertificate {
+interface TestCertificate {
   certPem: string;
   keyPem: string;
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { assertConforms } from '../helpers/conformance.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import { decodeQr } from '../helpers/qr-decode.js';
 import { costlySvgLogo } from '../helpers/sample-logo.js';
 
@@ -233,7 +234,7 @@ describe('QR images: GET /v1/qr-codes/{code_ulid}/image', () => {
           text: await res.text(),
         }));
       const first = get(`/v1/qr-codes/${slow.ulid}/image?format=png&style_ulid=${style}`);
-      while (one.app.renders.running === 0) await new Promise((r) => setTimeout(r, 5));
+      await waitFor(() => one.app.renders.running > 0, Boolean, 30_000, 5);
       const refused = await get(`/v1/qr-codes/${quick.ulid}/image?format=png`);
       expect(refused.status, refused.text).to.equal(503);
       const seconds = Number(refused.headers.get('retry-after'));

@@ -3,6 +3,7 @@
 // percent-encoded path and query) and served as such. Never a 5xx, on the API or on the redirect.
 import { expect } from 'chai';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { waitFor } from '../helpers/poll.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { fallbackDomainId, hit, insertCode, insertCustomDomain } from './redirect-fixtures.js';
 
@@ -55,14 +56,16 @@ describe('hostile URLs through every URL field, then scanned', function () {
 
   /** Polls until the redirect answers as expected (a cached domain learns of a change through NOTIFY). */
   async function scanUntil(path: string, host: string, location: string): Promise<void> {
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const res = await scan(path, host);
-      expect(res.status, `scan of ${host}${path}`).to.be.below(500);
-      if (res.status === 302 && res.headers.location === location) return;
-      if (Date.now() > deadline) expect.fail(`${host}${path} answered ${res.status} ${res.headers.location}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const res = await waitFor(
+      async () => {
+        const r = await scan(path, host);
+        expect(r.status, `scan of ${host}${path}`).to.be.below(500);
+        return { status: r.status, location: r.headers.location };
+      },
+      (r) => r.status === 302 && r.location === location,
+      5000,
+    );
+    expect(res.location, `${host}${path}`).to.equal(location);
   }
 
   // Each field: the code body that carries the URL, and where the stored value is read back.

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { decodeQr } from '../helpers/qr-decode.js';
+import { waitFor } from '../helpers/poll.js';
 import { embeddedServiceEnv } from '../helpers/service-process.js';
 
 const README_API = 'API=http://127.0.0.1:3000';
@@ -77,15 +78,18 @@ describe('the README walkthrough, run verbatim', function () {
     server.stdout.on('data', (c: Buffer) => (log += c.toString()));
     server.stderr.on('data', (c: Buffer) => (log += c.toString()));
     const api = `http://127.0.0.1:${apiPort}`;
-    for (let i = 0; ; i++) {
-      const ready = await fetch(`${api}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ready) break;
-      if (server.exitCode !== null || i > 240) expect.fail(`the service did not become ready:\n${log}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitFor(
+      async () => {
+        if (server!.exitCode !== null) expect.fail(`the service exited before it was ready:\n${log}`);
+        return fetch(`${api}/readyz`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
+      },
+      Boolean,
+      120_000,
+      500,
+    ).catch((err: Error) => expect.fail(`the service did not become ready (${err.message}):\n${log}`));
 
     bash = spawn('bash', ['--noprofile', '--norc'], { env, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     const sh = new Shell(bash);

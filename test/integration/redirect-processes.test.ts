@@ -241,3 +241,44 @@ describe('one process (REDIRECT_PROCESSES unset) on embedded chDB', function () 
     expect(load.served.size).to.be.at.least(1500);
   });
 });
+
+describe('journals of a version before sql/0022 on embedded chDB', function () {
+  this.timeout(480_000);
+
+  it('stores their scans once and recounts both codes to their stored scans at the next start', async () => {
+    const { env, dataDir, redirectPort } = await embeddedServiceEnv('redirect-pre-0022', {
+      ENABLE_WORKER: 'false',
+      LOG_LEVEL: 'warn',
+    });
+    const first = startService(env);
+    let load: ReturnType<typeof driveLoad> | null = null;
+    try {
+      await first.ready();
+      await createCodes(env);
+      load = driveLoad(redirectPort);
+      const { served } = load;
+      await until('300 served', async () => served.size >= 300, first.server);
+      await load.stop();
+    } finally {
+      await load?.stop();
+      first.server.kill('SIGTERM');
+    }
+    expect(await first.exited).to.equal(0);
+    // What a process of that version left when it was killed: its journal and spill file, and the
+    // counts it had written (a capped code's include its unused reservation).
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/helpers/pre-0022-crash.ts'], { env });
+    const answered = JSON.parse(stdout) as string[];
+    expect(answered).to.have.length(2 * (40 + 25));
+    const second = startService(env);
+    try {
+      await second.ready();
+    } finally {
+      second.server.kill('SIGTERM');
+    }
+    expect(await second.exited).to.equal(0);
+    expect(await fs.readdir(path.join(dataDir, 'spill'))).to.deep.equal([]);
+    const stored = await storedByReferrer(env);
+    expectExactlyOnce(new Set([...load.served, ...answered]), stored);
+    expectCounted(await storedCounts(env), stored);
+  });
+});

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ALREADY_RUNNING_EXIT } from '../../server/start-problems.js';
+import { waitFor } from '../helpers/poll.js';
 import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
 import { testRoot } from '../helpers/stores.js';
 
@@ -220,7 +221,7 @@ describe('starting and stopping the service on embedded stores', function () {
         }
       };
       const clients = Promise.all(Array.from({ length: 16 }, client));
-      while (answered < 500) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => answered >= 500, Boolean, 120_000);
       stopGroup(made.child);
       stopped = true;
       await clients;

@@ -13,6 +13,7 @@ import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resoluti
 import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
+  clickHouseTime,
   GS1_RESOLUTION_SCHEMA,
   ORPHAN_SCAN_SCHEMA,
   SCAN_ACTION_SCHEMA,
@@ -20,6 +21,7 @@ import {
 } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
+import { scanRow } from '../helpers/fixtures.js';
 import { freshDatabases } from '../helpers/stores.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
@@ -160,23 +162,16 @@ describe('ClickHouse DDL (clickhouse/0001_scan_events, 0002_scan_daily)', () => 
 
     it('counts a batch retried with the same insert_deduplication_token once, in the events and in the rollup', async () => {
       const row = {
-        scan_id: '01JQ0000000000000000000001',
+        ...scanRow(0, {
+          scan_id: '01JQ0000000000000000000001',
+          org_id: 1,
+          code_id: 5,
+          visitor_hash: '42',
+          country: 'DE',
+          device_type: 'mobile',
+          language: 'de',
+        }),
         scanned_at: '2026-03-01 10:00:00.000',
-        org_id: 1,
-        brand_id: 0,
-        domain_id: 0,
-        code_id: 5,
-        visitor_hash: '42',
-        country: 'DE',
-        device_type: 'mobile',
-        os: '',
-        browser: '',
-        referrer: '',
-        language: 'de',
-        provider: '',
-        asn: 0,
-        is_bot: 0,
-        matched_rule: -1,
       };
       for (let i = 0; i < 2; i++) {
         await insertText(ch.client, {
@@ -328,26 +323,19 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
     const events = (n: number, from: number) =>
       Array.from({ length: n }, (_, i) => {
         const code = 1 + Math.floor(next() * 4);
-        return {
+        const at = FIRST + Math.floor(next() * 120 * DAY_MS);
+        const row = scanRow(at, {
           scan_id: `01JQ${String(from + i).padStart(22, '0')}`,
-          scanned_at: new Date(FIRST + Math.floor(next() * 120 * DAY_MS)).toISOString().replace('T', ' ').slice(0, 23),
           org_id: ORG,
           brand_id: code === 4 ? 0 : code <= 2 ? 1 : 2,
-          domain_id: 0,
           code_id: code,
           visitor_hash: String(1 + Math.floor(next() * 300)),
           country: ['DE', 'FR', 'US', 'GB'][Math.floor(next() * 4)],
           device_type: next() < 0.1 ? 'bot' : 'mobile',
-          os: '',
-          browser: '',
-          referrer: '',
           language: 'de',
-          provider: '',
-          asn: 0,
-          is_bot: 0,
-          matched_rule: -1,
-        };
-      }).map((e) => ({ ...e, is_bot: e.device_type === 'bot' ? 1 : 0 }));
+        });
+        return { ...row, scanned_at: clickHouseTime(at), is_bot: row.device_type === 'bot' ? 1 : 0 };
+      });
     const insert = (rows: object[], token: string) =>
       insertText(ch.client, {
         table: `${ch.database}.scan_events`,

@@ -3,6 +3,7 @@ import { ApiError } from '../../server/errors.js';
 import { renderQr, type RenderRequest } from '../../server/rendering/index.js';
 import { RenderPool, type RenderPoolOptions } from '../../server/rendering/pool.js';
 import { costlySvgLogo, samplePngLogo } from '../helpers/sample-logo.js';
+import { waitFor } from '../helpers/poll.js';
 
 // The render threads of server/rendering/pool.ts, real threads drawing real images.
 describe('Render pool: threads, bounded queue, time budget and image cache', function () {
@@ -30,10 +31,6 @@ describe('Render pool: threads, bounded queue, time budget and image cache', fun
       throw err;
     }
     throw new Error('expected an ApiError');
-  }
-
-  async function until(cond: () => boolean): Promise<void> {
-    while (!cond()) await new Promise((r) => setTimeout(r, 5));
   }
 
   it('draws in a thread the same bytes as the engine on the calling thread', async () => {
@@ -83,7 +80,7 @@ describe('Render pool: threads, bounded queue, time budget and image cache', fun
     const p = pool({ threads: 1, queue: 0 });
     await p.render(plain); // the thread is loaded
     const slow = p.render(costly);
-    await until(() => p.running === 1);
+    await waitFor(() => p.running === 1, Boolean, 10_000, 5);
     const busy = await rejection(p.render(plain));
     expect(busy.status).to.equal(503);
     expect(busy.code).to.equal('service_unavailable');

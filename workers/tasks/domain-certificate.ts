@@ -33,7 +33,7 @@ export function retryDelayMs(failures: number, retryAfterSeconds: number | null 
 }
 
 /** The ACME settings of this service (ACME_DIRECTORY_URL, ACME_CA_FILE, ACME_CONTACT_EMAIL). */
-export async function acmeOptions(app: AppContext): Promise<AcmeOptions> {
+async function acmeOptions(app: AppContext): Promise<AcmeOptions> {
   const { acmeDirectoryUrl, acmeCaFile, acmeContactEmail } = app.config;
   return {
     directoryUrl: acmeDirectoryUrl,

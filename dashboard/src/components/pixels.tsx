@@ -3,7 +3,7 @@
 import { enumValues, type PixelProvider, type TrackingPixel } from '../types';
 import { SelectField, TextField } from './ui';
 
-export const MAX_PIXELS = 10;
+const MAX_PIXELS = 10;
 
 const PROVIDER_LABELS: Record<PixelProvider, string> = {
   meta: 'Meta',

@@ -18,7 +18,7 @@ const REASONS: Record<string, string> = {
 };
 
 /** A reason code in words; an unknown code is shown as it is. */
-export function reasonText(code: string): string {
+function reasonText(code: string): string {
   return REASONS[code] ?? code.replace(/_/g, ' ');
 }
 

@@ -7,7 +7,7 @@ import type { Scannability, StyleConfig } from '../types';
 import { readDataUri } from './files';
 
 /** The API's limit on a logo file (the image's maxLength in the OpenAPI document is this in base64). */
-export const LOGO_MAX_BYTES = 256 * 1024;
+const LOGO_MAX_BYTES = 256 * 1024;
 
 export function LogoFieldset(props: {
   config: StyleConfig;

@@ -42,7 +42,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
-export function errorMessage(err: unknown): string {
+function errorMessage(err: unknown): string {
   if (err instanceof ApiFailure) {
     if (err.status === 404) return err.body.message || 'Not found.';
     if (err.status === 429 && err.body.retry_after) {

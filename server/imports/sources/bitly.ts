@@ -14,8 +14,8 @@ import { emptyLink, hostOf, pagedLinks, parseCsv, parseDate, splitTags, totalSca
 import type { SourceHttp } from './http.js';
 import { SourceError, type ImportSource, type LinkRef, type Page, type SourceLink, type SourceScan } from './types.js';
 
-export const BITLY_API = 'https://api-ssl.bitly.com';
-export const BITLY_PAGE = 100;
+const BITLY_API = 'https://api-ssl.bitly.com';
+const BITLY_PAGE = 100;
 
 interface Bitlink {
   id: string;
@@ -29,7 +29,7 @@ interface Bitlink {
 }
 
 /** Bitly writes offsets as +0000; Date wants +00:00. */
-export function bitlyDate(v: string | undefined | null): Date | null {
+function bitlyDate(v: string | undefined | null): Date | null {
   if (!v) return null;
   const d = new Date(v.replace(/([+-]\d\d)(\d\d)$/, '$1:$2'));
   return Number.isNaN(d.getTime()) ? null : d;
@@ -122,7 +122,7 @@ export function bitlySource(
 }
 
 /** The export's columns (normalised as parseCsv does) for each Bitlink field, first match wins. */
-export const BITLY_CSV_COLUMNS = {
+const BITLY_CSV_COLUMNS = {
   bitlink: ['bitlink', 'link', 'shortlink', 'shorturl', 'id'],
   longUrl: ['longurl', 'destination', 'destinationurl', 'originalurl'],
   title: ['title'],

@@ -4,7 +4,7 @@
 import { parse } from 'csv-parse/sync';
 import { SourceError, type ImportSource, type LinkRef, type Page, type SourceLink, type SourceScan } from './types.js';
 
-export const CSV_PAGE = 1000;
+const CSV_PAGE = 1000;
 
 /** A column name as matched: without BOM, spaces, `-` and `_`, lower case. */
 export const headerKey = (h: string) =>

@@ -7,8 +7,8 @@ import { emptyLink, hostOf, pagedLinks, parseCsv, parseDate, splitTags, totalSca
 import type { SourceHttp } from './http.js';
 import { SourceError, type ImportSource, type SourceLink } from './types.js';
 
-export const DUB_API = 'https://api.dub.co';
-export const DUB_PAGE = 100;
+const DUB_API = 'https://api.dub.co';
+const DUB_PAGE = 100;
 
 interface DubLink {
   id: string;

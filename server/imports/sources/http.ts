@@ -65,7 +65,7 @@ export async function checkSourceUrl(raw: string, allowPrivate: boolean): Promis
 }
 
 /** Seconds to wait from a Retry-After value; null when absent or unreadable. */
-export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
+function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim());
   const at = Date.parse(value);

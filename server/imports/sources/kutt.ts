@@ -5,7 +5,7 @@ import { emptyLink, hostOf, totalScans } from './csv.js';
 import type { SourceHttp } from './http.js';
 import type { ImportSource, SourceLink } from './types.js';
 
-export const KUTT_PAGE = 50;
+const KUTT_PAGE = 50;
 
 interface KuttLink {
   id: string;

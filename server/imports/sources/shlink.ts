@@ -27,7 +27,7 @@ import {
 export const SHLINK_LINKS_PER_PAGE = 100;
 export const SHLINK_VISITS_PER_PAGE = 1000;
 /** The short code (and slug) of the link that holds Shlink's orphan visits. */
-export const ORPHAN_CODE = 'shlink-orphan-visits';
+const ORPHAN_CODE = 'shlink-orphan-visits';
 const ORPHAN_KEY = '#orphan-visits';
 
 interface Pagination {
@@ -73,7 +73,7 @@ const DEVICE: Record<string, { device?: string[]; os?: string[] }> = {
 };
 
 /** Shlink's redirect rules as our routing rules, and those that have no equivalent. */
-export function mapShlinkRules(rules: ShlinkRule[]): { routing: RoutingRuleIn[]; unmappable: Unmappable[] } {
+function mapShlinkRules(rules: ShlinkRule[]): { routing: RoutingRuleIn[]; unmappable: Unmappable[] } {
   const routing: RoutingRuleIn[] = [];
   const unmappable: Unmappable[] = [];
   for (const rule of [...rules].sort((a, b) => a.priority - b.priority)) {

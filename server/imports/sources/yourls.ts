@@ -12,7 +12,7 @@ const LOG_COLUMNS = ['click_id', 'click_time', 'shorturl', 'referrer', 'user_age
 type Row = Record<string, string | null>;
 
 /** The values of one `VALUES (...), (...)` list: quoted strings (backslash escapes), numbers, NULL. */
-export function sqlTuples(text: string, start: number): { tuples: (string | null)[][]; end: number } {
+function sqlTuples(text: string, start: number): { tuples: (string | null)[][]; end: number } {
   const tuples: (string | null)[][] = [];
   let i = start;
   const fail = () =>
@@ -78,7 +78,7 @@ export function sqlTuples(text: string, start: number): { tuples: (string | null
 }
 
 /** Rows of the tables whose name ends with `_url` and `_log` in a MySQL dump. */
-export function dumpTables(text: string): { url: Row[]; log: Row[] } {
+function dumpTables(text: string): { url: Row[]; log: Row[] } {
   const out = { url: [] as Row[], log: [] as Row[] };
   const re = /INSERT\s+(?:IGNORE\s+)?INTO\s+`?(\w+?)_(url|log)`?\s*(\(([^)]*)\))?\s*VALUES\s*/gi;
   for (let m = re.exec(text); m; m = re.exec(text)) {
