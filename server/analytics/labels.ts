@@ -8,6 +8,18 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   language: 'Language',
   provider: 'Network provider',
   consent: 'Pixel consent',
+  os: 'Operating system',
+  browser: 'Browser',
+  action: 'Landing-page action',
+};
+
+const ACTION_LABELS: Record<string, string> = {
+  vcard: 'Contact saved',
+  ics: 'Event added to a calendar',
+  link: 'Link opened',
+  app_store: 'App Store opened',
+  play_store: 'Google Play opened',
+  website: 'Website opened',
 };
 
 const CONSENT_LABELS: Record<string, string> = {
@@ -64,5 +76,10 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
       return value || 'Unknown';
     case 'consent':
       return CONSENT_LABELS[value] ?? value;
+    case 'action':
+      return ACTION_LABELS[value] ?? value;
+    case 'os':
+    case 'browser':
+      return value || 'Unknown';
   }
 }

@@ -5,7 +5,25 @@ import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
+export type RollupDimension =
+  'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'os' | 'browser' | 'action';
+
+/**
+ * Dimensions the rollup does not hold (its breakdown comes back empty): they are counted from the
+ * raw rows of the range, scan_events or scan_actions (rawBreakdown). Each is the table and the value
+ * of a row, and the rows that count.
+ */
+export const RAW_DIMENSIONS = {
+  os: { table: 'scan_events', value: 'os', rows: 'true' },
+  browser: { table: 'scan_events', value: 'browser', rows: 'true' },
+  action: { table: 'scan_actions', value: 'action', rows: "NOT startsWith(action, 'consent_')" },
+  consent: { table: 'scan_actions', value: 'substring(action, 9)', rows: "startsWith(action, 'consent_')" },
+} as const;
+export type RawDimension = keyof typeof RAW_DIMENSIONS;
+
+export function isRawDimension(d: RollupDimension): d is RawDimension {
+  return Object.hasOwn(RAW_DIMENSIONS, d);
+}
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -455,16 +473,13 @@ export async function scansOfBatches(
 }
 
 /**
- * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
- * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
- * exports, per day. Not in the rollup: a consent breakdown reads the actions of the range.
+ * The scope of a filter in a raw table (scan_events, scan_actions): its organization, brand or
+ * code, bots, and its days or, when given, the instants [fromMs, toMs).
  */
-export async function consentReport(
-  ch: ClickHouseHandle,
-  f: RollupFilter,
-  daily: boolean,
-): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
-  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+function rawScope(f: RollupFilter, instants?: { fromMs: number; toMs: number }): { sql: string; params: Params } {
+  const params: Params = instants
+    ? { org: f.orgId, from_ms: instants.fromMs, to_ms: instants.toMs }
+    : { org: f.orgId, from: f.from, to: f.to };
   let scope = '';
   if (f.codeId !== undefined) {
     scope = ' AND code_id = {code:UInt64}';
@@ -473,21 +488,65 @@ export async function consentReport(
     scope = ' AND brand_id = {brand:UInt64}';
     params.brand = f.brandId;
   }
-  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
-        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
+  const time = instants
+    ? `scanned_at >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND scanned_at < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC')`
+    : 'toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}';
+  return { sql: `org_id = {org:UInt64}${scope}${botClause(f)} AND ${time}`, params };
+}
+
+/**
+ * Scans per hour of the instants [fromMs, toMs) in the filter's scope (its days are not used), from
+ * scan_events: hours without scans are absent (the service fills them in). `hour` is the hour's
+ * start in epoch seconds.
+ */
+export async function hourlyScans(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  fromMs: number,
+  toMs: number,
+): Promise<{ hour: number; scans: number }[]> {
+  const w = rawScope(f, { fromMs, toMs });
+  const out = await rows<{ hour: string; scans: string }>(
+    ch,
+    `SELECT toUnixTimestamp(toStartOfHour(scanned_at)) AS hour, count() AS scans
+       FROM ${ch.database}.scan_events WHERE ${w.sql}
+      GROUP BY hour ORDER BY hour`,
+    w.params,
+  );
+  return out.map((r) => ({ hour: Number(r.hour), scans: Number(r.scans) }));
+}
+
+/**
+ * A breakdown the rollup does not hold (RAW_DIMENSIONS): the operating systems and browsers of
+ * the scans (scan_events), the landing-page actions and the pixel page's consent outcomes
+ * (scan_actions `<action>` and `consent_<outcome>`, written by the redirect with the scan or with
+ * the page's answer), per value with distinct visitors and, for exports, per day. It reads the raw
+ * rows of the range.
+ */
+export async function rawBreakdown(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  dimension: RawDimension,
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const d = RAW_DIMENSIONS[dimension];
+  const w = rawScope(f);
+  const where = `${w.sql} AND ${d.rows}`;
+  const table = `${ch.database}.${d.table}`;
+  const params = w.params;
   const [breakdown, days] = await Promise.all([
     rows<{ value: string; scans: string; uniques: string }>(
       ch,
-      `SELECT substring(action, 9) AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
-         FROM ${ch.database}.scan_actions WHERE ${where}
+      `SELECT ${d.value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+         FROM ${table} WHERE ${where}
         GROUP BY value ORDER BY scans DESC, value`,
       params,
     ),
     daily
       ? rows<{ day: string; value: string; scans: string }>(
           ch,
-          `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
-             FROM ${ch.database}.scan_actions WHERE ${where}
+          `SELECT toString(toDate(scanned_at)) AS day, ${d.value} AS value, count() AS scans
+             FROM ${table} WHERE ${where}
             GROUP BY day, value ORDER BY day, scans DESC, value`,
           params,
         )

@@ -6,10 +6,39 @@ import { patterned, type JsonSchema } from '../schemas/validation.js';
 export const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
-/** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
+/**
+ * Dimensions of the organization-level endpoints (spec: country, device, referrer, language; then
+ * the pixel consent, the operating system, the browser and the landing-page actions).
+ */
+export const ORG_DIMENSIONS = [
+  'country',
+  'device',
+  'referrer',
+  'language',
+  'consent',
+  'os',
+  'browser',
+  'action',
+] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
+export const CODE_DIMENSIONS = [
+  'country',
+  'device',
+  'referrer',
+  'language',
+  'provider',
+  'consent',
+  'os',
+  'browser',
+  'action',
+] as const;
+
+/** What a dimension's description says of the ones past the contract's four. */
+const DIMENSION_NOTE =
+  'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, ' +
+  'not_required) of the scans of codes with pixels. os and browser: of the scanning device. action: what ' +
+  'visitors did on the landing pages (vcard, ics, link, app_store, play_store, website); its scans are actions. ' +
+  'consent, os, browser and action are counted from the raw scans of the range rather than the daily rollup.';
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
@@ -52,6 +81,8 @@ export interface AnalyticsQuery {
   code_ulid?: string;
   /** Default false (ajv fills it in). */
   include_bots?: boolean;
+  /** Default false: hourly_series of the last 48 hours. */
+  hourly?: boolean;
 }
 
 export const analyticsQuery = objectSchema('AnalyticsQuery', {
@@ -60,12 +91,16 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
     type: 'string',
     enum: [...ORG_DIMENSIONS],
     default: 'country',
-    description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels.',
+    description: DIMENSION_NOTE,
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
   include_bots: includeBots,
+  hourly: {
+    type: 'boolean',
+    default: false,
+    description: 'true adds hourly_series: the scans of each of the last 48 UTC hours (the current hour last).',
+  },
 });
 
 export const scanStreamQuery = objectSchema('ScanStreamQuery', {
@@ -91,8 +126,7 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     type: 'string',
     enum: [...CODE_DIMENSIONS],
     default: 'country',
-    description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required).',
+    description: DIMENSION_NOTE,
   },
   include_bots: includeBots,
 });
@@ -228,6 +262,16 @@ export const AnalyticsPayload: JsonSchema = {
       type: 'array',
       description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
       items: childEntry,
+    },
+    hourly_series: {
+      type: 'array',
+      description:
+        'With hourly=true: every hour of the last 48 UTC hours, oldest first, the current (partial) hour last, zeros included.',
+      items: {
+        type: 'object',
+        required: ['hour', 'scans'],
+        properties: { hour: { ...dateTime, description: 'The start of the hour (UTC).' }, scans: count },
+      },
     },
     top_codes: {
       type: 'array',

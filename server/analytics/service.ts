@@ -11,7 +11,9 @@ import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
-  consentReport,
+  hourlyScans,
+  isRawDimension,
+  rawBreakdown,
   type ActionCount,
   rawScanPage,
   type RawScan,
@@ -91,7 +93,23 @@ export interface AnalyticsPayload {
   child_breakdown?: BreakdownEntry[];
   top_codes?: BreakdownEntry[];
   conversions?: ConversionTotals;
+  hourly_series?: { hour: string; scans: number }[];
   csv_rows?: Record<string, string | number>[];
+}
+
+/** The hours of hourly_series: the last 48, the current one last. */
+export const HOURLY_HOURS = 48;
+const HOUR_MS = 3_600_000;
+
+/** The last HOURLY_HOURS UTC hours up to now (the current hour last), zeros included. */
+async function hourlySeries(app: AppContext, filter: RollupFilter): Promise<{ hour: string; scans: number }[]> {
+  const fromMs = (Math.floor(app.clock.now().getTime() / HOUR_MS) - (HOURLY_HOURS - 1)) * HOUR_MS;
+  const toMs = fromMs + HOURLY_HOURS * HOUR_MS;
+  const byHour = new Map((await hourlyScans(app.ch, filter, fromMs, toMs)).map((h) => [h.hour * 1000, h.scans]));
+  return Array.from({ length: HOURLY_HOURS }, (_, i) => {
+    const ms = fromMs + i * HOUR_MS;
+    return { hour: new Date(ms).toISOString(), scans: byHour.get(ms) ?? 0 };
+  });
 }
 
 export interface CodeRef {
@@ -199,8 +217,9 @@ async function rollupSummary(
 ): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
   const report = await rollupReport(app.ch, filter, request);
   const dimension = request.dimension;
-  // The rollup has no consent rows (its breakdown comes back empty): the actions answer it.
-  if (dimension === 'consent') Object.assign(report, await consentReport(app.ch, filter, request.dailyBreakdown));
+  // The rollup has no rows of these (its breakdown comes back empty): the raw rows answer them.
+  if (isRawDimension(dimension))
+    Object.assign(report, await rawBreakdown(app.ch, filter, dimension, request.dailyBreakdown));
   return {
     report,
     summary: {
@@ -248,6 +267,7 @@ export async function organizationAnalytics(
     ...summary,
     conversions: await conversionTotals(app, org, filter, range.fromMs, range.toMs),
   };
+  if (q.hourly) payload.hourly_series = await hourlySeries(app, filter);
   // Labels come from Postgres, another process: both lookups at once.
   const [children, top] = await Promise.all([
     report.children && labelled(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
