@@ -11,9 +11,11 @@ export function BreakdownTable(props: {
   /** A link for an entry, if it has a page. */
   href?: (b: Breakdown) => string | null;
   empty: string;
+  /** data-testid of the table, for the browser tests. */
+  testId?: string;
 }) {
   return (
-    <table>
+    <table data-testid={props.testId}>
       <caption>{props.caption}</caption>
       <thead>
         <tr>

@@ -1,5 +1,6 @@
-// One code's analytics: the daily series and a breakdown by country, device, language, referrer
-// or provider over 7, 30 or 90 days, and the CSV export of the same rows.
+// One code's analytics: the daily series and a breakdown by country, device, language, referrer,
+// provider, operating system, browser or landing-page action over 7, 30 or 90 days, and the CSV
+// export of the same rows.
 import { useState } from 'preact/hooks';
 import { orgApi, query } from '../api';
 import { BreakdownTable } from '../components/breakdown';
@@ -14,6 +15,9 @@ const DIMENSIONS = [
   { value: 'language', label: 'Language' },
   { value: 'referrer', label: 'Referrer' },
   { value: 'provider', label: 'Provider' },
+  { value: 'os', label: 'Operating system' },
+  { value: 'browser', label: 'Browser' },
+  { value: 'action', label: 'Landing-page action' },
 ];
 
 export default function CodeAnalytics(props: { org: string; code: string; membership: Membership }) {
@@ -94,9 +98,13 @@ export default function CodeAnalytics(props: { org: string; code: string; member
               <div class="label">unique rate</div>
             </div>
           </div>
+          <h2>Scans per day</h2>
           <ScansChart series={a.time_series ?? []} label={`Scans per day, last ${range} days`} />
+          <h2>Scans by {(a.dimension_label ?? dimension).toLowerCase()}</h2>
           <BreakdownTable
-            caption={`Scans by ${(a.dimension_label ?? dimension).toLowerCase()}`}
+            caption={
+              <span class="visually-hidden">{`Scans by ${(a.dimension_label ?? dimension).toLowerCase()}`}</span>
+            }
             label={a.dimension_label ?? dimension}
             rows={a.dimension_breakdown ?? []}
             empty="No scans in this range."
