@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
-import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { startTestService, type ApiResponse, type TestOrg, type TestService } from '../helpers/harness.js';
 
 // GET /v1/qr-codes narrowed by type, brand and domain (with search and status) and ordered by
 // name either way, paged through keyset cursors: every page continues where the last one ended.
@@ -71,7 +71,7 @@ describe('GET /v1/qr-codes: type, brand and domain filters and name orders', () 
     const out: string[][] = [];
     let cursor: string | null = null;
     do {
-      const res = await svc.get(`/v1/qr-codes?${q}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, a.token);
+      const res: ApiResponse = await svc.get(`/v1/qr-codes?${q}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, a.token);
       expect(res.status).to.equal(200);
       out.push(res.body.data.map((c: { slug: string }) => c.slug.split('/')[1]));
       cursor = res.body.meta.next_cursor;
