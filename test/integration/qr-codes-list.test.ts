@@ -71,7 +71,10 @@ describe('GET /v1/qr-codes: type, brand and domain filters and name orders', () 
     const out: string[][] = [];
     let cursor: string | null = null;
     do {
-      const res: ApiResponse = await svc.get(`/v1/qr-codes?${q}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, a.token);
+      const res: ApiResponse = await svc.get(
+        `/v1/qr-codes?${q}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        a.token,
+      );
       expect(res.status).to.equal(200);
       out.push(res.body.data.map((c: { slug: string }) => c.slug.split('/')[1]));
       cursor = res.body.meta.next_cursor;
