@@ -4,13 +4,13 @@
 // /v1/analytics, one call per dimension), nothing is recomputed here. Range and brand live in the
 // address.
 import { orgApi, query } from '../api';
-import { BreakdownTable } from '../components/breakdown';
+import { BreakdownTable, TotalsCards } from '../components/breakdown';
 import { HourlyChart, ScansChart } from '../components/chart';
 import { ErrorMessage, Loading, Page, SelectField, useLoad } from '../components/ui';
+import { useOrgList } from '../components/org-list';
 import { useUrlState } from '../components/url-state';
 import { WorldMap } from '../components/world-map';
 import './analytics.css';
-import { can } from '../session';
 import type { Analytics, Brand, Membership } from '../types';
 
 /** The breakdowns below the map, each with its heading and first column. */
@@ -37,13 +37,7 @@ export default function AnalyticsPage(props: { org: string; membership: Membersh
   const [state, set] = useUrlState({ range: '30', brand: '' });
   const { range, brand } = state;
   const scope = { range, brand_ulid: brand || undefined };
-  const brands = useLoad(
-    () =>
-      can(props.membership, 'brands.view')
-        ? api.get<{ data: Brand[] }>('/v1/brands').then((r) => r.data)
-        : Promise.resolve([] as Brand[]),
-    [props.org],
-  );
+  const brands = useOrgList<Brand>(props.org, props.membership, 'brands.view', '/v1/brands');
   const main = useLoad(
     () =>
       api
@@ -84,24 +78,7 @@ export default function AnalyticsPage(props: { org: string; membership: Membersh
       {main.loading && !a && <Loading />}
       {a && (
         <div aria-busy={main.loading || more.loading}>
-          <div class="cards" data-testid="analytics-totals">
-            <div class="card">
-              <div class="value" data-testid="total-scans">
-                {a.totals.scans.toLocaleString()}
-              </div>
-              <div class="label">scans, {days}</div>
-            </div>
-            <div class="card">
-              <div class="value" data-testid="total-uniques">
-                {a.totals.uniques.toLocaleString()}
-              </div>
-              <div class="label">unique visitors</div>
-            </div>
-            <div class="card">
-              <div class="value">{Math.round(a.totals.unique_rate * 100)}%</div>
-              <div class="label">unique rate</div>
-            </div>
-          </div>
+          <TotalsCards totals={a.totals} scansLabel={`scans, ${days}`} />
           <h2>Scans per day</h2>
           <ScansChart series={a.time_series ?? []} label={`Scans per day, ${days}`} />
           <h2>The last 48 hours</h2>

@@ -3,7 +3,7 @@
 // export of the same rows.
 import { useState } from 'preact/hooks';
 import { orgApi, query } from '../api';
-import { BreakdownTable } from '../components/breakdown';
+import { BreakdownTable, TotalsCards } from '../components/breakdown';
 import { ScansChart } from '../components/chart';
 import { ErrorMessage, Loading, Page, SelectField, useLoad } from '../components/ui';
 import { can } from '../session';
@@ -84,20 +84,7 @@ export default function CodeAnalytics(props: { org: string; code: string; member
       {data.loading && !a && <Loading />}
       {a && (
         <>
-          <div class="cards">
-            <div class="card">
-              <div class="value">{a.totals.scans.toLocaleString()}</div>
-              <div class="label">scans</div>
-            </div>
-            <div class="card">
-              <div class="value">{a.totals.uniques.toLocaleString()}</div>
-              <div class="label">unique visitors</div>
-            </div>
-            <div class="card">
-              <div class="value">{Math.round(a.totals.unique_rate * 100)}%</div>
-              <div class="label">unique rate</div>
-            </div>
-          </div>
+          <TotalsCards totals={a.totals} scansLabel="scans" />
           <h2>Scans per day</h2>
           <ScansChart series={a.time_series ?? []} label={`Scans per day, last ${range} days`} />
           <h2>Scans by {(a.dimension_label ?? dimension).toLowerCase()}</h2>

@@ -19,6 +19,7 @@ import {
   EmptyRow,
   HiddenHeader,
 } from '../components/ui';
+import { useOrgList } from '../components/org-list';
 import { useUrlState } from '../components/url-state';
 import { can } from '../session';
 import type { Brand, Domain, Membership, Paged, QrCode } from '../types';
@@ -88,20 +89,8 @@ export default function Codes(props: { org: string; membership: Membership }) {
     }, 250);
     return () => clearTimeout(t);
   }, [search]);
-  const brands = useLoad(
-    () =>
-      can(props.membership, 'brands.view')
-        ? api.get<{ data: Brand[] }>('/v1/brands').then((r) => r.data)
-        : Promise.resolve([] as Brand[]),
-    [props.org],
-  );
-  const domains = useLoad(
-    () =>
-      can(props.membership, 'domains.view')
-        ? api.get<{ data: Domain[] }>('/v1/domains').then((r) => r.data)
-        : Promise.resolve([] as Domain[]),
-    [props.org],
-  );
+  const brands = useOrgList<Brand>(props.org, props.membership, 'brands.view', '/v1/brands');
+  const domains = useOrgList<Domain>(props.org, props.membership, 'domains.view', '/v1/domains');
   const filters = { search: term, status, type, brand_ulid: brand, domain_ulid: domain, order };
   // The answer carries the term it was asked with, so the caption always describes the rows shown.
   const page = useLoad(
