@@ -14,6 +14,7 @@ import {
   Page,
   SelectField,
   StatusMessage,
+  TextAreaField,
   TextField,
   useLoad,
 } from '../components/ui';
@@ -63,6 +64,22 @@ interface Draft {
   prelander_message: string;
   rules: RoutingRule[];
   schedule: Schedule;
+  /** The code's own script ('' none). */
+  custom_js: string;
+}
+
+/** custom_js: at most this many bytes of UTF-8, only on a verified custom domain (docs/pixels.md). */
+const CUSTOM_JS_MAX_BYTES = 10240;
+
+/** Whether a domain serves a code's custom_js: a custom domain of the organization that is verified (active). */
+function servesScripts(domains: Domain[], ulid: string): boolean {
+  const d = domains.find((x) => x.ulid === ulid);
+  return !!d && d.type === 'custom' && d.status === 'active';
+}
+
+/** Whether a type runs a code's custom_js on a page of its own (dynamic types other than gs1). */
+function runsScripts(type: CodeType): boolean {
+  return CODE_TYPES[type].dynamic && type !== 'gs1';
 }
 
 /** datetime-local value (local time) from an ISO instant, and back. */
@@ -99,6 +116,7 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
     prelander_message: c?.prelander_message ?? '',
     rules: c?.routing?.rules ?? [],
     schedule: c?.schedule ?? { enabled: false, timezone: 'UTC', windows: [], fallback_destination: null },
+    custom_js: c?.custom_js ?? '',
   };
 }
 
@@ -118,8 +136,12 @@ function landingDraft(d: Draft) {
   };
 }
 
-/** The request body: every field, gated ones as null when unused so plans without them accept it. */
-function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
+/**
+ * The request body: every field, gated ones as null when unused so plans without them accept it.
+ * custom_js is sent only where it can run (a verified custom domain, a type with a page); elsewhere
+ * it is cleared, which the form says beforehand.
+ */
+function bodyOf(d: Draft, creating: boolean, scripts: boolean): Record<string, unknown> {
   const kind = kindOf(d.type);
   const utm = Object.fromEntries(Object.entries(d.utm).filter(([, v]) => v.trim()));
   const body: Record<string, unknown> = {
@@ -141,6 +163,7 @@ function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
     prelander_message: d.prelander_message.trim() || null,
     routing: d.rules.length ? { rules: d.rules } : null,
     schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
+    custom_js: scripts && runsScripts(d.type) && d.custom_js.trim() ? d.custom_js : null,
   };
   // What a type does not use is cleared: a redirect's options, and for static codes everything counted.
   if (!kind.redirect) {
@@ -205,7 +228,7 @@ export default function CodeEdit(props: { org: string; code?: string; membership
     setError(null);
     setNotice('');
     try {
-      const body = bodyOf(draft!, creating);
+      const body = bodyOf(draft!, creating, servesScripts(domains, draft!.domain_ulid));
       if (creating) {
         const created = await api.post<{ data: QrCode }>('/v1/qr-codes', body);
         route(`/app/o/${props.org}/codes/${created.data.ulid}`);
@@ -441,6 +464,16 @@ export default function CodeEdit(props: { org: string; code?: string; membership
             </>
           )}
 
+          {runsScripts(draft.type) && (
+            <CustomScriptField
+              draft={draft}
+              onValue={(v) => set({ custom_js: v })}
+              allowed={servesScripts(domains, draft.domain_ulid)}
+              disabled={!editable}
+              error={fieldError('custom_js')}
+            />
+          )}
+
           <ErrorMessage error={error} />
           {notice && <StatusMessage>{notice}</StatusMessage>}
           {editable && (
@@ -506,5 +539,46 @@ export default function CodeEdit(props: { org: string; code?: string; membership
         </section>
       )}
     </Page>
+  );
+}
+
+/**
+ * custom_js: a textarea with a byte counter and the risks, shown only for a code on a verified
+ * custom domain; on another domain, a code that has a script is told that saving removes it.
+ */
+function CustomScriptField(props: {
+  draft: Draft;
+  onValue: (v: string) => void;
+  allowed: boolean;
+  disabled: boolean;
+  error?: string;
+}) {
+  const bytes = new TextEncoder().encode(props.draft.custom_js).length;
+  if (!props.allowed) {
+    return props.draft.custom_js ? (
+      <p class="field-error" role="status">
+        This code has a custom script, which runs only on a verified custom domain of yours: saving it on this domain
+        removes the script.
+      </p>
+    ) : null;
+  }
+  return (
+    <fieldset disabled={props.disabled}>
+      <legend>Custom script</legend>
+      <p class="hint">
+        Enterprise plan. JavaScript run on this code’s pages on your domain (landing page, pixel page, prelander; a
+        redirect code gets a short interstitial page). It sees and can change everything on the page and send the
+        visitor anywhere, runs before any consent answer, and can load nothing from other hosts. Served as a file of its
+        own with its hash in the page’s security policy. See docs/pixels.md.
+      </p>
+      <TextAreaField
+        label="Script"
+        rows={8}
+        value={props.draft.custom_js}
+        onValue={props.onValue}
+        hint={`${bytes} of ${CUSTOM_JS_MAX_BYTES} bytes (UTF-8)${bytes > CUSTOM_JS_MAX_BYTES ? ': too long' : ''}`}
+        error={props.error}
+      />
+    </fieldset>
   );
 }
