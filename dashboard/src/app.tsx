@@ -14,6 +14,7 @@ const Overview = lazy(() => import('./pages/overview'));
 const Codes = lazy(() => import('./pages/codes'));
 const CodeEdit = lazy(() => import('./pages/code-edit'));
 const CodeAnalytics = lazy(() => import('./pages/code-analytics'));
+const Analytics = lazy(() => import('./pages/analytics'));
 const Brands = lazy(() => import('./pages/brands'));
 const Domains = lazy(() => import('./pages/domains'));
 const Styles = lazy(() => import('./pages/styles'));
@@ -35,6 +36,7 @@ type PageComponent = (props: any) => ComponentChildren;
 const SECTIONS: { path: string; label: string; ability?: string; page: PageComponent }[] = [
   { path: 'overview', label: 'Overview', page: Overview },
   { path: 'codes', label: 'Codes', ability: 'codes.view', page: Codes },
+  { path: 'analytics', label: 'Analytics', ability: 'analytics.view', page: Analytics },
   { path: 'live', label: 'Live', ability: 'analytics.view', page: Live },
   { path: 'brands', label: 'Brands', ability: 'brands.view', page: Brands },
   { path: 'domains', label: 'Domains', ability: 'domains.view', page: Domains },

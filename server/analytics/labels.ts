@@ -8,6 +8,8 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   language: 'Language',
   provider: 'Network provider',
   consent: 'Pixel consent',
+  os: 'Operating system',
+  browser: 'Browser',
   action: 'Landing-page action',
 };
 
@@ -77,5 +79,8 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
       return CONSENT_LABELS[value] ?? value;
     case 'action':
       return ACTION_LABELS[value] ?? value;
+    case 'os':
+    case 'browser':
+      return value || 'Unknown';
   }
 }

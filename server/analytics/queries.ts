@@ -5,7 +5,42 @@ import type { ScanAction, ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'action';
+export type RollupDimension =
+  'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'os' | 'browser' | 'action';
+
+/**
+ * Dimensions the rollup does not hold (its breakdown comes back empty): they are counted from the
+ * raw rows of the range (rawBreakdown). Each gives the rows it counts as (value, visitor, day), from
+ * the rows of scan_events or scan_actions in scope (`where`):
+ * - `os`, `browser`: of the scanning device, one row per scan;
+ * - `action`: what visitors did on a landing page (every action but the consent answers), one row
+ *   per action;
+ * - `consent`: the pixel page's consent outcomes, one per scan (actions `consent_<outcome>`, written
+ *   by the redirect under the scan's id: the outcome known with the scan, or `asked` when the banner
+ *   asks and then the page's answer). A scan's outcome is its last granted, denied or not_required,
+ *   else none: an unanswered `asked` (the visitor left before answering or before the time ran out)
+ *   is none. On the day of the scan. Rows written before ids were shared stand alone.
+ */
+const RAW_DIMENSIONS = {
+  os: (db: string, where: string) =>
+    `SELECT os AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day FROM ${db}.scan_events WHERE ${where}`,
+  browser: (db: string, where: string) =>
+    `SELECT browser AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day FROM ${db}.scan_events WHERE ${where}`,
+  action: (db: string, where: string) =>
+    `SELECT toString(action) AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
+       FROM ${db}.scan_actions WHERE ${where} AND NOT startsWith(action, 'consent_')`,
+  consent: (db: string, where: string) =>
+    `SELECT if(outcome = 'asked', 'none', outcome) AS value, visitor, day FROM (
+      SELECT argMax(substring(action, 9), (action IN ('consent_granted', 'consent_denied', 'consent_not_required'), scanned_at)) AS outcome,
+             any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
+        FROM ${db}.scan_actions WHERE ${where} AND startsWith(action, 'consent_')
+       GROUP BY code_id, action_id)`,
+} as const;
+export type RawDimension = keyof typeof RAW_DIMENSIONS;
+
+export function isRawDimension(d: RollupDimension): d is RawDimension {
+  return Object.hasOwn(RAW_DIMENSIONS, d);
+}
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -523,22 +558,13 @@ export async function actionsOfBatches(ch: ClickHouseHandle, q: BatchRead): Prom
 }
 
 /**
- * A breakdown read from scan_actions (clickhouse/0008) rather than the rollup, per value with
- * distinct visitors and, for exports, per day:
- * - `consent`: the pixel page's consent outcomes, one per scan (actions `consent_<outcome>`, written
- *   by the redirect under the scan's id: the outcome known with the scan, or `asked` when the banner
- *   asks and then the page's answer). A scan's outcome is its last granted, denied or not_required,
- *   else none: an unanswered `asked` (the visitor left before answering or before the time ran out)
- *   is none. Per day of the scan.
- * - `action`: what visitors did on a landing page (every other action), one row per action.
+ * The scope of a filter in a raw table (scan_events, scan_actions): its organization, brand or
+ * code, bots, and its days or, when given, the instants [fromMs, toMs).
  */
-export async function actionsReport(
-  ch: ClickHouseHandle,
-  f: RollupFilter,
-  dimension: 'consent' | 'action',
-  daily: boolean,
-): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
-  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+function rawScope(f: RollupFilter, instants?: { fromMs: number; toMs: number }): { sql: string; params: Params } {
+  const params: Params = instants
+    ? { org: f.orgId, from_ms: instants.fromMs, to_ms: instants.toMs }
+    : { org: f.orgId, from: f.from, to: f.to };
   let scope = '';
   if (f.codeId !== undefined) {
     scope = ' AND code_id = {code:UInt64}';
@@ -547,32 +573,60 @@ export async function actionsReport(
     scope = ' AND brand_id = {brand:UInt64}';
     params.brand = f.brandId;
   }
-  const consent = dimension === 'consent';
-  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND ${consent ? '' : 'NOT '}startsWith(action, 'consent_')
-         AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
-  // (value, visitor, day) rows: for consent one per scan (its actions share the scan's id; rows
-  // written before ids were shared stand alone), for actions one per action.
-  const source = consent
-    ? `SELECT if(outcome = 'asked', 'none', outcome) AS value, visitor, day FROM (
-      SELECT argMax(substring(action, 9), (action IN ('consent_granted', 'consent_denied', 'consent_not_required'), scanned_at)) AS outcome,
-             any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
-        FROM ${ch.database}.scan_actions WHERE ${where}
-       GROUP BY code_id, action_id)`
-    : `SELECT toString(action) AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
-         FROM ${ch.database}.scan_actions WHERE ${where}`;
+  const time = instants
+    ? `scanned_at >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND scanned_at < fromUnixTimestamp64Milli({to_ms:Int64}, 'UTC')`
+    : 'toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}';
+  return { sql: `org_id = {org:UInt64}${scope}${botClause(f)} AND ${time}`, params };
+}
+
+/**
+ * Scans per hour of the instants [fromMs, toMs) in the filter's scope (its days are not used), from
+ * scan_events: hours without scans are absent (the service fills them in). `hour` is the hour's
+ * start in epoch seconds.
+ */
+export async function hourlyScans(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  fromMs: number,
+  toMs: number,
+): Promise<{ hour: number; scans: number }[]> {
+  const w = rawScope(f, { fromMs, toMs });
+  const out = await rows<{ hour: string; scans: string }>(
+    ch,
+    `SELECT toUnixTimestamp(toStartOfHour(scanned_at)) AS hour, count() AS scans
+       FROM ${ch.database}.scan_events WHERE ${w.sql}
+      GROUP BY hour ORDER BY hour`,
+    w.params,
+  );
+  return out.map((r) => ({ hour: Number(r.hour), scans: Number(r.scans) }));
+}
+
+/**
+ * A breakdown the rollup does not hold (RAW_DIMENSIONS: operating systems, browsers, landing-page
+ * actions, consent outcomes), per value with distinct visitors and, for exports, per day. It reads
+ * the raw rows of the range.
+ */
+export async function rawBreakdown(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  dimension: RawDimension,
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const w = rawScope(f);
+  const source = RAW_DIMENSIONS[dimension](ch.database, w.sql);
   const [breakdown, days] = await Promise.all([
     rows<{ value: string; scans: string; uniques: string }>(
       ch,
       `SELECT value, count() AS scans, uniqCombined(12)(visitor) AS uniques FROM (${source})
         GROUP BY value ORDER BY scans DESC, value`,
-      params,
+      w.params,
     ),
     daily
       ? rows<{ day: string; value: string; scans: string }>(
           ch,
           `SELECT day, value, count() AS scans FROM (${source})
             GROUP BY day, value ORDER BY day, scans DESC, value`,
-          params,
+          w.params,
         )
       : Promise.resolve(null),
   ]);

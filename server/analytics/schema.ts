@@ -8,10 +8,40 @@ import { CONSENT_OUTCOMES } from '../qr-codes/pixels.js';
 const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
-/** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent', 'action'] as const;
+/**
+ * Dimensions of the organization-level endpoints (spec: country, device, referrer, language; then
+ * the pixel consent, the operating system, the browser and the landing-page actions).
+ */
+export const ORG_DIMENSIONS = [
+  'country',
+  'device',
+  'referrer',
+  'language',
+  'consent',
+  'os',
+  'browser',
+  'action',
+] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent', 'action'] as const;
+export const CODE_DIMENSIONS = [
+  'country',
+  'device',
+  'referrer',
+  'language',
+  'provider',
+  'consent',
+  'os',
+  'browser',
+  'action',
+] as const;
+
+/** What a dimension's description says of the ones past the contract's four. */
+const DIMENSION_NOTE =
+  'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, ' +
+  'not_required) of the scans of codes with pixels. os and browser: of the scanning device. action: what ' +
+  'visitors did on the landing pages (vcard, ics, link, app_store, play_store, website), each with its count ' +
+  "(scans) and distinct visitors (uniques); the export's csv_rows give them per day. " +
+  'consent, os, browser and action are counted from the raw scans of the range rather than the daily rollup.';
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 const RAW_EXPORT_DEFAULT_LIMIT = 1000;
@@ -39,10 +69,6 @@ export const BOTS_NOTE =
   "recorded but left out unless include_bots=true, so a code's redirects_count, which counts every " +
   'redirect, can be higher than these scans.';
 
-const ACTION_DIMENSION_NOTE =
-  'action: what visitors did on landing pages (vcard, ics, link, app_store, play_store, website), each with its ' +
-  "count (scans) and distinct visitors (uniques); the export's csv_rows give them per day.";
-
 const includeBots: JsonSchema = {
   type: 'boolean',
   default: false,
@@ -58,6 +84,8 @@ export interface AnalyticsQuery {
   code_ulid?: string;
   /** Default false (ajv fills it in). */
   include_bots?: boolean;
+  /** Default false: hourly_series of the last 48 hours. */
+  hourly?: boolean;
 }
 
 export const analyticsQuery = objectSchema('AnalyticsQuery', {
@@ -66,13 +94,16 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
     type: 'string',
     enum: [...ORG_DIMENSIONS],
     default: 'country',
-    description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels. ' +
-      ACTION_DIMENSION_NOTE,
+    description: DIMENSION_NOTE,
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
   include_bots: includeBots,
+  hourly: {
+    type: 'boolean',
+    default: false,
+    description: 'true adds hourly_series: the scans of each of the last 48 UTC hours (the current hour last).',
+  },
 });
 
 export const scanStreamQuery = objectSchema('ScanStreamQuery', {
@@ -98,9 +129,7 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     type: 'string',
     enum: [...CODE_DIMENSIONS],
     default: 'country',
-    description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required). ' +
-      ACTION_DIMENSION_NOTE,
+    description: DIMENSION_NOTE,
   },
   include_bots: includeBots,
 });
@@ -296,6 +325,16 @@ export const AnalyticsPayload: JsonSchema = {
       type: 'array',
       description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
       items: childEntry,
+    },
+    hourly_series: {
+      type: 'array',
+      description:
+        'With hourly=true: every hour of the last 48 UTC hours, oldest first, the current (partial) hour last, zeros included.',
+      items: {
+        type: 'object',
+        required: ['hour', 'scans'],
+        properties: { hour: { ...dateTime, description: 'The start of the hour (UTC).' }, scans: count },
+      },
     },
     top_codes: {
       type: 'array',

@@ -11,7 +11,9 @@ import { isLandingType, isStaticType } from '../qr-codes/types.js';
 import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
-  actionsReport,
+  hourlyScans,
+  isRawDimension,
+  rawBreakdown,
   type ActionCount,
   rawActionPage,
   rawScanPage,
@@ -29,6 +31,7 @@ import type { ScanEvent } from './scan-event.js';
 import {
   conversionPage,
   conversionsPer,
+  carriesConversions,
   conversionsPerDay,
   conversionTotals,
   type ConversionExportRow,
@@ -108,6 +111,7 @@ export interface AnalyticsPayload {
   child_breakdown?: BreakdownEntry[];
   top_codes?: BreakdownEntry[];
   conversions?: ScopeConversions;
+  hourly_series?: { hour: string; scans: number }[];
   csv_rows?: Record<string, string | number>[];
 }
 
@@ -120,7 +124,22 @@ type ScopeConversions = ConversionTotals & { by_brand?: ConversionEntry[]; by_co
 /** At most this many codes in conversions.by_code, those with the most conversions. */
 const CONVERSION_CODES = 100;
 
-interface CodeRef {
+/** The hours of hourly_series: the last 48, the current one last. */
+export const HOURLY_HOURS = 48;
+const HOUR_MS = 3_600_000;
+
+/** The last HOURLY_HOURS UTC hours up to now (the current hour last), zeros included. */
+async function hourlySeries(app: AppContext, filter: RollupFilter): Promise<{ hour: string; scans: number }[]> {
+  const fromMs = (Math.floor(app.clock.now().getTime() / HOUR_MS) - (HOURLY_HOURS - 1)) * HOUR_MS;
+  const toMs = fromMs + HOURLY_HOURS * HOUR_MS;
+  const byHour = new Map((await hourlyScans(app.ch, filter, fromMs, toMs)).map((h) => [h.hour * 1000, h.scans]));
+  return Array.from({ length: HOURLY_HOURS }, (_, i) => {
+    const ms = fromMs + i * HOUR_MS;
+    return { hour: new Date(ms).toISOString(), scans: byHour.get(ms) ?? 0 };
+  });
+}
+
+export interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;
@@ -255,9 +274,9 @@ async function rollupSummary(
 ): Promise<{ report: Report; summary: Omit<AnalyticsPayload, 'scope_level' | 'range_days'> }> {
   const report = await rollupReport(app.ch, filter, request);
   const dimension = request.dimension;
-  // The rollup has no consent or action rows (its breakdown comes back empty): scan_actions answers them.
-  if (dimension === 'consent' || dimension === 'action')
-    Object.assign(report, await actionsReport(app.ch, filter, dimension, request.dailyBreakdown));
+  // The rollup has no rows of these (its breakdown comes back empty): the raw rows answer them.
+  if (isRawDimension(dimension))
+    Object.assign(report, await rawBreakdown(app.ch, filter, dimension, request.dailyBreakdown));
   return {
     report,
     summary: {
@@ -304,12 +323,13 @@ export async function organizationAnalytics(
     range_days: q.range,
     ...summary,
   };
+  if (q.hourly) payload.hourly_series = await hourlySeries(app, filter);
   // Labels and conversions come from Postgres, another process: all at once.
   const [children, top, conversions, converted] = await Promise.all([
     report.children && labelledCounts(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
     report.topCodes && labelledCounts(app, org, 'code', report.topCodes),
     scopeConversions(app, org, scope, filter, range),
-    report.dailyBreakdown && q.dimension !== 'consent' && q.dimension !== 'action'
+    report.dailyBreakdown && carriesConversions(q.dimension)
       ? conversionsPerDay(app, org, filter, q.dimension, range.fromMs, range.toMs)
       : null,
   ]);
@@ -325,7 +345,7 @@ const amountColumn = (currency: string) => `conversion_amount_${currency}`;
 
 /**
  * csv_rows: {date, <dimension>, scans} per day and dimension value with scans and, for the scan
- * dimensions a conversion carries (not consent), `conversions` (recorded that day, by their scan's
+ * dimensions a conversion carries (carriesConversions), `conversions` (recorded that day, by their scan's
  * value) and one `conversion_amount_<CURRENCY>` per currency of the range; a day and value with
  * conversions but no scans is a row with scans 0. Oldest day first, then most scans.
  */
@@ -374,7 +394,7 @@ function csvRows(
 /** The columns of an export's csv_rows, in CSV order (the conversion columns: see csvRows). */
 export function csvColumns(dimension: string, rows: Record<string, string | number>[]): string[] {
   const columns = ['date', dimension, 'scans'];
-  if (dimension === 'consent') return columns;
+  if (!carriesConversions(dimension)) return columns;
   const amounts = new Set<string>();
   for (const r of rows) for (const k of Object.keys(r)) if (k.startsWith('conversion_amount_')) amounts.add(k);
   return [...columns, 'conversions', ...[...amounts].sort()];

@@ -143,6 +143,11 @@ const CONVERSION_DIMENSION_COLUMNS = {
 } as const;
 export type ConversionDimension = keyof typeof CONVERSION_DIMENSION_COLUMNS;
 
+/** Whether a conversion carries a breakdown dimension (its scan's value of it), so exports can split conversions by it. */
+export function carriesConversions(dimension: string): dimension is ConversionDimension {
+  return Object.hasOwn(CONVERSION_DIMENSION_COLUMNS, dimension);
+}
+
 /** Conversions recorded in [fromMs, toMs) of the scope. */
 function inRange(app: AppContext, org: OrgRecord, scope: ConversionScope, fromMs: number, toMs: number) {
   const q = app

@@ -97,19 +97,31 @@ export async function codeNamesById(
   return rows.map((r) => ({ id: Number(r.id), ulid: r.ulid, name: r.name, slug: r.slug }));
 }
 
-/** Narrows and orders a page of codes (GET /v1/qr-codes?search=&status=&order=). */
+/** Narrows and orders a page of codes (GET /v1/qr-codes?search=&status=&type=&brand_ulid=&domain_ulid=&order=). */
 export interface CodeFilter {
   /** Substring of the name, the slug or the destination URL, any case. */
   search?: string;
   status?: string;
-  /** Newest first (the keyset runs backwards); default oldest first. */
-  newestFirst?: boolean;
+  type?: string;
+  brandId?: number;
+  domainId?: number;
+  /**
+   * Creation order (oldest first by default, or newest first: the keyset runs backwards), or by
+   * name (sql/0086: the name, else the slug without the organization's, any case; ties by creation).
+   */
+  order?: 'oldest' | 'newest' | 'name' | 'name_desc';
 }
 
 /** The indexed search text of a code (sql/0013_dashboard_accounts.sql, qr_codes_search). */
 const SEARCH_TEXT = `lower(coalesce(c.name, '') || ' ' || c.slug || ' ' || coalesce(c.destination ->> 'url', c.destination #>> '{}'))`;
 
-/** Up to `limit` codes after the keyset position afterId (0: the first page), in the filter's order. */
+/** The indexed sort key of the name orders (sql/0086_qr_code_name_order.sql). */
+const NAME_KEY = "lower(coalesce(c.name, split_part(c.slug, '/', 2)))";
+
+/**
+ * Up to `limit` codes after the keyset position afterId (0: the first page), in the filter's order.
+ * In a name order the position is the (name, id) of the code afterId, read in the same query.
+ */
 export async function pageCodes(
   db: Db,
   org: OrgRecord,
@@ -119,20 +131,38 @@ export async function pageCodes(
 ): Promise<CodeRow[]> {
   const where = ['c.org_id = ?', 'c.deleted_at is null'];
   const binds: (string | number)[] = [org.id];
+  const order = filter.order ?? 'oldest';
+  const byName = order === 'name' || order === 'name_desc';
+  const dir = order === 'newest' || order === 'name_desc' ? 'desc' : 'asc';
+  const cmp = dir === 'desc' ? '<' : '>';
   if (afterId > 0) {
-    where.push(filter.newestFirst ? 'c.id < ?' : 'c.id > ?');
-    binds.push(afterId);
+    if (byName) {
+      where.push(
+        `(${NAME_KEY}, c.id) ${cmp} (select lower(coalesce(p.name, split_part(p.slug, '/', 2))), p.id from qr_codes p where p.org_id = ? and p.id = ?)`,
+      );
+      binds.push(org.id, afterId);
+    } else {
+      where.push(`c.id ${cmp} ?`);
+      binds.push(afterId);
+    }
   }
-  if (filter.status) {
-    where.push('c.status = ?');
-    binds.push(filter.status);
+  for (const [column, value] of [
+    ['c.status', filter.status],
+    ['c.type', filter.type],
+    ['c.brand_id', filter.brandId],
+    ['c.domain_id', filter.domainId],
+  ] as const) {
+    if (value === undefined) continue;
+    where.push(`${column} = ?`);
+    binds.push(value);
   }
   if (filter.search) {
     where.push(`${SEARCH_TEXT} like ?`);
     binds.push(likePattern(filter.search));
   }
+  const orderBy = byName ? `${NAME_KEY} ${dir}, c.id ${dir}` : `c.id ${dir}`;
   const { rows } = await db.raw<{ rows: CodeRow[] }>(
-    `${CODE_SELECT} where ${where.join(' and ')} order by c.id ${filter.newestFirst ? 'desc' : 'asc'} limit ?`,
+    `${CODE_SELECT} where ${where.join(' and ')} order by ${orderBy} limit ?`,
     [...binds, limit],
   );
   return rows;

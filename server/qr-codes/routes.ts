@@ -12,7 +12,7 @@ import {
   type CodeParams,
   type CodeWrite,
 } from './schema.js';
-import { renderCode, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
+import { codeFilter, renderCode, createCodes, deleteCode, listCodeRows, readCode, updateCode } from './service.js';
 
 // GET /v1/qr-codes
 const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
@@ -23,23 +23,22 @@ const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
   description:
     'Without `limit` every code is returned, oldest first, streamed so that large organizations are ' +
     'served in flat memory. With `limit` (1 to 1000) a page is returned and meta.next_cursor leads to the next. ' +
-    '`search`, `status` and `order` narrow and order the list; the cursor keeps them only when they are sent again.',
+    '`search`, `status`, `type`, `brand_ulid` and `domain_ulid` narrow the list and `order` orders it; the cursor ' +
+    'keeps them only when they are sent again.',
   tag: 'QR codes',
   ability: 'codes.view',
   billable: true,
   query: listCodesQuery,
   response: { status: 200, description: 'The codes.', schema: CodeList },
-  handler: async (call, { query }) =>
-    listResult(call, query, {
-      fetch: (after, n) =>
-        listCodeRows(call.app, call.principal.org, after, n, {
-          search: query.search,
-          status: query.status,
-          newestFirst: query.order === 'newest',
-        }),
+  errors: [404],
+  handler: async (call, { query }) => {
+    const filter = await codeFilter(call.app, call.principal.org, query);
+    return listResult(call, query, {
+      fetch: (after, n) => listCodeRows(call.app, call.principal.org, after, n, filter),
       id: (row) => row.id,
       render: renderCode,
-    }),
+    });
+  },
 });
 
 // GET /v1/qr-codes/{code_ulid}

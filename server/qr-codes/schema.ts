@@ -364,10 +364,16 @@ export const updateCodeBody: JsonSchema = withDocumentForm(
 
 export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
 
+/** Orders of the code list: creation order either way, or by name (the slug when there is none). */
+export const CODE_ORDERS = ['oldest', 'newest', 'name', 'name_desc'] as const;
+
 export interface ListCodesQuery extends PageQuery {
   search?: string;
   status?: CodeStatus;
-  order: 'oldest' | 'newest';
+  type?: (typeof CODE_TYPES)[number];
+  brand_ulid?: string;
+  domain_ulid?: string;
+  order: (typeof CODE_ORDERS)[number];
 }
 
 export const listCodesQuery = objectSchema('codes.list.query', {
@@ -379,11 +385,18 @@ export const listCodesQuery = objectSchema('codes.list.query', {
     description: 'Only codes whose name, slug or destination URL contains this text (any case).',
   },
   status: { type: 'string', enum: [...CODE_STATUSES], description: 'Only codes with this status.' },
+  type: { type: 'string', enum: [...CODE_TYPES], description: 'Only codes of this type.' },
+  brand_ulid: { ...ulid, description: 'Only codes of this brand of the organization (404 when there is none).' },
+  domain_ulid: {
+    ...ulid,
+    description: 'Only codes on this domain (one of the organization’s, or a shared one; 404 when there is none).',
+  },
   order: {
     type: 'string',
-    enum: ['oldest', 'newest'],
+    enum: [...CODE_ORDERS],
     default: 'oldest',
-    description: 'oldest (default): creation order; newest: newest first.',
+    description:
+      'oldest (default): creation order; newest: newest first; name and name_desc: by name, any case (a code without a name by its slug), A to Z or Z to A, ties in creation order.',
   },
 });
 

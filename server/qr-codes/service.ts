@@ -28,7 +28,9 @@ import {
   type NewCodeRow,
   type Refs,
 } from './repository.js';
-import { createCodeBody, type CodeSettings, type CodeStatus, type CodeWrite } from './schema.js';
+import { createCodeBody, type CodeSettings, type CodeStatus, type CodeWrite, type ListCodesQuery } from './schema.js';
+import { getBrand } from '../brands/service.js';
+import { getDomain } from '../domains/service.js';
 import {
   addError,
   checkDates,
@@ -607,6 +609,22 @@ export async function codeNames(
 
 export async function readCode(app: AppContext, org: OrgRecord, codeUlid: string): Promise<QrCodeOut> {
   return renderCode(await getCodeRow(app.db, org, codeUlid));
+}
+
+/** The list's filter from its query: the brand and domain are looked up in the organization (404 when not found). */
+export async function codeFilter(app: AppContext, org: OrgRecord, q: ListCodesQuery): Promise<CodeFilter> {
+  const [brand, domain] = await Promise.all([
+    q.brand_ulid ? getBrand(app.db, org, q.brand_ulid) : undefined,
+    q.domain_ulid ? getDomain(app.db, org, q.domain_ulid) : undefined,
+  ]);
+  return {
+    search: q.search,
+    status: q.status,
+    type: q.type,
+    brandId: brand ? Number(brand.id) : undefined,
+    domainId: domain ? Number(domain.id) : undefined,
+    order: q.order,
+  };
 }
 
 /** Rows for the list endpoint: up to n codes after the keyset position, filtered and ordered. */

@@ -284,6 +284,7 @@ describe('dashboard in a real browser', function () {
     expect(await nav.getByRole('link').allTextContents()).to.deep.equal([
       'Overview',
       'Codes',
+      'Analytics',
       'Live',
       'Brands',
       'Domains',

@@ -269,7 +269,7 @@ describe('Scan analytics API', () => {
       ['range=14', 'range'],
       ['range=abc', 'range'],
       ['dimension=provider', 'dimension'],
-      ['dimension=os', 'dimension'],
+      ['dimension=platform', 'dimension'],
       ['brand_ulid=nope', 'brand_ulid'],
       ['colour=red', 'colour'],
     ]) {
@@ -353,7 +353,7 @@ describe('Scan analytics API', () => {
     });
 
     it('answers 422 for an unknown dimension', async () => {
-      const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}?dimension=browser`, a.token);
+      const res = await svc.get(`/v1/analytics/qr-codes/${codes.C1.ulid}?dimension=platform`, a.token);
       expect(res.status).to.equal(422);
       expect(res.body.errors).to.have.property('dimension');
     });

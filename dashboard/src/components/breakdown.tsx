@@ -1,6 +1,7 @@
-// Scans and distinct visitors per country, device, code...: the table of a breakdown.
+// Scans and distinct visitors per country, device, code...: the table of a breakdown, and the
+// totals of a range as cards.
 import type { ComponentChildren } from 'preact';
-import type { Breakdown } from '../types';
+import type { Analytics, Breakdown } from '../types';
 import { EmptyRow } from './ui';
 
 export function BreakdownTable(props: {
@@ -11,9 +12,11 @@ export function BreakdownTable(props: {
   /** A link for an entry, if it has a page. */
   href?: (b: Breakdown) => string | null;
   empty: string;
+  /** data-testid of the table, for the browser tests. */
+  testId?: string;
 }) {
   return (
-    <table>
+    <table data-testid={props.testId}>
       <caption>{props.caption}</caption>
       <thead>
         <tr>
@@ -40,5 +43,30 @@ export function BreakdownTable(props: {
         {!props.rows.length && <EmptyRow cols={3}>{props.empty}</EmptyRow>}
       </tbody>
     </table>
+  );
+}
+
+/** Scans, distinct visitors and their rate over a range, as the API gives them. */
+export function TotalsCards(props: { totals: Analytics['totals']; scansLabel: string }) {
+  const t = props.totals;
+  return (
+    <div class="cards">
+      <div class="card">
+        <div class="value" data-testid="total-scans">
+          {t.scans.toLocaleString()}
+        </div>
+        <div class="label">{props.scansLabel}</div>
+      </div>
+      <div class="card">
+        <div class="value" data-testid="total-uniques">
+          {t.uniques.toLocaleString()}
+        </div>
+        <div class="label">unique visitors</div>
+      </div>
+      <div class="card">
+        <div class="value">{Math.round(t.unique_rate * 100)}%</div>
+        <div class="label">unique rate</div>
+      </div>
+    </div>
   );
 }

@@ -1,28 +1,66 @@
-// A daily time series drawn with uPlot (MIT; about 20 KB gzipped, canvas) as one bar per UTC day:
-// the axis ticks fall on whole days and whole counts only, as the data does. The canvas is
-// described for screen readers, and the same numbers are available as a table.
+// Scans over time drawn with uPlot (MIT; about 20 KB gzipped, canvas) as one bar per UTC day or
+// per UTC hour: the axis ticks fall on whole days (or whole hours) and whole counts only, as the
+// data does. The canvas is described for screen readers, and the same numbers are available as a
+// table.
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-const DAY = 86_400;
-/** Tick steps of the time axis: whole days and weeks, never hours. */
-const DAY_STEPS = [1, 2, 7, 14, 28].map((d) => d * DAY);
+const HOUR = 3_600;
+const DAY = 24 * HOUR;
+
+/** How one kind of bar is placed, ticked and named. */
+interface Unit {
+  /** The bar's width in seconds. */
+  size: number;
+  /** Tick steps of the time axis: whole units only. */
+  steps: number[];
+  tick: (ts: number) => string;
+  /** The table's first column and the description's words. */
+  column: string;
+  row: (ts: number) => string;
+  noun: [string, string];
+}
+
+const utc = (ts: number) => new Date(ts * 1000);
+const dayLabel = (ts: number) =>
+  utc(ts).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const hourLabel = (ts: number) => `${String(utc(ts).getUTCHours()).padStart(2, '0')}:00`;
+
+const UNITS: Record<'day' | 'hour', Unit> = {
+  // Days and weeks, never hours.
+  day: {
+    size: DAY,
+    steps: [1, 2, 7, 14, 28].map((d) => d * DAY),
+    tick: dayLabel,
+    column: 'Day (UTC)',
+    row: (ts) => utc(ts).toISOString().slice(0, 10),
+    noun: ['day', 'days'],
+  },
+  // Whole hours; a tick at midnight names the day.
+  hour: {
+    size: HOUR,
+    steps: [1, 2, 3, 6, 12, 24].map((h) => h * HOUR),
+    tick: (ts) => (utc(ts).getUTCHours() === 0 ? dayLabel(ts) : hourLabel(ts)),
+    column: 'Hour (UTC)',
+    row: (ts) => `${utc(ts).toISOString().slice(0, 10)} ${hourLabel(ts)}`,
+    noun: ['hour', 'hours'],
+  },
+};
+
 /** Tick steps of the count axis: 1, 2, 5, 10, 20, 50, ... (never a fraction of a scan). */
 const COUNT_STEPS = Array.from({ length: 30 }, (_, i) => [1, 2, 5][i % 3] * 10 ** Math.floor(i / 3));
-const dayLabel = (ts: number) =>
-  new Date(ts * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 const bars = uPlot.paths.bars!({ size: [0.7, 48], align: 0 });
 
-export function ScansChart(props: { series: { date: string; scans: number }[]; label: string }) {
+/** Scans per bar: `at` is the start of the bar's day or hour in epoch seconds. */
+function BarChart(props: { bars: { at: number; scans: number }[]; unit: Unit; label: string; testId: string }) {
   const box = useRef<HTMLDivElement>(null);
-  const total = props.series.reduce((n, d) => n + d.scans, 0);
-  const peak = props.series.reduce((p, d) => (d.scans > p.scans ? d : p), { date: '', scans: -1 });
+  const { unit } = props;
+  const total = props.bars.reduce((n, d) => n + d.scans, 0);
+  const peak = props.bars.reduce((p, d) => (d.scans > p.scans ? d : p), { at: 0, scans: -1 });
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    const xs = props.series.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
-    const ys = props.series.map((d) => d.scans);
     const plot = new uPlot(
       {
         width: Math.max(300, el.clientWidth),
@@ -31,12 +69,12 @@ export function ScansChart(props: { series: { date: string; scans: number }[]; l
         legend: { show: false },
         cursor: { drag: { x: false, y: false } },
         scales: {
-          // Half a day either side, so the first and last bars are whole.
-          x: { time: true, range: (_u, min, max) => [min - DAY / 2, max + DAY / 2] },
+          // Half a bar either side, so the first and last bars are whole.
+          x: { time: true, range: (_u, min, max) => [min - unit.size / 2, max + unit.size / 2] },
           y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] },
         },
         axes: [
-          { stroke: '#4b5563', incrs: DAY_STEPS, values: (_u, splits) => splits.map(dayLabel) },
+          { stroke: '#4b5563', incrs: unit.steps, values: (_u, splits) => splits.map(unit.tick) },
           {
             stroke: '#4b5563',
             size: 60,
@@ -49,7 +87,7 @@ export function ScansChart(props: { series: { date: string; scans: number }[]; l
           { label: 'Scans', stroke: '#1d4ed8', width: 0, fill: '#1d4ed8', paths: bars, points: { show: false } },
         ],
       },
-      [xs, ys],
+      [props.bars.map((d) => d.at), props.bars.map((d) => d.scans)],
       el,
     );
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(300, el.clientWidth), height: 260 }));
@@ -58,30 +96,31 @@ export function ScansChart(props: { series: { date: string; scans: number }[]; l
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.series]);
+  }, [props.bars]);
+  const [one, many] = unit.noun;
   const description =
-    `${props.label}: ${total.toLocaleString()} scans in ${props.series.length} days` +
-    (peak.scans > 0 ? `, most on ${peak.date} (${peak.scans.toLocaleString()}).` : '.');
+    `${props.label}: ${total.toLocaleString()} scans in ${props.bars.length} ${props.bars.length === 1 ? one : many}` +
+    (peak.scans > 0 ? `, most on ${unit.row(peak.at)} (${peak.scans.toLocaleString()}).` : '.');
   return (
     <figure class="chart-figure">
-      <div class="chart" ref={box} role="img" aria-label={description} data-testid="scans-chart" />
+      <div class="chart" ref={box} role="img" aria-label={description} data-testid={props.testId} />
       <figcaption class="visually-hidden">{description}</figcaption>
       <details>
         <summary>Show the numbers</summary>
-        <table>
+        <table data-testid={`${props.testId}-table`}>
           <caption>{props.label}</caption>
           <thead>
             <tr>
-              <th scope="col">Day (UTC)</th>
+              <th scope="col">{unit.column}</th>
               <th scope="col" class="num">
                 Scans
               </th>
             </tr>
           </thead>
           <tbody>
-            {props.series.map((d) => (
-              <tr key={d.date}>
-                <td>{d.date}</td>
+            {props.bars.map((d) => (
+              <tr key={d.at}>
+                <td>{unit.row(d.at)}</td>
                 <td class="num">{d.scans.toLocaleString()}</td>
               </tr>
             ))}
@@ -89,5 +128,29 @@ export function ScansChart(props: { series: { date: string; scans: number }[]; l
         </table>
       </details>
     </figure>
+  );
+}
+
+/** One bar per UTC day of a time_series. */
+export function ScansChart(props: { series: { date: string; scans: number }[]; label: string }) {
+  return (
+    <BarChart
+      bars={props.series.map((d) => ({ at: Date.parse(`${d.date}T00:00:00Z`) / 1000, scans: d.scans }))}
+      unit={UNITS.day}
+      label={props.label}
+      testId="scans-chart"
+    />
+  );
+}
+
+/** One bar per UTC hour of an hourly_series. */
+export function HourlyChart(props: { series: { hour: string; scans: number }[]; label: string }) {
+  return (
+    <BarChart
+      bars={props.series.map((d) => ({ at: Date.parse(d.hour) / 1000, scans: d.scans }))}
+      unit={UNITS.hour}
+      label={props.label}
+      testId="hourly-chart"
+    />
   );
 }

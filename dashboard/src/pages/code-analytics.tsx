@@ -1,8 +1,9 @@
 // One code's analytics: the daily series and a breakdown by country, device, language, referrer,
-// provider or landing-page action over 7, 30 or 90 days, and the CSV export of the same rows.
+// provider, operating system, browser or landing-page action over 7, 30 or 90 days, and the CSV
+// export of the same rows.
 import { useState } from 'preact/hooks';
 import { orgApi, query } from '../api';
-import { BreakdownTable } from '../components/breakdown';
+import { BreakdownTable, TotalsCards } from '../components/breakdown';
 import { ScansChart } from '../components/chart';
 import { ConversionTotals } from '../components/conversions';
 import { ErrorMessage, Loading, Page, SelectField, useLoad } from '../components/ui';
@@ -16,6 +17,8 @@ const DIMENSIONS = [
   { value: 'referrer', label: 'Referrer' },
   { value: 'provider', label: 'Provider' },
   { value: 'consent', label: 'Pixel consent' },
+  { value: 'os', label: 'Operating system' },
+  { value: 'browser', label: 'Browser' },
   { value: 'action', label: 'Landing-page action' },
 ];
 
@@ -83,23 +86,14 @@ export default function CodeAnalytics(props: { org: string; code: string; member
       {data.loading && !a && <Loading />}
       {a && (
         <>
-          <div class="cards">
-            <div class="card">
-              <div class="value">{a.totals.scans.toLocaleString()}</div>
-              <div class="label">scans</div>
-            </div>
-            <div class="card">
-              <div class="value">{a.totals.uniques.toLocaleString()}</div>
-              <div class="label">unique visitors</div>
-            </div>
-            <div class="card">
-              <div class="value">{Math.round(a.totals.unique_rate * 100)}%</div>
-              <div class="label">unique rate</div>
-            </div>
-          </div>
+          <TotalsCards totals={a.totals} scansLabel="scans" />
+          <h2>Scans per day</h2>
           <ScansChart series={a.time_series ?? []} label={`Scans per day, last ${range} days`} />
+          <h2>Scans by {(a.dimension_label ?? dimension).toLowerCase()}</h2>
           <BreakdownTable
-            caption={`Scans by ${(a.dimension_label ?? dimension).toLowerCase()}`}
+            caption={
+              <span class="visually-hidden">{`Scans by ${(a.dimension_label ?? dimension).toLowerCase()}`}</span>
+            }
             label={a.dimension_label ?? dimension}
             rows={a.dimension_breakdown ?? []}
             empty="No scans in this range."

@@ -1,8 +1,9 @@
-// The code list: server-side search, status filter and keyset paging (newest first), so it stays
-// fast at 100,000 codes. Earlier pages are remembered by their cursors. Each row shows the code's
-// QR code as the service renders it; rows can be selected for a bulk pause, resume or delete, and
-// the list as filtered downloads as CSV.
-import { useEffect, useState } from 'preact/hooks';
+// The code list: server-side search, filters (status, type, brand, domain), order (newest, oldest,
+// name either way) and keyset paging, so it stays fast at 100,000 codes. All of it lives in the
+// address: the page's cursors too, so reload, a shared link and back/forward come back to the same
+// page. Each row shows the code's QR code as the service renders it; rows can be selected for a
+// bulk pause, resume or delete, and the list as filtered and ordered downloads as CSV.
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import Papa from 'papaparse';
 import { orgApi, query } from '../api';
 import { CODE_TYPES, destinationSummary } from '../components/destination-forms';
@@ -18,8 +19,10 @@ import {
   EmptyRow,
   HiddenHeader,
 } from '../components/ui';
+import { useOrgList } from '../components/org-list';
+import { useUrlState } from '../components/url-state';
 import { can } from '../session';
-import type { Membership, Paged, QrCode } from '../types';
+import type { Brand, Domain, Membership, Paged, QrCode } from '../types';
 
 /** At most this many rows go into the CSV of the list. */
 const CSV_MAX_ROWS = 10_000;
@@ -58,28 +61,44 @@ export function destinationUrl(d: QrCode['destination']): string {
   return d && 'url' in d ? (d.url ?? '') : '';
 }
 
+const ORDERS = [
+  { value: 'newest', label: 'Newest first', caption: 'newest first' },
+  { value: 'oldest', label: 'Oldest first', caption: 'oldest first' },
+  { value: 'name', label: 'Name, A to Z', caption: 'by name, A to Z' },
+  { value: 'name_desc', label: 'Name, Z to A', caption: 'by name, Z to A' },
+];
+
+/** The list's state in the address; `pages` is the cursors of the pages before this one, joined by dots. */
+const LIST_STATE = { q: '', status: '', type: '', brand: '', domain: '', order: 'newest', pages: '' };
+
 export default function Codes(props: { org: string; membership: Membership }) {
   const api = orgApi(props.org);
-  const [search, setSearch] = useState('');
-  const [term, setTerm] = useState('');
-  const [status, setStatus] = useState('');
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [state, set] = useUrlState(LIST_STATE);
+  const { q: term, status, type, brand, domain, order } = state;
+  const cursors = useMemo(() => [undefined, ...(state.pages ? state.pages.split('.') : [])], [state.pages]);
   const cursor = cursors[cursors.length - 1];
-  // Typing settles for a moment before the list is asked again.
+  /** A filter or order changed: back to the first page. */
+  const filter = (patch: Partial<typeof LIST_STATE>) => set({ ...patch, pages: '' });
+  const [search, setSearch] = useState(term);
+  // Back, forward and reload bring their own term into the box.
+  useEffect(() => setSearch((s) => (s.trim() === term ? s : term)), [term]);
+  // Typing settles for a moment before the list is asked again (one history entry for the typing).
   useEffect(() => {
     const t = setTimeout(() => {
-      setTerm(search.trim());
-      setCursors([undefined]);
+      if (search.trim() !== term) set({ q: search.trim(), pages: '' }, { replace: true });
     }, 250);
     return () => clearTimeout(t);
   }, [search]);
+  const brands = useOrgList<Brand>(props.org, props.membership, 'brands.view', '/v1/brands');
+  const domains = useOrgList<Domain>(props.org, props.membership, 'domains.view', '/v1/domains');
+  const filters = { search: term, status, type, brand_ulid: brand, domain_ulid: domain, order };
   // The answer carries the term it was asked with, so the caption always describes the rows shown.
   const page = useLoad(
     () =>
       api
-        .get<Paged<QrCode>>(`/v1/qr-codes${query({ limit: PAGE_SIZE, order: 'newest', search: term, status, cursor })}`)
+        .get<Paged<QrCode>>(`/v1/qr-codes${query({ limit: PAGE_SIZE, ...filters, cursor })}`)
         .then((r) => ({ ...r, term })),
-    [props.org, term, status, cursor],
+    [props.org, term, status, type, brand, domain, order, cursor],
   );
   const shownTerm = page.data?.term ?? term;
   const codes = page.data?.data ?? [];
@@ -114,9 +133,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
     const rows: QrCode[] = [];
     let after: string | undefined;
     do {
-      const r = await api.get<Paged<QrCode>>(
-        `/v1/qr-codes${query({ limit: 1000, order: 'newest', search: term, status, cursor: after })}`,
-      );
+      const r = await api.get<Paged<QrCode>>(`/v1/qr-codes${query({ limit: 1000, ...filters, cursor: after })}`);
       rows.push(...r.data);
       after = r.meta.next_cursor ?? undefined;
     } while (after && rows.length < CSV_MAX_ROWS);
@@ -168,10 +185,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
         <SelectField
           label="Status"
           value={status}
-          onValue={(v) => {
-            setStatus(v);
-            setCursors([undefined]);
-          }}
+          onValue={(v) => filter({ status: v })}
           options={[
             { value: '', label: 'Any' },
             { value: 'active', label: 'Active' },
@@ -179,6 +193,32 @@ export default function Codes(props: { org: string; membership: Membership }) {
             { value: 'archived', label: 'Archived' },
           ]}
         />
+        <SelectField
+          label="Type"
+          value={type}
+          onValue={(v) => filter({ type: v })}
+          options={[
+            { value: '', label: 'Any' },
+            ...Object.entries(CODE_TYPES).map(([value, t]) => ({ value, label: t.label })),
+          ]}
+        />
+        {!!brands.data?.length && (
+          <SelectField
+            label="Brand"
+            value={brand}
+            onValue={(v) => filter({ brand: v })}
+            options={[{ value: '', label: 'Any' }, ...brands.data.map((b) => ({ value: b.ulid, label: b.name }))]}
+          />
+        )}
+        {(domains.data?.length ?? 0) > 1 && (
+          <SelectField
+            label="Domain"
+            value={domain}
+            onValue={(v) => filter({ domain: v })}
+            options={[{ value: '', label: 'Any' }, ...domains.data!.map((d) => ({ value: d.ulid, label: d.host }))]}
+          />
+        )}
+        <SelectField label="Order" value={order} onValue={(v) => filter({ order: v })} options={ORDERS} />
       </form>
       <div class="row bulk" role="group" aria-label="Selected codes">
         <span>{chosen.length} selected</span>
@@ -223,7 +263,8 @@ export default function Codes(props: { org: string; membership: Membership }) {
       ) : (
         <table aria-busy={page.loading}>
           <caption>
-            {shownTerm ? `Codes matching “${shownTerm}”` : 'Codes'}, newest first, page {cursors.length}
+            {shownTerm ? `Codes matching “${shownTerm}”` : 'Codes'},{' '}
+            {ORDERS.find((o) => o.value === order)?.caption ?? order}, page {cursors.length}
           </caption>
           <thead>
             <tr>
@@ -290,7 +331,11 @@ export default function Codes(props: { org: string; membership: Membership }) {
                 </td>
               </tr>
             ))}
-            {!codes.length && <EmptyRow cols={9}>{term || status ? 'No code matches.' : 'No codes yet.'}</EmptyRow>}
+            {!codes.length && (
+              <EmptyRow cols={9}>
+                {term || status || type || brand || domain ? 'No code matches.' : 'No codes yet.'}
+              </EmptyRow>
+            )}
           </tbody>
         </table>
       )}
@@ -299,7 +344,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
           type="button"
           class="btn"
           disabled={cursors.length < 2}
-          onClick={() => setCursors((cs) => cs.slice(0, -1))}
+          onClick={() => set({ pages: cursors.slice(1, -1).join('.') })}
         >
           Previous page
         </button>
@@ -307,7 +352,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
           type="button"
           class="btn"
           disabled={!page.data?.meta.next_cursor}
-          onClick={() => setCursors((cs) => [...cs, page.data!.meta.next_cursor!])}
+          onClick={() => set({ pages: [...cursors.slice(1), page.data!.meta.next_cursor!].join('.') })}
         >
           Next page
         </button>
