@@ -12,6 +12,8 @@ import type { JsonSchema } from '../schemas/validation.js';
  * far beyond any rule refuses the whole request.
  */
 const ROW_STRING = 2 * MAX_URL_LENGTH;
+/** A CSV file's bound in the schema; BODY_LIMIT_BYTES (5 MiB by default) refuses a larger body before. */
+const MAX_CSV_LENGTH = 64 * 1024 * 1024;
 const rowString = (description?: string): JsonSchema => ({
   type: 'string',
   maxLength: ROW_STRING,
@@ -54,7 +56,18 @@ export const stageImportBody = objectSchema(
       minItems: 1,
       maxItems: BULK_IMPORT_ROWS_CEILING,
       items: BulkImportRow,
-      description: `At most BULK_IMPORT_MAX_ROWS rows (default 10000; an installation may allow up to ${BULK_IMPORT_ROWS_CEILING}).`,
+      description: `At most BULK_IMPORT_MAX_ROWS rows (default 10000; an installation may allow up to ${BULK_IMPORT_ROWS_CEILING}). Give rows or csv.`,
+    },
+    csv: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_CSV_LENGTH,
+      description:
+        'Instead of rows: a CSV file (RFC 4180, header line first) with the columns slug, name, type, destination, ' +
+        'domain_ulid, brand_ulid, style_ulid, status for URL codes, and gtin, cpv, lot, serial, data, description, ' +
+        'link_type, href, title, hreflang, media_type, context, default for gs1 products: one line per link, the lines ' +
+        'of one slug (or of one GTIN, cpv, lot and serial when slug is empty) making one code. Any invalid line is a 422 ' +
+        'whose errors are keyed csv.<line>.<column> (docs/gs1.md).',
     },
     defaults: {
       type: 'object',
@@ -63,7 +76,7 @@ export const stageImportBody = objectSchema(
       description: 'Fill domain_ulid and brand_ulid of rows that do not give them.',
     },
   },
-  ['rows'],
+  [],
 );
 
 export const importParams = objectSchema('codes.bulk.params', { import_ulid: ulid }, ['import_ulid']);
@@ -152,7 +165,8 @@ export const ImportErrors: JsonSchema = {
 };
 
 export interface StageImportInput {
-  rows: Record<string, unknown>[];
+  rows?: Record<string, unknown>[];
+  csv?: string;
   defaults?: { domain_ulid?: string; brand_ulid?: string };
 }
 
