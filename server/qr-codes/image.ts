@@ -15,6 +15,7 @@ import type { CodeRow } from './repository.js';
 import { publicUrl } from './service.js';
 import { publicSlug } from './slug.js';
 import { encodedText } from './payload.js';
+import { compressUri } from './gs1-compression.js';
 import { canonicalType } from './types.js';
 
 type Db = Knex | Knex.Transaction;
@@ -27,6 +28,8 @@ export interface CodeImageOptions {
   margin?: number;
   /** Another style of the organization instead of the code's. */
   styleUlid?: string;
+  /** A gs1 code's GS1 compressed Digital Link URI instead of its public_url (422 for another type). */
+  compressed?: boolean;
 }
 
 export interface ResolvedCodeImage {
@@ -60,18 +63,17 @@ export async function resolveCodeImage(
       `The style ${styleUlid} holds a config that does not fit the style schema; correct it with PATCH /v1/qr-styles/${styleUlid} (qrctl styles-check lists such styles).`,
     );
   }
+  if (options.compressed && code.type !== 'gs1')
+    throw ApiError.field('compressed', `Only a gs1 code has a compressed form; this code is of type ${code.type}.`);
   config = await resolveStyleConfig(db, org, config, styleBrandId);
+  const url = publicUrl(
+    { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
+    code.slug,
+    code.type,
+    code.destination,
+  );
   const request: RenderRequest = {
-    text: encodedText(
-      canonicalType(code.type),
-      code.destination,
-      publicUrl(
-        { type: code.domain_type, host: code.domain_host, origin: code.domain_origin },
-        code.slug,
-        code.type,
-        code.destination,
-      ),
-    ),
+    text: options.compressed ? compressUri(url) : encodedText(canonicalType(code.type), code.destination, url),
     config,
     format: options.format,
     size: options.size,

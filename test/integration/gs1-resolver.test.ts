@@ -10,6 +10,9 @@ import digitalLink from 'digital-link.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { waitFor } from '../helpers/poll.js';
+import { runJobs } from '../helpers/jobs.js';
+import { decodeQr } from '../helpers/qr-decode.js';
+import { unzip } from '../helpers/zip.js';
 import { chRows, DESKTOP, FALLBACK, hit, insertCustomDomain } from './redirect-fixtures.js';
 
 const GTIN = '09506000134352';
@@ -319,6 +322,85 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(onCustom.headers.location).to.equal('https://brand.example/custom');
     // A slug that is no compressed URI stays a plain 404.
     expect((await get(`${prefix}/no-such-code`)).status).to.equal(404);
+  });
+
+  it('compressed=true: the image encodes the GS1 compressed URI, as GS1 Resolver CE compresses it, and the resolver answers it', async () => {
+    // GS1 Resolver CE (GS1's own resolver, in Python) publishes this pair: its compression of
+    // https://example.com/01/05392000229648/10/LOT01/21/SERIAL01 is /AQnO2IRCICDKWcnpqQtCQiJABemo.
+    const domainId = await insertCustomDomain(svc.app, a.org.id, 'example.com');
+    const domainUlid = (await svc.app.db('domains').where({ id: domainId }).first('ulid')).ulid;
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'ce-example',
+      type: 'gs1',
+      domain_ulid: domainUlid,
+      destination: {
+        gtin: '05392000229648',
+        lot: 'LOT01',
+        serial: 'SERIAL01',
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/ce', title: 'Product page', default: true }],
+      },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const image = async (ulid: string, query: string) => {
+      const res = await fetch(`${svc.url}/v1/qr-codes/${ulid}/image?format=png&size=400&${query}`, {
+        headers: { Authorization: `Bearer ${a.token}` },
+      });
+      return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+    };
+    const compressed = await image(made.body.data.ulid, 'compressed=true');
+    expect(compressed.status).to.equal(200);
+    expect(await decodeQr(compressed.body)).to.equal('https://example.com/AQnO2IRCICDKWcnpqQtCQiJABemo');
+    const plain = await image(made.body.data.ulid, 'compressed=false');
+    expect(await decodeQr(plain.body)).to.equal('https://example.com/01/05392000229648/10/LOT01/21/SERIAL01');
+    // The product's image on the fallback host: decoded, decompressed, resolved by the resolver.
+    const rice = await decodeQr((await image(lotCode, 'compressed=true')).body);
+    expect(digitalLink.Utils.decompressWebUri(rice)).to.equal(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1`);
+    const res = await get(`${new URL(rice).pathname}?linkType=gs1:recallStatus`);
+    expect(res.status).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/recall/abc1');
+    const ce = await get('/AQnO2IRCICDKWcnpqQtCQiJABemo', {}, 'example.com');
+    expect(ce.status).to.equal(307);
+    expect(ce.headers.link).to.include(
+      '<https://example.com/01/05392000229648/10/LOT01/21/SERIAL01>; rel="owl:sameAs"',
+    );
+    // Only a gs1 code has a compressed form.
+    const url = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'plain-url',
+      domain_ulid: fallback,
+      destination: 'https://x.example/',
+    });
+    const refused = await fetch(`${svc.url}/v1/qr-codes/${url.body.data.ulid}/image?compressed=true`, {
+      headers: { Authorization: `Bearer ${a.token}` },
+    });
+    expect(refused.status).to.equal(422);
+    expect(((await refused.json()) as { errors: Record<string, string[]> }).errors.compressed[0]).to.match(
+      /Only a gs1 code/,
+    );
+  });
+
+  it('a print run with gs1_compressed encodes its gs1 codes compressed and its other codes as usual', async () => {
+    const url = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'run-url',
+      domain_ulid: fallback,
+      destination: 'https://x.example/',
+    });
+    const run = await svc.post('/v1/qr-codes/exports', a.token, {
+      code_ulids: [productCode, url.body.data.ulid],
+      format: 'png',
+      size: 400,
+      gs1_compressed: true,
+    });
+    expect(run.status, run.text).to.equal(202);
+    expect(run.body.data.gs1_compressed).to.equal(true);
+    await runJobs(svc.app);
+    const zip = await fetch(`${svc.url}/v1/qr-codes/exports/${run.body.data.ulid}/download`, {
+      headers: { Authorization: `Bearer ${a.token}` },
+    });
+    const files = await unzip(Buffer.from(await zip.arrayBuffer()));
+    const product = await decodeQr(files.get('rice.png')!);
+    expect(digitalLink.Utils.decompressWebUri(product)).to.equal(`http://localhost:3001${prefix}/01/${GTIN}`);
+    expect(product).to.not.include('/01/');
+    expect(await decodeQr(files.get('run-url.png')!)).to.equal(url.body.data.public_url);
   });
 
   it('SHOULD tolerate a trailing slash', async () => {
