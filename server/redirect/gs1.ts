@@ -181,8 +181,8 @@ export function gs1Answer(
 }
 
 /**
- * The resolver description file (/.well-known/gs1resolver): the properties of the standard's
- * description file schema, for this domain.
+ * The resolver description file (/.well-known/gs1resolver) of this domain, in the properties of the
+ * standard's description file schema (server/qr-codes/gs1-description-file-schema.json).
  */
 export function descriptionFile(resolverRoot: string, host: string): Record<string, unknown> {
   return {
@@ -190,6 +190,11 @@ export function descriptionFile(resolverRoot: string, host: string): Record<stri
     resolverRoot,
     supportedPrimaryKeys: ['01'],
     supportedLinkType: [{ namespace: GS1_VOC, prefix: 'gs1:' }],
-    linkTypeDefaultCanBeLinkset: false,
+    // linkType=linkset (or all) is asked for; the default answer is the default link.
+    linkTypeDefaultCanBeAll: false,
+    supportsSemanticInterpretation: false,
+    // Key qualifiers and data attributes are checked one by one, not as the General Specifications' AI combinations.
+    validatesAIcombinations: false,
+    supportsLanguageVariants: true,
   };
 }

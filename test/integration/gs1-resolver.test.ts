@@ -272,6 +272,38 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(lot.headers.location).to.equal('https://brand.example/recall/abc1');
   });
 
+  it('the shipped linkset schema is GS1’s: it refuses what the standard refuses', () => {
+    const good = {
+      linkset: [
+        {
+          anchor: 'https://id.example/01/09506000134352',
+          'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A' }],
+        },
+      ],
+    };
+    expectValid(good, 'gs1-linkset-schema.json');
+    const refused = (doc: unknown) => validator.validate(doc, schema('gs1-linkset-schema.json')).errors.length;
+    expect(
+      refused({ linkset: [{ 'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A' }] }] }),
+    ).to.be.above(0); // no anchor
+    expect(
+      refused({
+        linkset: [{ anchor: 'https://id.example/', 'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/' }] }],
+      }),
+    ).to.be.above(0); // no title
+    expect(
+      refused({
+        linkset: [
+          {
+            anchor: 'https://id.example/',
+            'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A', hreflang: ['zh-Hant'] }],
+          },
+        ],
+      }),
+    ).to.be.above(0);
+    expect(refused({ linkset: [{ anchor: 'https://id.example/', Extra: 'x' }] })).to.be.above(0);
+  });
+
   it('SHALL include in every link the target URL, the link type and a title', async () => {
     const ctx = JSON.parse((await get(`${prefix}/01/${GTIN}?linkType=linkset`)).body).linkset[0];
     for (const [rel, targets] of Object.entries(ctx)) {
@@ -414,6 +446,9 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(onFallback.status).to.equal(200);
     const doc = JSON.parse(onFallback.body);
     expectValid(doc, 'gs1-description-file-schema.json');
+    // The schema leaves other properties open: the file holds only the ones it defines.
+    const defined = Object.keys(schema('gs1-description-file-schema.json').properties as object);
+    expect(Object.keys(doc).filter((k) => !defined.includes(k))).to.deep.equal([]);
     expect(doc.supportedPrimaryKeys).to.deep.equal(['01']);
     expect(doc.resolverRoot).to.equal('http://localhost:3001');
     const onCustom = JSON.parse((await get('/.well-known/gs1resolver', {}, customHost)).body);

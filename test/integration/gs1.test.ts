@@ -81,6 +81,16 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
       ],
       [product({ data: { '17': '261341' } }), 'destination.data.17', /YYMMDD/],
       [
+        product({
+          links: [
+            { link_type: 'gs1:pip', href: 'https://x.example/', title: 'A', default: true },
+            { link_type: 'gs1:pip', href: 'https://x.example/zh', title: 'B', hreflang: ['zh-Hant'] },
+          ],
+        }),
+        'destination.links.1.hreflang.0',
+        /GS1 linkset schema/,
+      ],
+      [
         product({ links: [{ link_type: 'gs1:pip', href: 'ftp://x.example/', title: 'A', default: true }] }),
         'destination.links.0.href',
         /./,
