@@ -6,6 +6,7 @@
 // context). Pure functions: the redirect (server/redirect/gs1.ts) answers with what they return.
 import { readFileSync } from 'node:fs';
 import { attributeQuery, keyPath, type Gs1Key } from './gs1.js';
+import { inSchedule, type Schedule } from './routing.js';
 
 const vocabulary = JSON.parse(readFileSync(new URL('./gs1-link-types.json', import.meta.url), 'utf8')) as {
   linkTypes: Record<string, string>;
@@ -126,6 +127,24 @@ export interface Gs1Level {
   key: Gs1Key;
   links: Gs1Link[];
   description?: string;
+}
+
+/** When a level answers: its code's date_begin, expire_at and schedule (status is the lookup's: active only). */
+export interface Gs1Availability {
+  dateBegin: Date | null;
+  expireAt: Date | null;
+  schedule: Schedule | null;
+}
+
+/** Why a level does not answer now, or null when it does (the same rules as a plain code's, routing.ts decide). */
+export function gs1Unavailable(
+  level: Gs1Availability,
+  now: Date,
+): 'not_started' | 'expired' | 'outside_schedule' | null {
+  if (level.dateBegin && now < level.dateBegin) return 'not_started';
+  if (level.expireAt && now >= level.expireAt) return 'expired';
+  if (level.schedule && !inSchedule(level.schedule, now)) return 'outside_schedule';
+  return null;
 }
 
 /** How specific a key is: the number of its qualifiers. */

@@ -235,6 +235,21 @@ function checkPixels(
   return checked.pixels;
 }
 
+/**
+ * A gs1 code is answered by the GS1-Conformant resolver, whose callers (apps, tills, scanners, a
+ * linkset reader) follow redirects and read linksets: a password form would be a 200 HTML page in
+ * place of the item, which the standard forbids (no 200 for an error condition) and no machine can
+ * fill in. Such a code takes no password (docs/gs1.md).
+ */
+function checkGs1Password(errors: FieldErrors, type: CodeType, password: string | null | undefined): void {
+  if (type === 'gs1' && password)
+    addError(
+      errors,
+      'password',
+      'A gs1 code cannot have a password: the GS1 resolver answers apps and scanners with redirects and linksets, which have no password step (docs/gs1.md).',
+    );
+}
+
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
 const date = (v: string | null | undefined): Date | null => (v ? new Date(v) : null);
 
@@ -337,6 +352,7 @@ export async function prepareNewCodes(
     const type = canonicalType(input.type);
     const out = withNormalisedUrls(errors[i], input, type);
     out.tracking_pixels = checkPixels(errors[i], type, input.tracking_pixels);
+    checkGs1Password(errors[i], type, input.password);
     if (!Object.keys(errors[i]).length && isStaticType(type)) checkPayloadFits(errors[i], type, out.destination);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
     checkDateValue(errors[i], 'expire_at', input.expire_at);
@@ -596,6 +612,7 @@ export async function updateCode(
     if (Object.keys(errors).length) throw ApiError.validation(errors);
     const urls = withNormalisedUrls(errors, patch, type);
     const pixels = checkPixels(errors, type, patch.tracking_pixels);
+    checkGs1Password(errors, type, patch.password);
     if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)
       checkPayloadFits(errors, type, urls.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);

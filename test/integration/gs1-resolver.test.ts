@@ -357,8 +357,8 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
   });
 
   it('compressed=true: the image encodes the GS1 compressed URI, as GS1 Resolver CE compresses it, and the resolver answers it', async () => {
-    // GS1 Resolver CE (GS1's own resolver, in Python) publishes this pair: its compression of
-    // https://example.com/01/05392000229648/10/LOT01/21/SERIAL01 is /AQnO2IRCICDKWcnpqQtCQiJABemo.
+    // GS1 publishes this pair with its Resolver CE (announcement of compression in v3.0): the
+    // compression of https://example.com/01/05392000229648/10/LOT01/21/SERIAL01 is /AQnO2IRCICDKWcnpqQtCQiJABemo.
     const domainId = await insertCustomDomain(svc.app, a.org.id, 'example.com');
     const domainUlid = (await svc.app.db('domains').where({ id: domainId }).first('ulid')).ulid;
     const made = await svc.post('/v1/qr-codes', a.token, {
@@ -508,6 +508,110 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     // A lot and serial without a code of their own are scans of the product.
     const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
     for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+  });
+
+  describe('status, dates, schedule and cap: a gs1 code answers like other codes', () => {
+    const page = (href: string) => [{ link_type: 'gs1:pip', href, title: 'Product page', default: true }];
+    const product = async (gtin: string, extra: Record<string, unknown> = {}) => {
+      const res = await svc.post('/v1/qr-codes', a.token, {
+        slug: `avail-${gtin}-${Object.keys(extra).join('-') || 'plain'}`,
+        type: 'gs1',
+        domain_ulid: fallback,
+        destination: { gtin, links: page(`https://brand.example/${gtin}`) },
+        ...extra,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.data.ulid as string;
+    };
+    const lot = async (gtin: string, lotNo: string, extra: Record<string, unknown> = {}) => {
+      const res = await svc.post('/v1/qr-codes', a.token, {
+        slug: `avail-${gtin}-${lotNo}`,
+        type: 'gs1',
+        domain_ulid: fallback,
+        destination: { gtin, lot: lotNo, links: page(`https://brand.example/${gtin}/${lotNo}`) },
+        ...extra,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.data.ulid as string;
+    };
+    const until = (path: string, status: number) =>
+      waitFor(
+        () => get(path),
+        (r) => r.status === status,
+      );
+
+    it('paused: a paused lot falls back to its product, a paused product is 404', async () => {
+      await product('5901234123457');
+      const lotUlid = await lot('5901234123457', 'P1');
+      expect((await get(`${prefix}/01/5901234123457/10/P1`)).headers.location).to.equal(
+        'https://brand.example/5901234123457/P1',
+      );
+      await svc.patch(`/v1/qr-codes/${lotUlid}`, a.token, { status: 'paused' });
+      const fallen = await until(`${prefix}/01/5901234123457/10/P1`, 307);
+      await waitFor(
+        async () => (await get(`${prefix}/01/5901234123457/10/P1`)).headers.location,
+        (l) => l === 'https://brand.example/5901234123457',
+      );
+      expect(fallen.headers['access-control-allow-origin']).to.equal('*');
+      const productUlid = (
+        await svc.app.db('qr_codes').whereRaw("slug like '%/avail-5901234123457-plain'").first('ulid')
+      ).ulid;
+      await svc.patch(`/v1/qr-codes/${productUlid}`, a.token, { status: 'paused' });
+      const gone = await until(`${prefix}/01/5901234123457`, 404);
+      expect(gone.headers['access-control-allow-origin']).to.equal('*');
+    });
+
+    it('expired, not begun, outside the schedule: 410 with CORS, never 200; a lot of them falls back to the product', async () => {
+      const past = new Date(Date.now() - 3600_000).toISOString();
+      const future = new Date(Date.now() + 86_400_000).toISOString();
+      await product('96385074', { expire_at: past, date_begin: new Date(Date.now() - 7200_000).toISOString() });
+      const expired = await get(`${prefix}/01/96385074`);
+      expect(expired.status, expired.body).to.equal(410);
+      expect(expired.body).to.match(/no longer available/);
+      expect(expired.headers['access-control-allow-origin']).to.equal('*');
+      await product('4000417025005', { date_begin: future });
+      const early = await get(`${prefix}/01/4000417025005?linkType=linkset`);
+      expect(early.status).to.equal(410);
+      expect(early.body).to.match(/not available yet/);
+      // A schedule whose only window is never now (a day that is not today).
+      const days = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+      const other = days[(new Date().getUTCDay() + 2) % 7];
+      await product('8712345678906', {
+        schedule: { enabled: true, timezone: 'UTC', windows: [{ days: [other], start: '00:00', end: '00:01' }] },
+      });
+      expect((await get(`${prefix}/01/8712345678906`)).status).to.equal(410);
+      // An expired lot of a live product: the product answers.
+      await product('7622210449283');
+      await lot('7622210449283', 'OLD', { expire_at: past, date_begin: new Date(Date.now() - 7200_000).toISOString() });
+      const fallback = await get(`${prefix}/01/7622210449283/10/OLD`);
+      expect(fallback.status).to.equal(307);
+      expect(fallback.headers.location).to.equal('https://brand.example/7622210449283');
+    });
+
+    it('redirect_cap: resolutions beyond the cap are 410 and not recorded', async () => {
+      const capped = await product('5000112637922', { redirect_cap: 2 });
+      const before = await scans(capped);
+      expect((await get(`${prefix}/01/5000112637922`)).status).to.equal(307);
+      expect((await get(`${prefix}/01/5000112637922?linkType=linkset`)).status).to.equal(200);
+      const third = await get(`${prefix}/01/5000112637922`);
+      expect(third.status).to.equal(410);
+      expect(third.body).to.match(/limit/);
+      expect(third.headers['access-control-allow-origin']).to.equal('*');
+      expect(await scans(capped)).to.equal(before + 2);
+    });
+
+    it('a password is refused on a gs1 code (422): the resolver has no password step', async () => {
+      const pro = await svc.createOrg({ plan: 'professional_monthly' });
+      const res = await svc.post('/v1/qr-codes', pro.token, {
+        slug: 'locked',
+        type: 'gs1',
+        domain_ulid: fallback,
+        password: 'secret-1234',
+        destination: { gtin: GTIN, links: page('https://brand.example/x') },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors.password[0]).to.match(/cannot have a password/);
+    });
   });
 
   it('a change of the links is served at once (the cache follows the code)', async () => {
