@@ -8,6 +8,8 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   language: 'Language',
   provider: 'Network provider',
   consent: 'Pixel consent',
+  gtin: 'Product (GTIN)',
+  lot: 'Lot (GTIN / lot)',
 };
 
 const CONSENT_LABELS: Record<string, string> = {
@@ -64,5 +66,11 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
       return value || 'Unknown';
     case 'consent':
       return CONSENT_LABELS[value] ?? value;
+    case 'gtin':
+      return value;
+    case 'lot': {
+      const at = value.indexOf('/');
+      return at === -1 ? value : `${value.slice(0, at)} lot ${value.slice(at + 1)}`;
+    }
   }
 }

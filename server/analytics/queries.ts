@@ -5,7 +5,7 @@ import type { ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
-export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent';
+export type RollupDimension = 'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'gtin' | 'lot';
 
 /**
  * Which part of an organization's scans a query reads. Days are inclusive UTC dates (YYYY-MM-DD).
@@ -488,6 +488,53 @@ export async function consentReport(
           ch,
           `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
              FROM ${ch.database}.scan_actions WHERE ${where}
+            GROUP BY day, value ORDER BY day, scans DESC, value`,
+          params,
+        )
+      : Promise.resolve(null),
+  ]);
+  return {
+    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
+    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
+  };
+}
+
+/**
+ * The GS1 dimensions (docs/gs1.md), from gs1_resolutions (one row per resolution, beside its scan):
+ * `gtin` the product (GTIN-14) of each resolution, `lot` the GTIN and lot (`<gtin-14>/<lot>`) of
+ * the resolutions that name a lot. Scoped and bot-filtered like the rollup.
+ */
+export async function gs1Report(
+  ch: ClickHouseHandle,
+  f: RollupFilter,
+  dimension: 'gtin' | 'lot',
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const params: Params = { org: f.orgId, from: f.from, to: f.to };
+  let scope = '';
+  if (f.codeId !== undefined) {
+    scope = ' AND code_id = {code:UInt64}';
+    params.code = f.codeId;
+  } else if (f.brandId !== undefined) {
+    scope = ' AND brand_id = {brand:UInt64}';
+    params.brand = f.brandId;
+  }
+  const value = dimension === 'gtin' ? 'gtin' : "concat(gtin, '/', lot)";
+  const where = `org_id = {org:UInt64}${scope}${botClause(f)}${dimension === 'lot' ? " AND lot != ''" : ''}
+        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
+  const [breakdown, days] = await Promise.all([
+    rows<{ value: string; scans: string; uniques: string }>(
+      ch,
+      `SELECT ${value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+         FROM ${ch.database}.gs1_resolutions WHERE ${where}
+        GROUP BY value ORDER BY scans DESC, value`,
+      params,
+    ),
+    daily
+      ? rows<{ day: string; value: string; scans: string }>(
+          ch,
+          `SELECT toString(toDate(scanned_at)) AS day, ${value} AS value, count() AS scans
+             FROM ${ch.database}.gs1_resolutions WHERE ${where}
             GROUP BY day, value ORDER BY day, scans DESC, value`,
           params,
         )

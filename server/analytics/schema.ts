@@ -7,9 +7,23 @@ export const RANGES = [7, 30, 90] as const;
 export type RangeDays = (typeof RANGES)[number];
 
 /** Dimensions of the organization-level endpoints (spec: country, device, referrer, language). */
-export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent'] as const;
+export const ORG_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'consent', 'gtin', 'lot'] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = ['country', 'device', 'referrer', 'language', 'provider', 'consent'] as const;
+export const CODE_DIMENSIONS = [
+  'country',
+  'device',
+  'referrer',
+  'language',
+  'provider',
+  'consent',
+  'gtin',
+  'lot',
+] as const;
+
+/** What the gtin and lot dimensions count (docs/gs1.md). */
+export const GS1_DIMENSIONS_NOTE =
+  'gtin: the resolutions of gs1 codes per product (GTIN-14); lot: per GTIN and lot (<gtin-14>/<lot>), only the resolutions that name a lot. ' +
+  'Both count GS1 resolutions only (totals and time_series count every scan of the scope).';
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 export const RAW_EXPORT_DEFAULT_LIMIT = 1000;
@@ -61,7 +75,8 @@ export const analyticsQuery = objectSchema('AnalyticsQuery', {
     enum: [...ORG_DIMENSIONS],
     default: 'country',
     description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels.',
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required) of the scans of codes with pixels. ' +
+      GS1_DIMENSIONS_NOTE,
   },
   brand_ulid: { ...ulid, description: 'Limit to one brand of the organization.' },
   code_ulid: { ...ulid, description: 'Limit to one QR code of the organization.' },
@@ -92,7 +107,8 @@ export const codeAnalyticsQuery = objectSchema('CodeAnalyticsQuery', {
     enum: [...CODE_DIMENSIONS],
     default: 'country',
     description:
-      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required).',
+      'Breakdown dimension (default country). consent: the tracking-pixel consent outcomes (granted, denied, none, not_required). ' +
+      GS1_DIMENSIONS_NOTE,
   },
   include_bots: includeBots,
 });

@@ -12,6 +12,7 @@ import { DIMENSION_LABELS, dimensionValueLabel } from './labels.js';
 import {
   codeActions,
   consentReport,
+  gs1Report,
   type ActionCount,
   rawScanPage,
   type RawScan,
@@ -201,6 +202,9 @@ async function rollupSummary(
   const dimension = request.dimension;
   // The rollup has no consent rows (its breakdown comes back empty): the actions answer it.
   if (dimension === 'consent') Object.assign(report, await consentReport(app.ch, filter, request.dailyBreakdown));
+  // Nor GS1 rows: the resolutions (gs1_resolutions) answer them.
+  if (dimension === 'gtin' || dimension === 'lot')
+    Object.assign(report, await gs1Report(app.ch, filter, dimension, request.dailyBreakdown));
   return {
     report,
     summary: {

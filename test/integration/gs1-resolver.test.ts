@@ -13,6 +13,7 @@ import { waitFor } from '../helpers/poll.js';
 import { runJobs } from '../helpers/jobs.js';
 import { decodeQr } from '../helpers/qr-decode.js';
 import { unzip } from '../helpers/zip.js';
+import { toolOk } from './mcp-helpers.js';
 import { chRows, DESKTOP, FALLBACK, hit, insertCustomDomain } from './redirect-fixtures.js';
 
 const GTIN = '09506000134352';
@@ -508,6 +509,74 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     // A lot and serial without a code of their own are scans of the product.
     const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
     for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+  });
+
+  it('analytics per product and per lot: dimension=gtin and dimension=lot, bots left out, per organization', async () => {
+    const GT = '04012345000009';
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'stats-product',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GT,
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/stats', title: 'P', default: true }],
+      },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const lotMade = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'stats-lot',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: { gtin: GT, lot: 'L1', links: [] },
+    });
+    expect(lotMade.status, lotMade.text).to.equal(201);
+    for (const path of ['', '/10/L1', '/10/L1', '/10/L2', '/10/L2', '/10/L2']) await get(`${prefix}/01/${GT}${path}`);
+    await hit(rd.port, FALLBACK, `${prefix}/01/${GT}/10/L1`, {
+      headers: { 'User-Agent': 'Googlebot/2.1 (+http://www.google.com/bot.html)' },
+    });
+    // Another organization resolves the same GTIN under its own path: not in a's numbers.
+    const other = await svc.post('/v1/qr-codes', b.token, {
+      slug: 'stats-b',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GT,
+        links: [{ link_type: 'gs1:pip', href: 'https://b.example/', title: 'B', default: true }],
+      },
+    });
+    expect(other.status).to.equal(201);
+    await get(`/${b.org.slug}/01/${GT}/10/L1`);
+    await rd.scans.flush();
+    await rd.gs1.flush();
+    const entry = (
+      body: { data: { dimension_breakdown: { key: string; label: string; scans: number }[] } },
+      key: string,
+    ) => body.data.dimension_breakdown.find((e) => e.key === key);
+    const byGtin = await svc.get('/v1/analytics?dimension=gtin&range=7', a.token);
+    expect(byGtin.status, byGtin.text).to.equal(200);
+    expect(byGtin.body.data.dimension_label).to.equal('Product (GTIN)');
+    expect(entry(byGtin.body, GT)).to.include({ label: GT, scans: 6 });
+    const byLot = await svc.get('/v1/analytics?dimension=lot&range=7', a.token);
+    expect(entry(byLot.body, `${GT}/L1`)).to.include({ label: `${GT} lot L1`, scans: 2 });
+    expect(entry(byLot.body, `${GT}/L2`)).to.include({ scans: 3 });
+    const withBots = await svc.get('/v1/analytics?dimension=lot&range=7&include_bots=true', a.token);
+    expect(entry(withBots.body, `${GT}/L1`)).to.include({ scans: 3 });
+    const ofB = await svc.get('/v1/analytics?dimension=lot&range=7', b.token);
+    expect(ofB.body.data.dimension_breakdown).to.deep.equal([
+      { key: `${GT}/L1`, label: `${GT} lot L1`, scans: 1, uniques: 1 },
+    ]);
+    // Per code: the lot's code answered L1 only (L2 has no code: the product's answered it).
+    const perCode = await svc.get(`/v1/analytics/qr-codes/${lotMade.body.data.ulid}?dimension=lot&range=7`, a.token);
+    expect(perCode.body.data.dimension_breakdown.map((e: { key: string }) => e.key)).to.deep.equal([`${GT}/L1`]);
+    const exported = await svc.get('/v1/analytics/export?dimension=gtin&range=7', a.token);
+    expect(exported.body.data.csv_rows).to.deep.include({
+      date: new Date().toISOString().slice(0, 10),
+      gtin: GT,
+      scans: 6,
+    });
+    // MCP: analytics_read takes the same dimensions.
+    const tool = await toolOk(svc, a.token, 'analytics_read', { dimension: 'lot', range: 7 });
+    expect(tool.data.dimension_breakdown.find((e: { key: string }) => e.key === `${GT}/L2`).scans).to.equal(3);
   });
 
   describe('status, dates, schedule and cap: a gs1 code answers like other codes', () => {
