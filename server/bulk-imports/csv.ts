@@ -6,7 +6,7 @@
 import { parse } from 'csv-parse/sync';
 import { ApiError, type FieldErrors } from '../errors.js';
 import { headerKey } from '../imports/sources/csv.js';
-import { normaliseGtin } from '../qr-codes/gs1.js';
+import { gs1DefaultSlug } from '../qr-codes/gs1.js';
 
 /** The columns a CSV bulk import knows, as written in its header (matched ignoring case, spaces, - and _). */
 export const CSV_COLUMNS = {
@@ -110,7 +110,12 @@ export function csvRows(text: string): CsvRows {
         }
         destination.data = data;
       }
-      out.rows.push({ ...codeFields(cells), type: 'gs1', slug: cells.slug ?? defaultSlug(cells), destination });
+      out.rows.push({
+        ...codeFields(cells),
+        type: 'gs1',
+        slug: cells.slug ?? gs1DefaultSlug({ gtin: cells.gtin, cpv: cells.cpv, lot: cells.lot, serial: cells.serial }),
+        destination,
+      });
       out.lines.push([]);
       out.linkLines.push([]);
     } else {
@@ -141,18 +146,6 @@ export function csvRows(text: string): CsvRows {
   }
   if (!lines.length) throw ApiError.field('csv', 'The CSV file has a header but no line.');
   return out;
-}
-
-/** A gs1 code's slug when its line leaves it empty: the GTIN and its qualifiers (e.g. 09506000134352-ABC123). */
-function defaultSlug(cells: Record<string, string>): string {
-  const gtin = normaliseGtin(cells.gtin);
-  const parts = ['gtin' in gtin ? gtin.gtin : cells.gtin, cells.cpv, cells.lot, cells.serial].filter(
-    (v) => v !== undefined,
-  );
-  return parts
-    .join('-')
-    .replace(/[^A-Za-z0-9_-]+/g, '_')
-    .slice(0, 64);
 }
 
 function csvInvalid(errors: FieldErrors): ApiError {

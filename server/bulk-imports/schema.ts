@@ -122,7 +122,7 @@ export const BulkImport: JsonSchema = {
     ulid: { type: 'string' },
     type: { type: 'string', enum: ['qr_codes'] },
     status: { type: 'string', enum: [...IMPORT_STATUSES] },
-    source: { type: ['string', 'null'], description: 'api, mcp or web (the dashboard).' },
+    source: { type: ['string', 'null'], description: 'api, mcp, web (the dashboard) or cli (qrctl).' },
     awaiting_confirmation: { type: 'boolean' },
     total_rows: { type: 'integer' },
     processed_rows: { type: 'integer' },

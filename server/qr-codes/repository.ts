@@ -98,6 +98,9 @@ export interface CodeFilter {
   /** Substring of the name, the slug or the destination URL, any case. */
   search?: string;
   status?: string;
+  type?: string;
+  /** A gs1 code's GTIN-14. */
+  gtin?: string;
   /** Newest first (the keyset runs backwards); default oldest first. */
   newestFirst?: boolean;
 }
@@ -122,6 +125,15 @@ export async function pageCodes(
   if (filter.status) {
     where.push('c.status = ?');
     binds.push(filter.status);
+  }
+  if (filter.type) {
+    where.push('c.type = ?');
+    binds.push(filter.type);
+  }
+  if (filter.gtin) {
+    // sql/0055's index on (destination ->> 'gtin').
+    where.push(`c.type = 'gs1' and (c.destination ->> 'gtin') = ?`);
+    binds.push(filter.gtin);
   }
   if (filter.search) {
     where.push(`${SEARCH_TEXT} like ?`);

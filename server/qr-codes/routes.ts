@@ -23,7 +23,7 @@ export const codesList = defineOperation<Record<string, never>, ListCodesQuery>(
   description:
     'Without `limit` every code is returned, oldest first, streamed so that large organizations are ' +
     'served in flat memory. With `limit` (1 to 1000) a page is returned and meta.next_cursor leads to the next. ' +
-    '`search`, `status` and `order` narrow and order the list; the cursor keeps them only when they are sent again.',
+    '`search`, `status`, `type`, `gtin` and `order` narrow and order the list; the cursor keeps them only when they are sent again.',
   tag: 'QR codes',
   ability: 'codes.view',
   billable: true,
@@ -35,6 +35,8 @@ export const codesList = defineOperation<Record<string, never>, ListCodesQuery>(
         listCodeRows(call.app, call.principal.org, after, n, {
           search: query.search,
           status: query.status,
+          type: query.type,
+          gtin: query.gtin === undefined ? undefined : query.gtin.padStart(14, '0'),
           newestFirst: query.order === 'newest',
         }),
       id: (row) => row.id,

@@ -314,6 +314,8 @@ export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['co
 export interface ListCodesQuery extends PageQuery {
   search?: string;
   status?: CodeStatus;
+  type?: string;
+  gtin?: string;
   order: 'oldest' | 'newest';
 }
 
@@ -326,6 +328,14 @@ export const listCodesQuery = objectSchema('codes.list.query', {
     description: 'Only codes whose name, slug or destination URL contains this text (any case).',
   },
   status: { type: 'string', enum: [...CODE_STATUSES], description: 'Only codes with this status.' },
+  type: { type: 'string', enum: [...CODE_TYPES], description: 'Only codes of this type.' },
+  gtin: {
+    type: 'string',
+    maxLength: 14,
+    ...patterned('^([0-9]{8}|[0-9]{12,14})$', 'Must be a GTIN of 8, 12, 13 or 14 digits.'),
+    description:
+      'Only the gs1 codes of this GTIN (the product and its lots and serials); any length, compared as GTIN-14.',
+  },
   order: {
     type: 'string',
     enum: ['oldest', 'newest'],

@@ -245,6 +245,20 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
     expect(both.status).to.equal(422);
   });
 
+  it('GET /v1/qr-codes?type=gs1&gtin=: the codes of one product, any GTIN length, only the organization’s', async () => {
+    const list = await svc.get('/v1/qr-codes?limit=100&type=gs1&gtin=9506000134352', a.token);
+    expect(list.status, list.text).to.equal(200);
+    expect(list.body.data.length).to.be.above(0);
+    for (const c of list.body.data) expect(c.destination.gtin).to.equal(GTIN);
+    const mine = (await svc.get('/v1/qr-codes?limit=100&type=gs1', a.token)).body.data;
+    expect(mine.every((c: { type: string }) => c.type === 'gs1')).to.equal(true);
+    const theirs = await svc.get('/v1/qr-codes?limit=100&gtin=9506000134352', b.token);
+    expect(theirs.body.data.map((c: { ulid: string }) => c.ulid)).to.not.include.members(
+      list.body.data.map((c: { ulid: string }) => c.ulid),
+    );
+    expect((await svc.get('/v1/qr-codes?gtin=123', a.token)).status).to.equal(422);
+  });
+
   it('another organization cannot read or change a gs1 code (404)', async () => {
     const mine = await create(a, product({ gtin: '4006381333931' }));
     expect((await svc.get(`/v1/qr-codes/${mine.body.data.ulid}`, b.token)).status).to.equal(404);
