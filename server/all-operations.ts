@@ -10,6 +10,7 @@ import { importOperations } from './imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
 import { codesBulkCreateNow, codesBulkUpdateStatus } from './qr-codes/bulk-operations.js';
 import { codesImage } from './qr-codes/image-route.js';
+import { gs1LinkTypes } from './qr-codes/gs1-routes.js';
 import { codesImageTool } from './qr-codes/image-tool.js';
 import { exportOperations } from './qr-code-exports/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
@@ -29,6 +30,7 @@ export const operations: readonly Operation[] = [
   ...domainOperations,
   ...codeOperations,
   codesImage,
+  gs1LinkTypes,
   ...bulkImportOperations,
   ...importOperations,
   ...exportOperations,

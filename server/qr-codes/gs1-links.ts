@@ -17,6 +17,13 @@ export const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.li
 export function linkTypeTitle(curie: string): string | undefined {
   return vocabulary.linkTypes[curie.slice(4)];
 }
+/** The link types a link may have (the vocabulary less the derived ones), with their titles, in the vocabulary's order. */
+export function settableLinkTypes(): { link_type: string; title: string }[] {
+  return Object.entries(vocabulary.linkTypes)
+    .map(([name, title]) => ({ link_type: `gs1:${name}`, title }))
+    .filter((t) => !DERIVED.has(t.link_type));
+}
+
 /** Link types a code may not set itself: the resolver derives them (default links, the linkset). */
 const DERIVED = new Set(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
 

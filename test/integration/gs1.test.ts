@@ -259,6 +259,17 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
     expect((await svc.get('/v1/qr-codes?gtin=123', a.token)).status).to.equal(422);
   });
 
+  it('GET /v1/gs1/link-types: the vocabulary a link may use, without the derived link types', async () => {
+    const res = await svc.get('/v1/gs1/link-types', a.token);
+    expect(res.status, res.text).to.equal(200);
+    const types = res.body.data.map((t: { link_type: string }) => t.link_type);
+    expect(types).to.include.members(['gs1:pip', 'gs1:recipeInfo', 'gs1:recallStatus', 'gs1:instructions']);
+    expect(types).to.not.include.members(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
+    expect(res.body.data.find((t: { link_type: string }) => t.link_type === 'gs1:pip').title).to.be.a('string').and.not
+      .empty;
+    expect((await svc.get('/v1/gs1/link-types', '')).status).to.equal(401);
+  });
+
   it('another organization cannot read or change a gs1 code (404)', async () => {
     const mine = await create(a, product({ gtin: '4006381333931' }));
     expect((await svc.get(`/v1/qr-codes/${mine.body.data.ulid}`, b.token)).status).to.equal(404);
