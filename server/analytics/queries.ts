@@ -454,6 +454,54 @@ export async function scansOfBatches(
   }));
 }
 
+/** The scope of a report over raw rows (code, else brand) as a condition, its parameters added to `params`. */
+function rawScope(f: RollupFilter, params: Params): string {
+  if (f.codeId !== undefined) {
+    params.code = f.codeId;
+    return ' AND code_id = {code:UInt64}';
+  }
+  if (f.brandId !== undefined) {
+    params.brand = f.brandId;
+    return ' AND brand_id = {brand:UInt64}';
+  }
+  return '';
+}
+
+/** A breakdown (and per day, for csv_rows) of raw rows by one value expression, most counted first. */
+async function rawBreakdown(
+  ch: ClickHouseHandle,
+  table: string,
+  value: string,
+  where: string,
+  params: Params,
+  daily: boolean,
+): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
+  const [breakdown, days] = await Promise.all([
+    rows<{ value: string; scans: string; uniques: string }>(
+      ch,
+      `SELECT ${value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
+         FROM ${ch.database}.${table} WHERE ${where}
+        GROUP BY value ORDER BY scans DESC, value`,
+      params,
+    ),
+    daily
+      ? rows<{ day: string; value: string; scans: string }>(
+          ch,
+          `SELECT toString(toDate(scanned_at)) AS day, ${value} AS value, count() AS scans
+             FROM ${ch.database}.${table} WHERE ${where}
+            GROUP BY day, value ORDER BY day, scans DESC, value`,
+          params,
+        )
+      : Promise.resolve(null),
+  ]);
+  return {
+    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
+    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
+  };
+}
+
+const IN_RANGE = 'toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}';
+
 /**
  * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
  * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
@@ -465,38 +513,8 @@ export async function consentReport(
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
-  let scope = '';
-  if (f.codeId !== undefined) {
-    scope = ' AND code_id = {code:UInt64}';
-    params.code = f.codeId;
-  } else if (f.brandId !== undefined) {
-    scope = ' AND brand_id = {brand:UInt64}';
-    params.brand = f.brandId;
-  }
-  const where = `org_id = {org:UInt64}${scope}${botClause(f)} AND startsWith(action, 'consent_')
-        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
-  const [breakdown, days] = await Promise.all([
-    rows<{ value: string; scans: string; uniques: string }>(
-      ch,
-      `SELECT substring(action, 9) AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
-         FROM ${ch.database}.scan_actions WHERE ${where}
-        GROUP BY value ORDER BY scans DESC, value`,
-      params,
-    ),
-    daily
-      ? rows<{ day: string; value: string; scans: string }>(
-          ch,
-          `SELECT toString(toDate(scanned_at)) AS day, substring(action, 9) AS value, count() AS scans
-             FROM ${ch.database}.scan_actions WHERE ${where}
-            GROUP BY day, value ORDER BY day, scans DESC, value`,
-          params,
-        )
-      : Promise.resolve(null),
-  ]);
-  return {
-    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
-    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
-  };
+  const where = `org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)} AND startsWith(action, 'consent_') AND ${IN_RANGE}`;
+  return rawBreakdown(ch, 'scan_actions', 'substring(action, 9)', where, params, daily);
 }
 
 /**
@@ -511,39 +529,10 @@ export async function gs1Report(
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
-  let scope = '';
-  if (f.codeId !== undefined) {
-    scope = ' AND code_id = {code:UInt64}';
-    params.code = f.codeId;
-  } else if (f.brandId !== undefined) {
-    scope = ' AND brand_id = {brand:UInt64}';
-    params.brand = f.brandId;
-  }
+  const lots = dimension === 'lot' ? " AND lot != ''" : '';
+  const where = `org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)}${lots} AND ${IN_RANGE}`;
   const value = dimension === 'gtin' ? 'gtin' : "concat(gtin, '/', lot)";
-  const where = `org_id = {org:UInt64}${scope}${botClause(f)}${dimension === 'lot' ? " AND lot != ''" : ''}
-        AND toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}`;
-  const [breakdown, days] = await Promise.all([
-    rows<{ value: string; scans: string; uniques: string }>(
-      ch,
-      `SELECT ${value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
-         FROM ${ch.database}.gs1_resolutions WHERE ${where}
-        GROUP BY value ORDER BY scans DESC, value`,
-      params,
-    ),
-    daily
-      ? rows<{ day: string; value: string; scans: string }>(
-          ch,
-          `SELECT toString(toDate(scanned_at)) AS day, ${value} AS value, count() AS scans
-             FROM ${ch.database}.gs1_resolutions WHERE ${where}
-            GROUP BY day, value ORDER BY day, scans DESC, value`,
-          params,
-        )
-      : Promise.resolve(null),
-  ]);
-  return {
-    breakdown: breakdown.map((r) => ({ value: r.value, scans: Number(r.scans), uniques: Number(r.uniques) })),
-    ...(days ? { dailyBreakdown: days.map((r) => ({ day: r.day, value: r.value, scans: Number(r.scans) })) } : {}),
-  };
+  return rawBreakdown(ch, 'gs1_resolutions', value, where, params, daily);
 }
 
 /** One scan of the organization by its id, looked up around the time its ULID carries; null when none. */

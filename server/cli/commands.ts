@@ -154,8 +154,12 @@ function codeWriteOptions(body: string): CliCommand['options'] {
   };
 }
 
+/** A string option's value, or undefined when it was not given. */
+const optional = (a: Record<string, string | boolean | undefined>, k: string): string | undefined =>
+  typeof a[k] === 'string' ? a[k] : undefined;
+
 function codeFlags(a: Record<string, string | boolean | undefined>): CodeFlags {
-  const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+  const s = (k: string) => optional(a, k);
   return {
     file: s('file'),
     destinationFile: s('destination-file'),
@@ -437,7 +441,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
-      const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+      const s = (k: string) => optional(a, k);
       const code = await createGs1FromFlags(app, org, {
         gtin: String(a.gtin),
         cpv: s('cpv'),
@@ -462,7 +466,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
-      return { codes: await listGs1Codes(app, org, typeof a.gtin === 'string' ? a.gtin : undefined) };
+      return { codes: await listGs1Codes(app, org, optional(a, 'gtin')) };
     },
   },
   'gs1 links': {
@@ -481,7 +485,7 @@ export const COMMANDS: Record<string, CliCommand> = {
     },
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
-      const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+      const s = (k: string) => optional(a, k);
       const code = await changeGs1Links(app, org, String(a.code), {
         replace: s('replace'),
         removeType: s('remove-type'),
