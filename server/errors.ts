@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   validation_failed: 422,
   style_not_scannable: 422,
   payload_too_long: 422,
+  custom_js_requires_custom_domain: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
   internal: 500,
@@ -137,6 +138,11 @@ export class ApiError extends Error {
         `text (more when it is only digits or upper-case letters); this one has ${length}. Shorten it or use a lower level.`,
       { level, limit, length },
     );
+  }
+  /** custom_js on a code whose domain is not a verified custom domain of the organization; errors as validation_failed's. */
+  static customJsRequiresCustomDomain(errors: FieldErrors): ApiError {
+    const first = Object.values(errors)[0]?.[0] ?? 'custom_js needs a verified custom domain.';
+    return new ApiError('custom_js_requires_custom_domain', first, { errors });
   }
   static field(field: string, message: string): ApiError {
     return ApiError.validation({ [field]: [message] });

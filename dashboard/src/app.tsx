@@ -26,6 +26,7 @@ const Members = lazy(() => import('./pages/members'));
 const Staff = lazy(() => import('./pages/staff'));
 const Account = lazy(() => import('./pages/account'));
 const Live = lazy(() => import('./pages/live'));
+const Settings = lazy(() => import('./pages/settings'));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- lazy() components take any props
 type PageComponent = (props: any) => ComponentChildren;
@@ -43,6 +44,7 @@ export const SECTIONS: { path: string; label: string; ability?: string; page: Pa
   { path: 'webhooks', label: 'Webhooks', ability: 'webhooks.manage', page: Webhooks },
   { path: 'wallet', label: 'Wallet', ability: 'wallet.view', page: Wallet },
   { path: 'members', label: 'Members', ability: 'members.manage', page: Members },
+  { path: 'settings', label: 'Settings', ability: 'organization.manage', page: Settings },
 ];
 
 function orgOf(path: string): string | undefined {

@@ -98,6 +98,13 @@ export interface Breakdown {
   uniques: number;
 }
 export type Status = Schemas['Status'];
+/** One tracking pixel {provider, id} of a code or a brand. */
+export type TrackingPixel = NonNullable<CreateCodeBody['tracking_pixels']>[number];
+export type PixelProvider = TrackingPixel['provider'];
+/** The conversions of an analytics scope, and of one brand or code in it. */
+export type Conversions = NonNullable<Analytics['conversions']>;
+export type ConversionEntry = NonNullable<Conversions['by_code']>[number];
+export type Organization = Schemas['Organization'];
 export type BulkImport = Schemas['BulkImport'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];

@@ -467,28 +467,27 @@ function rawScope(f: RollupFilter, params: Params): string {
   return '';
 }
 
-/** A breakdown (and per day, for csv_rows) of raw rows by one value expression, most counted first. */
+/**
+ * A breakdown (and per day, for csv_rows) of counted rows: `source` is a query yielding one row per
+ * count with the columns value, visitor and day. Most counted first.
+ */
 async function rawBreakdown(
   ch: ClickHouseHandle,
-  table: string,
-  value: string,
-  where: string,
+  source: string,
   params: Params,
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const [breakdown, days] = await Promise.all([
     rows<{ value: string; scans: string; uniques: string }>(
       ch,
-      `SELECT ${value} AS value, count() AS scans, uniqCombined(12)(visitor_hash) AS uniques
-         FROM ${ch.database}.${table} WHERE ${where}
+      `SELECT value, count() AS scans, uniqCombined(12)(visitor) AS uniques FROM (${source})
         GROUP BY value ORDER BY scans DESC, value`,
       params,
     ),
     daily
       ? rows<{ day: string; value: string; scans: string }>(
           ch,
-          `SELECT toString(toDate(scanned_at)) AS day, ${value} AS value, count() AS scans
-             FROM ${ch.database}.${table} WHERE ${where}
+          `SELECT day, value, count() AS scans FROM (${source})
             GROUP BY day, value ORDER BY day, scans DESC, value`,
           params,
         )
@@ -503,9 +502,12 @@ async function rawBreakdown(
 const IN_RANGE = 'toDate(scanned_at) >= {from:Date} AND toDate(scanned_at) <= {to:Date}';
 
 /**
- * The pixel page's consent outcomes in a scope (scan_actions `consent_<outcome>`, written by the
- * redirect with the scan or with the page's answer): per outcome with distinct visitors and, for
- * exports, per day. Not in the rollup: a consent breakdown reads the actions of the range.
+ * The pixel page's consent outcomes in a scope, one per scan (scan_actions `consent_<outcome>`,
+ * written by the redirect under the scan's id: the outcome known with the scan, or `asked` when the
+ * banner asks and then the page's answer). A scan's outcome is its last granted, denied or
+ * not_required, else none: an unanswered `asked` (the visitor left before answering or before the
+ * time ran out) is none. Per outcome with distinct visitors and, for exports, per day of the scan.
+ * Not in the rollup: a consent breakdown reads the actions of the range.
  */
 export async function consentReport(
   ch: ClickHouseHandle,
@@ -513,8 +515,14 @@ export async function consentReport(
   daily: boolean,
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
-  const where = `org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)} AND startsWith(action, 'consent_') AND ${IN_RANGE}`;
-  return rawBreakdown(ch, 'scan_actions', 'substring(action, 9)', where, params, daily);
+  // One row per scan (its actions share the scan's id; rows written before ids were shared stand alone).
+  const scans = `SELECT if(outcome = 'asked', 'none', outcome) AS value, visitor, day FROM (
+      SELECT argMax(substring(action, 9), (action IN ('consent_granted', 'consent_denied', 'consent_not_required'), scanned_at)) AS outcome,
+             any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
+        FROM ${ch.database}.scan_actions
+       WHERE org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)} AND startsWith(action, 'consent_') AND ${IN_RANGE}
+       GROUP BY code_id, action_id)`;
+  return rawBreakdown(ch, scans, params, daily);
 }
 
 /**
@@ -530,9 +538,24 @@ export async function gs1Report(
 ): Promise<Pick<Report, 'breakdown' | 'dailyBreakdown'>> {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
   const lots = dimension === 'lot' ? " AND lot != ''" : '';
-  const where = `org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)}${lots} AND ${IN_RANGE}`;
   const value = dimension === 'gtin' ? 'gtin' : "concat(gtin, '/', lot)";
-  return rawBreakdown(ch, 'gs1_resolutions', value, where, params, daily);
+  const resolutions = `SELECT ${value} AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
+      FROM ${ch.database}.gs1_resolutions
+     WHERE org_id = {org:UInt64}${rawScope(f, params)}${botClause(f)}${lots} AND ${IN_RANGE}`;
+  return rawBreakdown(ch, resolutions, params, daily);
+}
+
+/** A scan as a conversion binds to it: its code and brand, visitor, time and dimension values. */
+export interface FoundScan {
+  code_id: number;
+  brand_id: number;
+  visitor_hash: string;
+  scanned_at: string;
+  country: string;
+  device_type: string;
+  referrer: string;
+  language: string;
+  provider: string;
 }
 
 /** One scan of the organization by its id, looked up around the time its ULID carries; null when none. */
@@ -541,10 +564,19 @@ export async function findScan(
   orgId: number,
   scanId: string,
   atMs: number,
-): Promise<{ code_id: number; brand_id: number; visitor_hash: string; scanned_at: string } | null> {
-  const out = await rows<{ code_id: string; brand_id: string; visitor: string; at: string }>(
+): Promise<FoundScan | null> {
+  // Aliases other than the columns' names: an alias would shadow its column in WHERE.
+  const out = await rows<
+    Omit<FoundScan, 'code_id' | 'brand_id' | 'visitor_hash' | 'scanned_at'> & {
+      code_id: string;
+      brand_id: string;
+      visitor: string;
+      at: string;
+    }
+  >(
     ch,
-    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at
+    `SELECT code_id, brand_id, toString(visitor_hash) AS visitor, toString(scanned_at) AS at,
+            country, device_type, referrer, language, provider
        FROM ${ch.database}.scan_events
       WHERE org_id = {org:UInt64} AND scan_id = {scan:String}
         AND scanned_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
@@ -554,12 +586,7 @@ export async function findScan(
     { org: orgId, scan: scanId.toUpperCase(), from: atMs - 1000, to: atMs + 1000 },
   );
   const r = out[0];
-  return r
-    ? {
-        code_id: Number(r.code_id),
-        brand_id: Number(r.brand_id),
-        visitor_hash: r.visitor,
-        scanned_at: r.at,
-      }
-    : null;
+  if (!r) return null;
+  const { visitor, at, ...values } = r;
+  return { ...values, code_id: Number(r.code_id), brand_id: Number(r.brand_id), visitor_hash: visitor, scanned_at: at };
 }

@@ -8,16 +8,27 @@ import {
   CodeAnalyticsPayload,
   codeAnalyticsQuery,
   codeParams,
+  ConversionsExportPayload,
+  conversionsExportQuery,
   rawExportQuery,
   RawExportPayload,
   scanStreamQuery,
   type AnalyticsQuery,
   type CodeAnalyticsQuery,
   type CodeParams,
+  type ConversionsExportQuery,
   type RawExportQuery,
 } from './schema.js';
 import { openScanStream, type ScanStreamQuery } from './live.js';
-import { codeAnalytics, organizationAnalytics, RAW_EXPORT_COLUMNS, rawExport } from './service.js';
+import { CONVERSION_EXPORT_COLUMNS } from '../conversions/service.js';
+import {
+  codeAnalytics,
+  conversionsExport,
+  csvColumns,
+  organizationAnalytics,
+  RAW_EXPORT_COLUMNS,
+  rawExport,
+} from './service.js';
 
 // GET /v1/analytics
 export const analyticsRead = defineOperation<Record<string, never>, AnalyticsQuery>({
@@ -62,7 +73,8 @@ export const analyticsExport = defineOperation<Record<string, never>, AnalyticsQ
   handler: async ({ app, principal, accept }, { query }) => {
     const data = await organizationAnalytics(app, principal.org, query, { csvRows: true });
     if (wantsCsv(accept)) {
-      const csv = toCsv(data.csv_rows ?? [], ['date', query.dimension, 'scans']);
+      const rows = data.csv_rows ?? [];
+      const csv = toCsv(rows, csvColumns(query.dimension, rows));
       return csvResult(`analytics-${data.scope_level}-${query.range}d-${query.dimension}.csv`, csv);
     }
     return { status: 200, body: { data } };
@@ -135,6 +147,48 @@ export const analyticsCodeExport = defineOperation<CodeParams, RawExportQuery>({
   },
 });
 
+// GET /v1/analytics/qr-codes/{code_ulid}/conversions-export
+export const analyticsCodeConversionsExport = defineOperation<CodeParams, ConversionsExportQuery>({
+  id: 'analytics.code_conversions_export',
+  method: 'GET',
+  path: '/v1/analytics/qr-codes/{code_ulid}/conversions-export',
+  summary: 'Conversions of one QR code, paged in the order they were recorded (6 requests per minute)',
+  description:
+    'The raw export’s companion for conversions (POST /v1/conversions): one row per conversion recorded in the ' +
+    'range, in (created_at, ulid) order, with its scan’s scan_id, visitor_id and values. Page with offset. ' +
+    'Accept: text/csv returns the page as CSV with meta.has_more in an X-Has-More header. Shares the raw ' +
+    'export’s limit of 6 requests per minute on top of the organization limit.',
+  tag: 'Analytics',
+  ability: 'analytics.export',
+  billable: true,
+  bucket: 'raw_export',
+  params: codeParams,
+  query: conversionsExportQuery,
+  response: {
+    status: 200,
+    description: 'One page of conversions, or the page as CSV.',
+    schema: dataEnvelope(ConversionsExportPayload),
+    csv: true,
+    headers: {
+      'X-Has-More': {
+        description: 'With Accept: text/csv: meta.has_more of the page (`true` or `false`).',
+        schema: { type: 'string', enum: ['true', 'false'] },
+      },
+    },
+  },
+  errors: [404, 422],
+  handler: async ({ app, principal, accept }, { params, query }) => {
+    const data = await conversionsExport(app, principal.org, params.code_ulid, query);
+    if (wantsCsv(accept)) {
+      const csv = toCsv(data.rows, CONVERSION_EXPORT_COLUMNS);
+      return csvResult(`conversions-${data.qr_code.ulid}-${query.range}d-${query.offset}.csv`, csv, {
+        'X-Has-More': String(data.meta.has_more),
+      });
+    }
+    return { status: 200, body: { data } };
+  },
+});
+
 // GET /v1/scans/stream
 export const scansStream = defineOperation<Record<string, never>, ScanStreamQuery>({
   id: 'scans.stream',
@@ -171,5 +225,6 @@ export const analyticsOperations = [
   analyticsExport,
   analyticsCodeRead,
   analyticsCodeExport,
+  analyticsCodeConversionsExport,
   scansStream,
 ];

@@ -153,6 +153,18 @@ export const rawExportQuery = objectSchema('RawExportQuery', {
   include_bots: includeBots,
 });
 
+export interface ConversionsExportQuery {
+  range: RangeDays;
+  limit: number;
+  offset: number;
+}
+
+export const conversionsExportQuery = objectSchema('ConversionsExportQuery', {
+  range,
+  limit: (rawExportQuery.properties as Record<string, JsonSchema>).limit,
+  offset: (rawExportQuery.properties as Record<string, JsonSchema>).offset,
+});
+
 const count = { type: 'integer', minimum: 0 };
 
 /** The code's slug as stored and as the code resource shows it. */
@@ -206,25 +218,50 @@ const rollupProperties = {
   dimension: { type: 'string' },
   dimension_label: { type: 'string' },
   dimension_breakdown: dimensionBreakdown,
-  conversions: {
+};
+
+const CONVERSIONS_OF_SCOPE =
+  'Conversions recorded in the range (POST /v1/conversions) of the scope: count, distinct visitors of their scans, and the amounts per currency.';
+
+/** Conversions: count, distinct visitors of their scans, amounts per currency. */
+function conversionTotals(
+  description: string,
+  extra: Record<string, JsonSchema> = {},
+  required: string[] = [],
+): JsonSchema {
+  return {
     type: 'object',
-    required: ['count', 'unique_visitors', 'amounts'],
-    description:
-      'Conversions recorded in the range (POST /v1/conversions) of the scope: count, distinct visitors of their scans, and the amounts per currency.',
+    required: [...required, 'count', 'unique_visitors', 'amounts'],
+    description,
     properties: {
-      count: { type: 'integer' },
-      unique_visitors: { type: 'integer' },
+      ...extra,
+      count: count,
+      unique_visitors: count,
       amounts: {
         type: 'array',
+        description: 'One entry per currency, in currency code order.',
         items: {
           type: 'object',
           required: ['currency', 'amount'],
-          properties: { currency: { type: 'string' }, amount: { type: 'string', description: 'Decimal.' } },
+          properties: {
+            currency: { type: 'string' },
+            amount: { type: 'string', description: 'Decimal, in the currency’s exponent.' },
+          },
         },
       },
     },
+  };
+}
+
+/** A brand's or a code's conversions (conversions.by_brand, conversions.by_code). */
+const conversionEntry = conversionTotals(
+  'The conversions of one brand or code.',
+  {
+    key: { type: 'string', description: 'The ULID of the brand or code; "" for codes without a brand.' },
+    label: { type: 'string' },
   },
-};
+  ['key', 'label'],
+);
 
 /** A brand or code with its scans and distinct visitors (child_breakdown, top_codes). */
 const childEntry: JsonSchema = {
@@ -240,6 +277,19 @@ export const AnalyticsPayload: JsonSchema = {
   properties: {
     scope_level: { type: 'string', enum: ['organization', 'brand', 'code'] },
     ...rollupProperties,
+    conversions: conversionTotals(CONVERSIONS_OF_SCOPE, {
+      by_brand: {
+        type: 'array',
+        description:
+          'Organization scope: the conversions per brand ("" key, label No brand: codes without a brand), most first.',
+        items: conversionEntry,
+      },
+      by_code: {
+        type: 'array',
+        description: 'Organization and brand scope: the conversions per code, most first; the 100 codes with the most.',
+        items: conversionEntry,
+      },
+    }),
     child_breakdown: {
       type: 'array',
       description: 'Organization scope: brands ("" key: codes without a brand); brand scope: codes; code scope: none.',
@@ -252,7 +302,10 @@ export const AnalyticsPayload: JsonSchema = {
     },
     csv_rows: {
       type: 'array',
-      description: 'Export only: {date, <dimension>, scans} per day and dimension value with scans.',
+      description:
+        'Export only: {date, <dimension>, scans} per day and dimension value with scans. For every dimension but ' +
+        'consent also conversions (recorded that day whose scan had that value) and conversion_amount_<CURRENCY> ' +
+        'for each currency of the range’s conversions; a day and value with conversions only has scans 0.',
       items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } },
     },
   },
@@ -269,6 +322,7 @@ export const CodeAnalyticsPayload: JsonSchema = {
       properties: { ulid: { type: 'string' }, name: { type: ['string', 'null'] }, slug: storedSlug },
     },
     ...rollupProperties,
+    conversions: conversionTotals(CONVERSIONS_OF_SCOPE),
     actions: {
       type: 'array',
       description:
@@ -286,6 +340,21 @@ export const CodeAnalyticsPayload: JsonSchema = {
     },
   },
 };
+
+/** The paging meta of an export page (the raw export adds its cursor). */
+function pageMeta(extra: Record<string, JsonSchema> = {}): JsonSchema {
+  return {
+    type: 'object',
+    required: ['count', 'limit', 'offset', 'has_more'],
+    properties: {
+      count: count,
+      limit: { type: 'integer' },
+      offset: { type: 'integer' },
+      has_more: { type: 'boolean' },
+      ...extra,
+    },
+  };
+}
 
 export const RawExportPayload: JsonSchema = {
   $id: 'RawExport',
@@ -320,16 +389,44 @@ export const RawExportPayload: JsonSchema = {
         },
       },
     },
-    meta: {
-      type: 'object',
-      required: ['count', 'limit', 'offset', 'has_more'],
-      properties: {
-        count: count,
-        limit: { type: 'integer' },
-        offset: { type: 'integer' },
-        has_more: { type: 'boolean' },
-        next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },
+    meta: pageMeta({
+      next_cursor: { type: ['string', 'null'], description: 'Pass as cursor to read the next page.' },
+    }),
+  },
+};
+
+const nullableString: JsonSchema = { type: ['string', 'null'] };
+
+export const ConversionsExportPayload: JsonSchema = {
+  $id: 'ConversionsExport',
+  type: 'object',
+  required: ['qr_code', 'rows', 'meta'],
+  properties: {
+    qr_code: (RawExportPayload.properties as Record<string, JsonSchema>).qr_code,
+    rows: {
+      type: 'array',
+      description: 'Conversions of the code recorded in the range, in (created_at, ulid) order.',
+      items: {
+        type: 'object',
+        required: ['ulid', 'created_at', 'scan_id', 'scanned_at', 'event', 'external_id', 'amount', 'currency'],
+        properties: {
+          ulid: { type: 'string' },
+          created_at: dateTime,
+          scan_id: { type: 'string', description: 'The converted scan (scan_id of the raw export).' },
+          scanned_at: dateTime,
+          event: { type: 'string' },
+          external_id: nullableString,
+          amount: { ...nullableString, description: 'Decimal, in the currency’s exponent.' },
+          currency: nullableString,
+          visitor_id: { type: 'string', description: 'The scan’s visitor_id, as in the raw export.' },
+          country: { type: 'string', description: 'The scan’s values, as in the raw export ("" unknown).' },
+          device_type: { type: 'string' },
+          referrer: { type: 'string' },
+          language: { type: 'string' },
+          provider: { type: 'string' },
+        },
       },
     },
+    meta: pageMeta(),
   },
 };

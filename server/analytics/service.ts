@@ -24,8 +24,24 @@ import {
   type RollupFilter,
 } from './queries.js';
 import type { ScanEvent } from './scan-event.js';
-import { conversionTotals, type ConversionTotals } from '../conversions/service.js';
-import type { AnalyticsQuery, CodeAnalyticsQuery, RangeDays, RawExportQuery } from './schema.js';
+import {
+  conversionPage,
+  conversionsPer,
+  conversionsPerDay,
+  CONVERSION_DIMENSION_COLUMNS,
+  type ConversionDimension,
+  conversionTotals,
+  type ConversionExportRow,
+  type ConversionTotals,
+} from '../conversions/service.js';
+import { formatMinor } from '../wallet/money.js';
+import type {
+  AnalyticsQuery,
+  CodeAnalyticsQuery,
+  ConversionsExportQuery,
+  RangeDays,
+  RawExportQuery,
+} from './schema.js';
 
 const DAY_MS = 86_400_000;
 
@@ -91,9 +107,18 @@ export interface AnalyticsPayload {
   dimension_breakdown: BreakdownEntry[];
   child_breakdown?: BreakdownEntry[];
   top_codes?: BreakdownEntry[];
-  conversions?: ConversionTotals;
+  conversions?: ScopeConversions;
   csv_rows?: Record<string, string | number>[];
 }
+
+/** A brand's or a code's conversions (key: its ULID; "" for codes without a brand or a deleted one). */
+export type ConversionEntry = ConversionTotals & { key: string; label: string };
+
+/** The scope's conversions, and per brand (organization scope) and per code (organization and brand scope). */
+export type ScopeConversions = ConversionTotals & { by_brand?: ConversionEntry[]; by_code?: ConversionEntry[] };
+
+/** At most this many codes in conversions.by_code, those with the most conversions. */
+export const CONVERSION_CODES = 100;
 
 export interface CodeRef {
   id: number;
@@ -148,30 +173,60 @@ async function childLabels(
 /** The organization's ten most scanned codes of the range. */
 export const TOP_CODES = 10;
 
-async function labelled(
+/** Brand or code ids as keys and labels (brand 0: "No brand"; an id Postgres no longer knows: no key). */
+async function labelled<T extends { id: number }>(
+  app: AppContext,
+  org: OrgRecord,
+  child: 'brand' | 'code',
+  entries: T[],
+): Promise<(Omit<T, 'id'> & { key: string; label: string })[]> {
+  const labels = await childLabels(
+    app,
+    org,
+    child,
+    entries.map((c) => c.id).filter((id) => id > 0),
+  );
+  return entries.map(({ id, ...rest }) => {
+    const known = labels.get(id);
+    if (known) return { key: known.ulid, label: known.label, ...rest };
+    return { key: '', label: child === 'brand' && id === 0 ? 'No brand' : `Deleted ${child}`, ...rest };
+  });
+}
+
+/** Counted children as breakdown entries: uniques bounded by scans. */
+async function labelledCounts(
   app: AppContext,
   org: OrgRecord,
   child: 'brand' | 'code',
   counted: (Counted & { id: number })[],
 ): Promise<BreakdownEntry[]> {
-  const labels = await childLabels(
-    app,
-    org,
-    child,
-    counted.map((c) => c.id).filter((id) => id > 0),
-  );
-  return counted.map((c) => {
-    const known = labels.get(c.id);
-    const uniques = boundedUniques(c.scans, c.uniques);
-    if (known) return { key: known.ulid, label: known.label, scans: c.scans, uniques };
-    // brand_id 0 is "no brand"; an id Postgres no longer knows is shown without a key.
-    return {
-      key: '',
-      label: child === 'brand' && c.id === 0 ? 'No brand' : `Deleted ${child}`,
-      scans: c.scans,
-      uniques,
-    };
-  });
+  return (await labelled(app, org, child, counted)).map((c) => ({
+    key: c.key,
+    label: c.label,
+    scans: c.scans,
+    uniques: boundedUniques(c.scans, c.uniques),
+  }));
+}
+
+/** The scope's conversions of the range, with the per-brand and per-code lists of its scope level. */
+async function scopeConversions(
+  app: AppContext,
+  org: OrgRecord,
+  scope: AnalyticsPayload['scope_level'],
+  filter: RollupFilter,
+  range: DayRange,
+): Promise<ScopeConversions> {
+  const [totals, brands, codes] = await Promise.all([
+    conversionTotals(app, org, filter, range.fromMs, range.toMs),
+    scope === 'organization'
+      ? conversionsPer(app, org, filter, 'brand', range.fromMs, range.toMs, Number.MAX_SAFE_INTEGER)
+      : null,
+    scope === 'code' ? null : conversionsPer(app, org, filter, 'code', range.fromMs, range.toMs, CONVERSION_CODES),
+  ]);
+  const out: ScopeConversions = { ...totals };
+  if (brands) out.by_brand = await labelled(app, org, 'brand', brands);
+  if (codes) out.by_code = await labelled(app, org, 'code', codes);
+  return out;
 }
 
 function breakdownEntries(
@@ -250,30 +305,84 @@ export async function organizationAnalytics(
     scope_level: scope,
     range_days: q.range,
     ...summary,
-    conversions: await conversionTotals(app, org, filter, range.fromMs, range.toMs),
   };
-  // Labels come from Postgres, another process: both lookups at once.
-  const [children, top] = await Promise.all([
-    report.children && labelled(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
-    report.topCodes && labelled(app, org, 'code', report.topCodes),
+  // Labels and conversions come from Postgres, another process: all at once.
+  const [children, top, conversions, converted] = await Promise.all([
+    report.children && labelledCounts(app, org, scope === 'organization' ? 'brand' : 'code', report.children),
+    report.topCodes && labelledCounts(app, org, 'code', report.topCodes),
+    scopeConversions(app, org, scope, filter, range),
+    // Conversions carry their scan's country, device, referrer, language and provider, not consent or GS1 keys.
+    report.dailyBreakdown && isConversionDimension(q.dimension)
+      ? conversionsPerDay(app, org, filter, q.dimension, range.fromMs, range.toMs)
+      : null,
   ]);
+  payload.conversions = conversions;
   if (children) payload.child_breakdown = children;
   if (top) payload.top_codes = top;
-  if (report.dailyBreakdown) payload.csv_rows = csvRows(org, q.dimension, report.dailyBreakdown);
+  if (report.dailyBreakdown) payload.csv_rows = csvRows(org, q.dimension, report.dailyBreakdown, converted);
   return payload;
 }
 
-/** {date, <dimension>, scans} per day and dimension value that has scans, oldest day first. */
+const isConversionDimension = (d: string): d is ConversionDimension => Object.hasOwn(CONVERSION_DIMENSION_COLUMNS, d);
+
+/** The column of a currency's conversion amounts in csv_rows. */
+const amountColumn = (currency: string) => `conversion_amount_${currency}`;
+
+/**
+ * csv_rows: {date, <dimension>, scans} per day and dimension value with scans and, for the scan
+ * dimensions a conversion carries (not consent, gtin or lot), `conversions` (recorded that day, by their scan's
+ * value) and one `conversion_amount_<CURRENCY>` per currency of the range; a day and value with
+ * conversions but no scans is a row with scans 0. Oldest day first, then most scans.
+ */
 function csvRows(
   org: OrgRecord,
   dimension: RollupDimension,
-  rows: NonNullable<Report['dailyBreakdown']>,
+  scans: NonNullable<Report['dailyBreakdown']>,
+  conversions: Awaited<ReturnType<typeof conversionsPerDay>> | null,
 ): Record<string, string | number>[] {
-  return rows.map((r) => ({
-    date: r.day,
-    [dimension]: dimensionValueLabel(dimension, r.value, org.locale),
-    scans: r.scans,
-  }));
+  if (!conversions) {
+    return scans.map((r) => ({
+      date: r.day,
+      [dimension]: dimensionValueLabel(dimension, r.value, org.locale),
+      scans: r.scans,
+    }));
+  }
+  const currencies = [...new Set(conversions.flatMap((c) => [...c.minor.keys()]))].sort();
+  const cells = new Map<string, { day: string; value: string; scans: number; conv?: (typeof conversions)[number] }>();
+  for (const r of scans) cells.set(`${r.day}\u0000${r.value}`, { day: r.day, value: r.value, scans: r.scans });
+  for (const c of conversions) {
+    const key = `${c.day}\u0000${c.value}`;
+    const cell = cells.get(key);
+    if (cell) cell.conv = c;
+    else cells.set(key, { day: c.day, value: c.value, scans: 0, conv: c });
+  }
+  return [...cells.values()]
+    .sort(
+      (a, b) =>
+        (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) ||
+        b.scans - a.scans ||
+        (b.conv?.count ?? 0) - (a.conv?.count ?? 0) ||
+        Buffer.compare(Buffer.from(a.value), Buffer.from(b.value)),
+    )
+    .map((cell) => {
+      const row: Record<string, string | number> = {
+        date: cell.day,
+        [dimension]: dimensionValueLabel(dimension, cell.value, org.locale),
+        scans: cell.scans,
+        conversions: cell.conv?.count ?? 0,
+      };
+      for (const cur of currencies) row[amountColumn(cur)] = formatMinor(cell.conv?.minor.get(cur) ?? 0n, cur);
+      return row;
+    });
+}
+
+/** The columns of an export's csv_rows, in CSV order (the conversion columns: see csvRows). */
+export function csvColumns(dimension: string, rows: Record<string, string | number>[]): string[] {
+  const columns = ['date', dimension, 'scans'];
+  if (dimension === 'consent') return columns;
+  const amounts = new Set<string>();
+  for (const r of rows) for (const k of Object.keys(r)) if (k.startsWith('conversion_amount_')) amounts.add(k);
+  return [...columns, 'conversions', ...[...amounts].sort()];
 }
 
 export interface CodeAnalyticsPayload {
@@ -407,5 +516,36 @@ export async function rawExport(
       has_more: hasMore,
       next_cursor: hasMore && last ? encodeCursor(last.scanned_at_ms, last.scan_id) : null,
     },
+  };
+}
+
+export interface ConversionsExportPayload {
+  qr_code: { ulid: string; slug: string };
+  rows: ConversionExportRow[];
+  meta: { count: number; limit: number; offset: number; has_more: boolean };
+}
+
+// GET /v1/analytics/qr-codes/{code_ulid}/conversions-export
+export async function conversionsExport(
+  app: AppContext,
+  org: OrgRecord,
+  codeUlid: string,
+  q: ConversionsExportQuery,
+): Promise<ConversionsExportPayload> {
+  const code = await findCode(app, org, codeUlid);
+  requireTrackable(code);
+  const range = dayRange(app.clock.now(), q.range);
+  // One row more than asked tells whether there is a next page.
+  const rows = await conversionPage(app, org, code.id, {
+    fromMs: range.fromMs,
+    toMs: range.toMs,
+    limit: q.limit + 1,
+    offset: q.offset,
+  });
+  const page = rows.slice(0, q.limit);
+  return {
+    qr_code: { ulid: code.ulid, slug: code.slug },
+    rows: page,
+    meta: { count: page.length, limit: q.limit, offset: q.offset, has_more: rows.length > q.limit },
   };
 }

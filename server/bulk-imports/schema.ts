@@ -5,6 +5,7 @@ import { BULK_IMPORT_ROWS_CEILING } from '../config.js';
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
 import { MAX_URL_LENGTH } from '../schemas/http-url.js';
 import type { JsonSchema } from '../schemas/validation.js';
+import { MAX_CUSTOM_JS_BYTES } from '../qr-codes/custom-js.js';
 
 /**
  * A row's strings are bounded loosely, above the rules checked per row (slug 64, URL 2048, name
@@ -45,6 +46,12 @@ export const BulkImportRow: JsonSchema = {
     brand_ulid: rowNullableString('Defaults to defaults.brand_ulid.'),
     style_ulid: rowNullableString(),
     status: rowString('active (default), paused or archived.'),
+    custom_js: {
+      ...rowNullableString(
+        'Enterprise plan: the code’s own script, at most 10240 bytes of UTF-8, only on a verified custom domain (docs/pixels.md).',
+      ),
+      maxLength: 2 * MAX_CUSTOM_JS_BYTES,
+    },
   },
 };
 

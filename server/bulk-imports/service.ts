@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import { ApiError, type FieldErrors } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
 import type { CodeWrite } from '../qr-codes/schema.js';
-import { checkReferences, prepareNewCodes, resolveReferences } from '../qr-codes/service.js';
+import { checkReferences, prepareNewCodes, requireCodeFeatures, resolveReferences } from '../qr-codes/service.js';
 import { csvRowErrors, csvRows } from './csv.js';
 import { EXECUTE_TASK } from './job.js';
 import {
@@ -68,6 +68,8 @@ export async function stageImport(
   if (Object.keys(defaultErrors).length) throw ApiError.validation(defaultErrors);
 
   const rows = given.map((r) => withDefaults(r, defaults));
+  // A plan-gated key (custom_js) refuses the whole request, as POST /v1/qr-codes does.
+  for (const r of rows) requireCodeFeatures(org, r);
   const prepared = await prepareNewCodes(app, app.db, org, rows);
   // A CSV file is refused whole, its errors by line: the lines cannot be fixed in a preview.
   const csvError = csv && csvRowErrors(csv, prepared.errors);

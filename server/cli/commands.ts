@@ -150,6 +150,11 @@ function codeWriteOptions(body: string): CliCommand['options'] {
     domain: { type: 'string', help: 'Domain ULID (create: default the organization’s first domain).' },
     name: { type: 'string', help: 'The code’s name.' },
     status: { type: 'string', help: 'active, paused or archived.' },
+    'custom-js-file': {
+      type: 'string',
+      help: 'A file (- for standard input) holding the code’s custom_js, as text (Enterprise; a verified custom domain).',
+    },
+    'no-custom-js': { type: 'boolean', help: 'Remove the code’s custom_js (custom_js: null).' },
     json,
   };
 }
@@ -169,6 +174,8 @@ function codeFlags(a: Record<string, string | boolean | undefined>): CodeFlags {
     name: s('name'),
     status: s('status'),
     domain: s('domain'),
+    customJsFile: s('custom-js-file'),
+    noCustomJs: a['no-custom-js'] === true,
   };
 }
 
@@ -394,7 +401,8 @@ export const COMMANDS: Record<string, CliCommand> = {
   'codes create': {
     usage:
       'qrctl codes create --org ULID|SLUG [--file BODY.json] [--type TYPE] [--slug SLUG] ' +
-      '[--destination URL|JSON | --destination-file FILE.json] [--domain ULID] [--name NAME] [--status STATUS] [--json]',
+      '[--destination URL|JSON | --destination-file FILE.json] [--domain ULID] [--name NAME] [--status STATUS] ' +
+      '[--custom-js-file FILE.js | --no-custom-js] [--json]',
     options: {
       org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
       ...codeWriteOptions('the body of POST /v1/qr-codes'),
@@ -407,7 +415,8 @@ export const COMMANDS: Record<string, CliCommand> = {
   'codes update': {
     usage:
       'qrctl codes update CODE_ULID --org ULID|SLUG [--file PATCH.json] [--type TYPE] ' +
-      '[--destination URL|JSON | --destination-file FILE.json] [--name NAME] [--status STATUS] [--json]',
+      '[--destination URL|JSON | --destination-file FILE.json] [--domain ULID] [--name NAME] [--status STATUS] ' +
+      '[--custom-js-file FILE.js | --no-custom-js] [--json]',
     positional: { name: 'code', help: 'The code’s ULID.' },
     options: {
       org: { type: 'string', required: true, help: 'Organization ULID or slug.' },

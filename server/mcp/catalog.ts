@@ -99,7 +99,7 @@ export const TOOL_DEFS: readonly ToolDef[] = [
     name: 'analytics_read',
     title: 'Scan analytics',
     description:
-      'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days. ' +
+      'Scan totals, a daily time series and a breakdown by one dimension for the organization, a brand (brand_ulid) or a code (code_ulid) over the last 7, 30 or 90 days, with the conversions of the scope (count, unique visitors, amounts per currency; per brand and per code). ' +
       BOTS_LEFT_OUT,
     operationId: 'analytics.read',
     annotations: READ,
@@ -107,14 +107,14 @@ export const TOOL_DEFS: readonly ToolDef[] = [
   {
     name: 'analytics_export',
     title: 'Export scan analytics',
-    description: `The analytics payload plus csv_rows ({date, <dimension>, scans}). ${BOTS_LEFT_OUT}`,
+    description: `The analytics payload plus csv_rows ({date, <dimension>, scans}, and conversions with their amounts per currency). ${BOTS_LEFT_OUT}`,
     operationId: 'analytics.export',
     annotations: READ,
   },
   {
     name: 'analytics_code_read',
     title: 'Scan analytics of one code',
-    description: `Scan analytics of one QR code from the daily rollup. ${BOTS_LEFT_OUT}`,
+    description: `Scan analytics of one QR code from the daily rollup, with its conversions. ${BOTS_LEFT_OUT}`,
     operationId: 'analytics.code_read',
     annotations: READ,
   },

@@ -28,15 +28,22 @@ export interface CodeFlags {
   name?: string;
   status?: string;
   domain?: string;
+  /** A file holding the code's custom_js as text (`-`: standard input). */
+  customJsFile?: string;
+  /** custom_js: null. */
+  noCustomJs?: boolean;
 }
 
-async function readJson(file: string, what: string): Promise<unknown> {
-  let text: string;
+async function readText(file: string, what: string): Promise<string> {
   try {
-    text = file === '-' ? await readStdin() : await fs.readFile(file, 'utf8');
+    return file === '-' ? await readStdin() : await fs.readFile(file, 'utf8');
   } catch (err) {
     throw ApiError.field(what, `Cannot read ${file}: ${(err as Error).message}`);
   }
+}
+
+async function readJson(file: string, what: string): Promise<unknown> {
+  const text = await readText(file, what);
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -73,6 +80,10 @@ async function bodyOf(flags: CodeFlags): Promise<Record<string, unknown>> {
     if (flags[key] !== undefined) out[key] = flags[key];
   }
   if (flags.domain !== undefined) out.domain_ulid = flags.domain;
+  if (flags.customJsFile !== undefined && flags.noCustomJs)
+    throw ApiError.field('custom_js', 'Give --custom-js-file or --no-custom-js, not both.');
+  if (flags.customJsFile !== undefined) out.custom_js = await readText(flags.customJsFile, 'custom_js_file');
+  if (flags.noCustomJs) out.custom_js = null;
   return out;
 }
 

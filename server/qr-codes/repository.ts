@@ -29,6 +29,7 @@ export interface CodeRow {
   device_routing: Record<string, unknown> | null;
   language_routing: Record<string, unknown> | null;
   tracking_pixels: { provider: string; id: string }[] | null;
+  custom_js: string | null;
   conversion_tracking: boolean;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
@@ -45,6 +46,8 @@ export interface CodeRow {
   domain_host: string;
   domain_type: 'custom' | 'fallback';
   domain_origin: string | null;
+  /** The domain's status (custom_js needs an active custom domain). */
+  domain_status: string;
   style_id: number | null;
   style_ulid: string | null;
   style_name: string | null;
@@ -55,10 +58,11 @@ const CODE_SELECT = `
          c.password_hash is not null as has_password, c.redirects_count, c.redirect_cap, c.date_begin,
          c.expire_at, c.utm_params, c.device_routing, c.language_routing, c.tracking_pixels,
          c.landing_config, c.prelander_enabled, c.prelander_seconds, c.prelander_message, c.settings,
-         c.conversion_tracking,
+         c.conversion_tracking, c.custom_js,
          c.created_at, c.updated_at,
          c.brand_id, b.ulid as brand_ulid, b.name as brand_name,
          c.domain_id, d.ulid as domain_ulid, d.host as domain_host, d.type as domain_type, d.origin as domain_origin,
+         d.status as domain_status,
          c.style_id, s.ulid as style_ulid, s.name as style_name
     from qr_codes c
     join domains d on d.id = c.domain_id
@@ -294,6 +298,7 @@ export interface NewCodeRow {
   expire_at: Date | null;
   utm_params: string | null;
   tracking_pixels: string | null;
+  custom_js: string | null;
   conversion_tracking: boolean;
   prelander_enabled: boolean;
   prelander_seconds: number | null;
@@ -309,7 +314,7 @@ export interface NewCodeRow {
  */
 export async function insertCodes(db: Db, rows: NewCodeRow[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  // 25 columns per row; stay well under Postgres's 65535 bind parameters.
+  // 26 columns per row; stay well under Postgres's 65535 bind parameters.
   for (let i = 0; i < rows.length; i += 1000) {
     const q = db('qr_codes')
       .insert(rows.slice(i, i + 1000))

@@ -8,6 +8,8 @@ import { parseCode, parseSchedule, type CodeSettings, type ParsedCode } from './
 import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 import { pixelPageEntry, pixelsFor, type PixelPageEntry } from './pixels.js';
 import { keyOf, type Gs1Availability, type Gs1Destination, type Gs1Level } from './gs1-links.js';
+import { customScriptEntry, servesCustomJs, type CustomScriptEntry } from './custom-js.js';
+import { publicSlug } from './slug.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -31,6 +33,8 @@ export interface ScanCode {
   pixels: PixelPageEntry | null;
   /** The destination gets qr_scan=<scan id> (conversions). */
   conversionTracking: boolean;
+  /** The code's custom_js, only while its domain is a verified custom domain; null: none. */
+  script: CustomScriptEntry | null;
 }
 
 /** The code (not deleted) whose stored slug is `key` in lower case, or null. */
@@ -67,6 +71,9 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
       'b.tracking_pixels as brand_pixels',
       'o.pixel_consent',
       'c.conversion_tracking',
+      'c.custom_js',
+      'c.slug',
+      'd.status as domain_status',
     );
   if (!row) return null;
   const landing = landingEntryOf({ ...row, uid: `${row.ulid}@qr-code` });
@@ -98,6 +105,10 @@ export async function findCodeForScan(db: Db, key: string): Promise<ScanCode | n
     landing,
     conversionTracking: row.conversion_tracking === true,
     pixels: pixelPageEntry(pixelsFor(row.tracking_pixels, row.brand_pixels), row.pixel_consent !== 'not_required'),
+    script:
+      row.custom_js && servesCustomJs({ type: row.domain_type, status: row.domain_status })
+        ? customScriptEntry(row.custom_js, publicSlug(row.slug))
+        : null,
   };
 }
 

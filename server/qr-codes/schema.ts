@@ -8,6 +8,7 @@ import { HTTP_URL_PATTERN, MAX_URL_LENGTH } from '../schemas/http-url.js';
 import { patterned, REQUIRED_MESSAGE, type JsonSchema } from '../schemas/validation.js';
 import { LandingConfig } from './landing-config.js';
 import { trackingPixelsOut, TrackingPixels, type TrackingPixel } from './pixels.js';
+import { CustomJs } from './custom-js.js';
 import { CODE_TYPES, DESTINATION_SCHEMAS, INPUT_TYPES, STATIC_TYPES, type InputType } from './types.js';
 
 export const SLUG_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
@@ -275,6 +276,7 @@ const writable = {
   expire_at: nullableDateTime,
   utm_params: nullable(utmParams),
   tracking_pixels: TrackingPixels,
+  custom_js: CustomJs,
   conversion_tracking: {
     type: 'boolean',
     description:
@@ -398,7 +400,11 @@ export const QrCode: JsonSchema = {
     tracking_pixels: trackingPixelsOut(
       'The code’s own pixels {provider, id}; null: none of its own (its brand’s default list applies). See docs/pixels.md.',
     ),
-    custom_js: { type: 'null', description: 'Not executed; always null.' },
+    custom_js: {
+      type: ['string', 'null'],
+      description:
+        'The code’s own script (Enterprise; only on a verified custom domain), served as a separate file with its hash in the page’s CSP; null: none. See docs/pixels.md.',
+    },
     landing_config: { type: ['object', 'null'], description: 'The landing page of vcard, links, app and event codes.' },
     conversion_tracking: { type: 'boolean' },
     prelander_enabled: { type: 'boolean' },
@@ -430,6 +436,7 @@ export interface CodeWrite {
   expire_at?: string | null;
   utm_params?: Record<string, string> | null;
   tracking_pixels?: TrackingPixel[] | null;
+  custom_js?: string | null;
   conversion_tracking?: boolean;
   prelander_enabled?: boolean;
   prelander_seconds?: number | null;

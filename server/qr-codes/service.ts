@@ -45,6 +45,7 @@ import { publicSlug, slugKey, storedSlug } from './slug.js';
 import { gs1PublicUrl, resolverStem, type Gs1Destination } from './gs1-links.js';
 import { emitEvent, emitEvents } from '../webhooks/events.js';
 import { normalisePixels, type TrackingPixel } from './pixels.js';
+import { CUSTOM_JS_FEATURE, customJsDomainProblem, customJsSizeProblem } from './custom-js.js';
 
 type Db = Knex | Knex.Transaction;
 
@@ -75,7 +76,7 @@ export interface QrCodeOut {
   device_routing: Record<string, unknown> | null;
   language_routing: Record<string, unknown> | null;
   tracking_pixels: TrackingPixel[] | null;
-  custom_js: null;
+  custom_js: string | null;
   conversion_tracking: boolean;
   landing_config: Record<string, unknown> | null;
   prelander_enabled: boolean;
@@ -135,7 +136,7 @@ export function renderCode(r: CodeRow): QrCodeOut {
     device_routing: r.device_routing,
     language_routing: r.language_routing,
     tracking_pixels: r.tracking_pixels as TrackingPixel[] | null,
-    custom_js: null,
+    custom_js: r.custom_js,
     conversion_tracking: r.conversion_tracking,
     landing_config: r.landing_config,
     prelander_enabled: r.prelander_enabled,
@@ -156,6 +157,7 @@ export function gatedFeatures(input: CodeWrite): string[] {
   for (const key of ['redirect_cap', 'routing', 'schedule', 'password'] as const) {
     if (input[key] !== undefined && input[key] !== null) out.push(key);
   }
+  if (input.custom_js !== undefined && input.custom_js !== null) out.push(CUSTOM_JS_FEATURE);
   return out;
 }
 
@@ -248,6 +250,52 @@ function checkGs1Password(errors: FieldErrors, type: CodeType, password: string 
       'password',
       'A gs1 code cannot have a password: the GS1 resolver answers apps and scanners with redirects and linksets, which have no password step (docs/gs1.md).',
     );
+}
+
+/** A script's size (bytes of UTF-8) and type: a static or gs1 code has no page of ours, so it runs nothing. */
+function checkCustomJs(errors: FieldErrors, type: CodeType, js: string | null | undefined): void {
+  if (!js) return;
+  if (isStaticType(type)) {
+    addError(errors, 'custom_js', `A static code (${type}) is not served by the service: it cannot run a script.`);
+    return;
+  }
+  if (type === 'gs1') {
+    addError(
+      errors,
+      'custom_js',
+      'A gs1 code is answered by the GS1 resolver, which serves no page: it cannot run a script.',
+    );
+    return;
+  }
+  const problem = customJsSizeProblem(js);
+  if (problem) addError(errors, 'custom_js', problem);
+}
+
+/** The message of every custom_js domain problem starts so (told apart from other custom_js errors). */
+const CUSTOM_JS_DOMAIN = 'custom_js runs only on a verified custom domain';
+
+/** custom_js on a domain that is not a verified custom domain of the organization (unknown domains are checkReferences'). */
+function checkCustomJsDomain(
+  errors: FieldErrors,
+  domain: { type: string; status: string; host: string } | undefined,
+): void {
+  const problem = domain ? customJsDomainProblem(domain) : null;
+  if (problem) addError(errors, 'custom_js', problem);
+}
+
+/**
+ * The 422 of field errors: custom_js_requires_custom_domain when custom_js's domain rule is all that
+ * is wrong (in every input), validation_failed otherwise.
+ */
+function codeValidationError(errors: FieldErrors): ApiError {
+  const fields = Object.entries(errors);
+  const domainOnly =
+    fields.length > 0 &&
+    fields.every(
+      ([field, msgs]) =>
+        (field === 'custom_js' || field.endsWith('.custom_js')) && msgs.every((m) => m.startsWith(CUSTOM_JS_DOMAIN)),
+    );
+  return domainOnly ? ApiError.customJsRequiresCustomDomain(errors) : ApiError.validation(errors);
 }
 
 const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -353,6 +401,7 @@ export async function prepareNewCodes(
     const out = withNormalisedUrls(errors[i], input, type);
     out.tracking_pixels = checkPixels(errors[i], type, input.tracking_pixels);
     checkGs1Password(errors[i], type, input.password);
+    checkCustomJs(errors[i], type, input.custom_js);
     if (!Object.keys(errors[i]).length && isStaticType(type)) checkPayloadFits(errors[i], type, out.destination);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
     checkDateValue(errors[i], 'expire_at', input.expire_at);
@@ -370,6 +419,7 @@ export async function prepareNewCodes(
   for (const i of idx) {
     const input = inputs[i];
     checkReferences(errors[i], refs, input);
+    if (input.custom_js) checkCustomJsDomain(errors[i], refs.domains.get(input.domain_ulid!));
     const key = slugKey(org.slug, input.slug!);
     const first = firstOf.get(key);
     if (first !== undefined) addError(errors[i], 'slug', `Repeats the slug of entry ${first}.`);
@@ -408,6 +458,7 @@ export async function prepareNewCodes(
       expire_at: date(input.expire_at),
       utm_params: json(input.utm_params),
       tracking_pixels: json(input.tracking_pixels),
+      custom_js: input.custom_js ?? null,
       conversion_tracking: input.conversion_tracking ?? false,
       prelander_enabled: input.prelander_enabled ?? false,
       prelander_seconds: input.prelander_seconds ?? null,
@@ -508,7 +559,7 @@ async function prepareOrFail(
   const prefix = inputs.length === 1 && fieldPrefix === undefined ? null : (fieldPrefix ?? 'codes');
   const prepared = await prepareNewCodes(app, db, org, inputs);
   const errors = prefixed(prepared.errors, prefix);
-  if (Object.keys(errors).length) throw ApiError.validation(errors);
+  if (Object.keys(errors).length) throw codeValidationError(errors);
   return { prepared, rows: prepared.rows as NewCodeRow[], prefix };
 }
 
@@ -613,6 +664,7 @@ export async function updateCode(
     const urls = withNormalisedUrls(errors, patch, type);
     const pixels = checkPixels(errors, type, patch.tracking_pixels);
     checkGs1Password(errors, type, patch.password);
+    checkCustomJs(errors, type, patch.custom_js);
     if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)
       checkPayloadFits(errors, type, urls.destination);
     checkDateValue(errors, 'date_begin', patch.date_begin);
@@ -623,6 +675,23 @@ export async function updateCode(
     checkDates(errors, begin, expire);
     const refs = await resolveReferences(trx, org, [patch]);
     checkReferences(errors, refs, patch);
+    // The script the code keeps, on the domain it ends up on: set now, or kept while the code moves.
+    const script = patch.custom_js !== undefined ? patch.custom_js : current.custom_js;
+    if (script && (patch.custom_js !== undefined || patch.domain_ulid !== undefined)) {
+      const moving = patch.domain_ulid !== undefined ? refs.domains.get(patch.domain_ulid) : undefined;
+      const domain =
+        patch.domain_ulid === undefined
+          ? { type: current.domain_type, status: current.domain_status, host: current.domain_host }
+          : moving;
+      if (domain) {
+        const before = errors.custom_js?.length ?? 0;
+        checkCustomJsDomain(errors, domain);
+        // A move that keeps the stored script says what to do about it.
+        if (patch.custom_js === undefined && (errors.custom_js?.length ?? 0) > before)
+          errors.custom_js[errors.custom_js.length - 1] =
+            `${errors.custom_js[errors.custom_js.length - 1]} This code has custom_js: moving it to ${domain.host} needs custom_js: null in the same request (the script is not cleared for you).`;
+      }
+    }
     const slug = patch.slug !== undefined ? storedSlug(org.slug, patch.slug) : undefined;
     if (slug && (await takenSlugs(trx, org, [slug.toLowerCase()], current.id)).size)
       addError(errors, 'slug', 'The slug has already been taken.');
@@ -631,7 +700,7 @@ export async function updateCode(
       const given = { type, destination: urls.destination ?? current.destination } as CodeWrite;
       if (domainId !== undefined) await checkGs1Keys(trx, org, refs, [given], [errors], [0], current.id, domainId);
     }
-    if (Object.keys(errors).length) throw ApiError.validation(errors);
+    if (Object.keys(errors).length) throw codeValidationError(errors);
     const now = app.clock.now();
     const set: CodeUpdate = { updated_at: now };
     if (patch.name !== undefined) set.name = patch.name;
@@ -652,6 +721,7 @@ export async function updateCode(
     if (patch.expire_at !== undefined) set.expire_at = expire;
     if (patch.utm_params !== undefined) set.utm_params = json(patch.utm_params);
     if (pixels !== undefined) set.tracking_pixels = json(pixels);
+    if (patch.custom_js !== undefined) set.custom_js = patch.custom_js;
     if (patch.conversion_tracking !== undefined) set.conversion_tracking = patch.conversion_tracking;
     if (patch.prelander_enabled !== undefined) set.prelander_enabled = patch.prelander_enabled;
     if (patch.prelander_seconds !== undefined) set.prelander_seconds = patch.prelander_seconds;

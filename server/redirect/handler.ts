@@ -19,6 +19,7 @@ import {
   NOT_FOUND_PAGE,
   passwordPage,
   pixelPage,
+  PRELANDER_CSP,
   prelanderPage,
   throttledPage,
   TOO_LARGE_PAGE,
@@ -48,6 +49,7 @@ import { resolverStem } from '../qr-codes/gs1-links.js';
 import { decompressSegment } from '../qr-codes/gs1-compression.js';
 import type { Gs1Entry } from '../qr-codes/scan-lookup.js';
 import { CORS, descriptionFile, gs1Answer, gs1Gone, PREFLIGHT, type Gs1Answer } from './gs1.js';
+import { CUSTOM_SCRIPT_PREFIX, parseScriptName, withCustomScript } from '../qr-codes/custom-js.js';
 
 /** A visit being answered: what the decision and the scan need. */
 interface Visit {
@@ -87,8 +89,6 @@ const PAGE_HEADERS = {
 };
 /** How long the consent banner waits for an answer when the code has no prelander time of its own. */
 export const CONSENT_BANNER_SECONDS = 10;
-const PRELANDER_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * How much of a body too large to take is still read (and dropped) before the 413: a client that is
@@ -314,6 +314,9 @@ export class RedirectHandler {
     const link = digitalLinkPath(rawPath, domain);
     if (link) return this.gs1(req, res, method, domain, link.orgSlug, link.segments, q === -1 ? '' : url.slice(q + 1));
     if (rawPath === '/.well-known/gs1resolver' && method !== 'POST') return this.gs1Description(res, method, domain);
+    // A code's custom_js, on its own verified custom domain only (on a fallback host this path is a 404 like any other).
+    if (domain.type === 'custom' && rawPath.startsWith(CUSTOM_SCRIPT_PREFIX) && (method === 'GET' || method === 'HEAD'))
+      return this.customScript(res, method === 'HEAD', domain, rawPath.slice(CUSTOM_SCRIPT_PREFIX.length));
     if (method === 'OPTIONS') {
       res.writeHead(405, { Allow: 'GET, HEAD, POST', 'Content-Length': 0 });
       res.end();
@@ -456,7 +459,8 @@ export class RedirectHandler {
    */
   private onConsent(visit: Visit, choice: ConsentChoice): void {
     const secure = this.secure(visit.req);
-    if (!visit.head) this.recordAction(visit, `consent_${choice}`, 0);
+    // Under the scan's id (carried by the page's links) the answer replaces the scan's `asked`.
+    if (!visit.head) this.recordAction(visit, `consent_${choice}`, 0, carriedScanId(visit.req.url));
     const cookie = choice === 'none' ? null : consentCookie(choice, visit.cookiePath, secure);
     if (visit.page) return this.redirect(visit.res, 302, '?qr_action=page', cookie);
     this.redirect(visit.res, 302, visit.url, cookie);
@@ -645,6 +649,57 @@ export class RedirectHandler {
     res.end(method === 'HEAD' ? undefined : body);
   }
 
+  /**
+   * `/_qr/js/<slug>.<version>.js` on a custom domain: the script of the domain's own active code,
+   * while the domain is verified and the version is the script's (a page names the file of the
+   * script it was built with); anything else is the 404 page.
+   */
+  private customScript(
+    res: http.ServerResponse,
+    head: boolean,
+    domain: DomainEntry,
+    name: string,
+  ): void | Promise<void> {
+    const parsed = parseScriptName(name);
+    if (!parsed || !domain.orgSlug) return this.page(res, head, 404, NOT_FOUND_PAGE);
+    const key = slugKey(domain.orgSlug, parsed.slug);
+    const send = (code: CodeEntry | null): void => {
+      const script = code && code.domainId === domain.id && code.settings.status === 'active' ? code.script : null;
+      if (!script || !script.src.endsWith(`.${parsed.version}.js`)) return this.page(res, head, 404, NOT_FOUND_PAGE);
+      res.writeHead(200, {
+        'Content-Type': 'text/javascript; charset=utf-8',
+        'Content-Length': script.body.length,
+        // The name changes with the content: a file never changes under its name.
+        'Cache-Control': 'public, max-age=31536000, immutable',
+        'X-Content-Type-Options': 'nosniff',
+        'Cross-Origin-Resource-Policy': 'same-origin',
+      });
+      res.end(head ? undefined : script.body);
+    };
+    const code = this.cache.peekCode(key);
+    if (code === undefined) return this.cache.loadCode(key).then(send);
+    send(code);
+  }
+
+  /** A hosted page of a code: with its custom_js (script tag and CSP hash) when it has one. */
+  private hostedPage(
+    visit: Visit,
+    html: string | Buffer,
+    csp: string,
+    extra: Record<string, string>,
+    setCookie: string | null,
+  ): void {
+    const headers: Record<string, string> = { ...extra, 'Content-Security-Policy': csp };
+    let body = html;
+    if (visit.code.script) {
+      const page = withCustomScript(html, csp, visit.code.script);
+      body = page.html;
+      headers['Content-Security-Policy'] = page.csp;
+    }
+    if (setCookie) headers['Set-Cookie'] = setCookie;
+    this.page(visit.res, visit.head, 200, body, headers);
+  }
+
   /** The password form posted: 303 to the destination with a cookie, or the form again (401, 429). */
   private async passwordPost(visit: Visit, pathname: string, ip: string): Promise<void> {
     const { req, res, code, now } = visit;
@@ -727,11 +782,11 @@ export class RedirectHandler {
   }
 
   /** An action on a landing page, or a consent answer, into scan_actions (with the scan's visitor hash and bot flag). */
-  private recordAction(visit: Visit, action: string, target: number): void {
+  private recordAction(visit: Visit, action: string, target: number, actionId: string | null = null): void {
     const { domain, code, now, agent, visitor } = visit;
     const ms = now.getTime();
     this.actions.push({
-      action_id: fastUlid(ms),
+      action_id: actionId ?? fastUlid(ms),
       scanned_at: utcStamp(ms),
       org_id: code.orgId,
       brand_id: code.brandId,
@@ -746,25 +801,24 @@ export class RedirectHandler {
 
   /** The landing page in the visitor's language (an app code sends phones to their store instead). */
   private landingPageAnswer(visit: Visit, setCookie: string | null): void {
-    const { req, res, head, code, visitor } = visit;
+    const { req, res, code, visitor } = visit;
     const landing = code.landing!;
     const store = storeFor(landing, visitor.os);
     if (store) return this.redirect(res, 302, store, setCookie);
     const lang = pageLanguage(landing.config.language, req.headers['accept-language']);
     const built = landingPage(landing, lang);
-    const extra: Record<string, string> = {
-      'Content-Security-Policy': built.csp,
-      'Content-Language': lang,
-      'X-Robots-Tag': 'noindex, nofollow',
-      Vary: 'Accept-Language, User-Agent',
-    };
-    if (setCookie) extra['Set-Cookie'] = setCookie;
-    this.page(res, head, 200, built.html, extra);
+    this.hostedPage(
+      visit,
+      built.html,
+      built.csp,
+      { 'Content-Language': lang, 'X-Robots-Tag': 'noindex, nofollow', Vary: 'Accept-Language, User-Agent' },
+      setCookie,
+    );
   }
 
   /** The pixel page: the banner (consent asked) or the pixels at once, then on to the destination or the page. */
   private pixelPageAnswer(visit: Visit, setCookie: string | null): void {
-    const { req, res, head, code } = visit;
+    const { req, code } = visit;
     const pixels = code.pixels!;
     const lang = pageLanguage(code.landing?.config.language, req.headers['accept-language']);
     const ask = visit.consent === 'ask';
@@ -778,33 +832,35 @@ export class RedirectHandler {
       seconds: code.prelander?.seconds ?? (ask ? CONSENT_BANNER_SECONDS : 0),
       message: code.prelander?.message ?? null,
     });
-    const extra: Record<string, string> = {
-      'Content-Security-Policy': pixels.csp,
-      'Content-Language': lang,
-      'X-Robots-Tag': 'noindex, nofollow',
-      Vary: 'Accept-Language, Cookie',
-    };
-    if (setCookie) extra['Set-Cookie'] = setCookie;
-    this.page(res, head, 200, html, extra);
+    this.hostedPage(
+      visit,
+      html,
+      pixels.csp,
+      { 'Content-Language': lang, 'X-Robots-Tag': 'noindex, nofollow', Vary: 'Accept-Language, Cookie' },
+      setCookie,
+    );
   }
 
   private answer(visit: Visit, status: number, setCookie: string | null): void {
-    const { res, head, code } = visit;
+    const { res, code } = visit;
     // A declined consent loads nothing: the code answers as one without pixels.
     if (visit.consent !== null && visit.consent !== 'denied') return this.pixelPageAnswer(visit, setCookie);
     if (visit.page && !code.prelander) return this.landingPageAnswer(visit, setCookie);
-    if (code.prelander) {
+    // A url code with custom_js is answered with the interstitial (0 seconds unless it has a prelander): its script runs there.
+    if (code.prelander || code.script) {
       // A landing page comes after the prelander as the page itself (?qr_action=page), not as a second scan.
       const url = visit.page ? '?qr_action=page' : visit.url;
-      const html = prelanderPage({ url, seconds: code.prelander.seconds, message: code.prelander.message });
-      const extra: Record<string, string> = { 'Content-Security-Policy': PRELANDER_CSP };
-      if (setCookie) extra['Set-Cookie'] = setCookie;
-      this.page(res, head, 200, html, extra);
+      const html = prelanderPage({
+        url,
+        seconds: code.prelander?.seconds ?? 0,
+        message: code.prelander?.message ?? null,
+      });
+      this.hostedPage(visit, html, PRELANDER_CSP, {}, setCookie);
     } else this.redirect(res, status, visit.url, setCookie);
   }
 
   private record(visit: Visit): void {
-    this.pushScan(
+    const scanId = this.pushScan(
       visit.req,
       visit.domain,
       visit.code,
@@ -815,8 +871,11 @@ export class RedirectHandler {
       visit.rule,
       visit.scanId,
     );
-    // A consent known now is the scan's; one asked for comes with the page's answer (onConsent).
-    if (visit.consent !== null && visit.consent !== 'ask') this.recordAction(visit, `consent_${visit.consent}`, 0);
+    if (visit.consent === null) return;
+    // A consent known now is the scan's. One asked for is `asked` (counted as none) until the page's
+    // answer comes (onConsent) under the same id, the scan's, which the page's links carry.
+    visit.scanId = scanId;
+    this.recordAction(visit, visit.consent === 'ask' ? 'consent_asked' : `consent_${visit.consent}`, 0, scanId);
   }
 
   /** One scan event into the buffer: the code's organization, brand and id, and the visitor. */

@@ -1,5 +1,6 @@
 // The visitor-facing pages: small, accessible HTML with no third-party assets. Every piece of
 // user-provided text goes through escapeHtml; URLs placed in attributes are http(s) only.
+import { createHash } from 'node:crypto';
 import { escapeHtml } from '../http-common/html.js';
 import { CONSENT_WORDS } from '../landing/i18n.js';
 import type { PageLanguage } from '../qr-codes/landing-config.js';
@@ -98,20 +99,32 @@ export function throttledPage(retryAfterSeconds: number): string {
   );
 }
 
-/** The interstitial: the message, a countdown, a link to go on at once; meta refresh does the rest. */
+/**
+ * The prelander's countdown: the same script for every page (the seconds are the text of #count,
+ * the URL the href of #go), so the page's CSP allows it by its hash, never by 'unsafe-inline'.
+ */
+const PRELANDER_SCRIPT = `(function(){var c=document.getElementById('count'),go=document.getElementById('go'),n=Number(c.textContent);
+if(n<=0){location.replace(go.href);return;}
+var t=setInterval(function(){n--;if(n<=0){clearInterval(t);location.replace(go.href);}else{c.textContent=n;}},1000);})();`;
+
+/** The prelander page's Content-Security-Policy: its one script by hash. */
+export const PRELANDER_CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${createHash('sha256').update(PRELANDER_SCRIPT).digest('base64')}'; base-uri 'none'; frame-ancestors 'none'`;
+
+/**
+ * The interstitial: the message, a countdown, a link to go on at once; meta refresh does the rest.
+ * With 0 seconds it moves on at once (the page of a url code with custom_js, which runs first).
+ */
 export function prelanderPage(opts: { url: string; seconds: number; message: string | null }): string {
   const seconds = Math.max(0, Math.min(60, Math.trunc(opts.seconds)));
   const url = escapeHtml(opts.url);
   const message = opts.message ? `<p>${escapeHtml(opts.message)}</p>\n` : '';
-  // The countdown script is inline (no third-party asset) and the URL reaches it only through the
-  // escaped attribute, never as script text.
+  // The URL reaches the script only through the escaped attribute, never as script text.
   return layout(
     'Redirecting',
     `<h1>You are being redirected</h1>
 ${message}<p role="status" aria-live="polite">Continuing in <span id="count">${seconds}</span> seconds.</p>
 <p><a id="go" href="${url}">Continue now</a></p>
-<script>(function(){var n=${seconds},c=document.getElementById('count'),go=document.getElementById('go');
-var t=setInterval(function(){n--;if(n<=0){clearInterval(t);location.replace(go.href);}else{c.textContent=n;}},1000);})();</script>`,
+<script>${PRELANDER_SCRIPT}</script>`,
     `<meta http-equiv="refresh" content="${seconds};url=${url}">\n`,
   );
 }
@@ -123,7 +136,7 @@ const CONSENT_STYLE = `<style>.consent{border-top:1px solid #ccc;margin-top:1.25
 
 /**
  * The pixel page: the prelander's message (when the code has one), then either the consent banner
- * (mode ask: Accept and Decline are links to `?qr_consent=granted|denied`; nothing moves on its own
+ * (mode ask: Accept and Decline are links to `?qr_consent=granted|denied` and the scan id; nothing moves on its own
  * without script but the refresh to `?qr_consent=none`) or nothing more (mode load: the pixels load
  * at once and the page moves on to `next`). The one script is the code's (qr-codes/pixels.ts), allowed
  * by its hash; every value here reaches it as an escaped attribute, never as script text.

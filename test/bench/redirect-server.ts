@@ -25,6 +25,7 @@ import { createOrganization } from '../../server/organizations/service.js';
 import { onShutdown } from '../../server/process.js';
 import { startRedirectListener } from '../../server/redirect/listener.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
+import { examplePixelId } from '../../server/qr-codes/pixels.js';
 import { mixSlug } from './traffic-mix.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
@@ -95,6 +96,19 @@ const [gs1] = await app
   })
   .returning('id');
 ids.gs1 = Number(gs1.id);
+// The pixel page row: a code with two tracking pixels (Meta, GA4) and the default consent rule (the
+// banner asks), answered from the same cache; the mix's codes have none (they stay the 302 row).
+const [px] = await app
+  .db('qr_codes')
+  .insert({
+    ...codeRow('px'),
+    tracking_pixels: JSON.stringify([
+      { provider: 'meta', id: examplePixelId('meta') },
+      { provider: 'ga4', id: examplePixelId('ga4') },
+    ]),
+  })
+  .returning('id');
+ids.px = Number(px.id);
 // Replacing the handler's prototype method is how the experiments reach inside the listener.
 if (process.env.BENCH_EXPERIMENT === 'bare302') {
   const { RedirectHandler } = await import('../../server/redirect/handler.js');
@@ -242,6 +256,7 @@ onShutdown(log, async () => {
   process.stdout.write(`MIXSCANS ${await scansOf(mixIds)} codes=${mixIds.length}\n`);
   process.stdout.write(`PAGES ${await scansOf([ids.card])}\n`);
   process.stdout.write(`GS1 ${await scansOf([ids.gs1])}\n`);
+  process.stdout.write(`PIXELS ${await scansOf([ids.px])}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;
   process.stdout.write(

@@ -9,7 +9,9 @@
 //      the goal row: >= 50% of 2, p99 <= 10 ms, every scan stored once; then the same with one
 //      request repeated (one code, one user agent), for comparison with the earlier figures;
 //   4. the landing page of a vcard code with scan recording on (from the same cache; goal >= 80% of 3);
-//   5. a GS1 Digital Link resolution (/bench/01/<gtin>/10/<lot>, a 307 to the product's default
+//   5. the pixel page of a code with two tracking pixels (consent asked: the banner) with its scan
+//      and consent action, beside the 302 of codes without pixels in the same run;
+//   5b. a GS1 Digital Link resolution (/bench/01/<gtin>/10/<lot>, a 307 to the product's default
 //      link, with the scan and its gs1_resolutions row; goal >= 80% of 3);
 //   6. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
 //   7. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
@@ -116,6 +118,7 @@ let cacheLine = '';
 let probeLine = '';
 let pagesLine = '';
 let gs1Line = '';
+let pixelsLine = '';
 service.child.stdout!.on('data', (chunk: Buffer) => {
   const m = /^SCANS .*/m.exec(chunk.toString());
   if (m) scansLine = m[0];
@@ -129,6 +132,8 @@ service.child.stdout!.on('data', (chunk: Buffer) => {
   if (pg) pagesLine = pg[0];
   const g = /GS1 .*/.exec(chunk.toString());
   if (g) gs1Line = g[0];
+  const px = /PIXELS .*/.exec(chunk.toString());
+  if (px) pixelsLine = px[0];
 });
 
 try {
@@ -179,6 +184,12 @@ try {
     servicePid,
   );
   rss.push(`after landing page ${await rssMiB(servicePid)}`);
+  const pixels = await run(
+    'pixel page (2 pixels, banner) + scan',
+    `http://127.0.0.1:${service.port}/bench/px`,
+    duration,
+    servicePid,
+  );
   const gs1 = await run(
     'GS1 resolution (307) + scan',
     `http://127.0.0.1:${service.port}/bench/01/09506000134352/10/LOT1`,
@@ -207,7 +218,8 @@ try {
       `traffic mix: ${mix.requests} requests over ${mix.paths} codes, ${mix.userAgents} browser and ${mix.bots} bot ` +
       `user agents, ${mix.addresses} client addresses (X-Forwarded-For), ${mix.languages} languages\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, gs1, unknown];
+  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, pixels, gs1, unknown];
+  const [, pxCount, pxDistinct, pxServed] = /PIXELS (\d+) (\d+) (\d+)/.exec(pixelsLine) ?? [];
   const [, gs1Count, gs1Distinct, gs1Served] = /GS1 (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
   const [, pageCount, pageDistinct, pagesServed] = /PAGES (\d+) (\d+) (\d+)/.exec(pagesLine) ?? [];
   const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
@@ -227,6 +239,9 @@ try {
       `landing page: ${((landing.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
       `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
       `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n` +
+      `pixel page: ${((pixels.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated, ` +
+      `p99 ${pixels.p99.toFixed(2)} ms; scans ${pxCount ?? '?'} (distinct ${pxDistinct ?? '?'}) for ${pxServed ?? '?'} pages served` +
+      `${Number(pxCount) === Number(pxServed) && Number(pxDistinct) === Number(pxServed) ? ': every page recorded once' : ': MISMATCH'}\n` +
       `GS1 resolution: ${((gs1.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
       `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
       `${Number(gs1Count) === Number(gs1Served) && Number(gs1Distinct) === Number(gs1Served) ? ': every resolution recorded once' : ': MISMATCH'}\n`,

@@ -27,8 +27,11 @@ export function ensureChromium(): void {
   });
 }
 
-/** Headless Chromium with the flags this machine's closed network needs. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Headless Chromium with the flags this machine's closed network needs, and any more the test gives
+ * (e.g. `--host-resolver-rules` to reach custom domains on loopback).
+ */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   ensureChromium();
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -41,6 +44,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--disable-dev-shm-usage',
+      ...extraArgs,
     ],
   });
 }

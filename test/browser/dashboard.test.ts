@@ -174,7 +174,7 @@ describe('dashboard in a real browser', function () {
       page.getByRole('button', { name: 'Download CSV' }).click(),
     ]);
     const csv = fs.readFileSync((await download.path())!, 'utf8');
-    expect(csv.split('\n')[0]).to.equal('date,country,scans');
+    expect(csv.split('\n')[0]).to.equal('date,country,scans,conversions');
     expect(csv).to.contain('Germany');
   });
 

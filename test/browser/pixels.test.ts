@@ -127,7 +127,7 @@ describe('tracking pixels in Chromium: consent first, CSP for the rest', functio
     const after = log.slice(before);
     expect(after.some((u) => u === 'https://connect.facebook.net/en_US/fbevents.js')).to.equal(true);
     expect(after.some((u) => u.startsWith('https://www.googletagmanager.com/gtag/js?id=G-A1B2C3D4E5'))).to.equal(true);
-    expect(after.some((u) => u.endsWith('?qr_consent=granted'))).to.equal(true);
+    expect(after.some((u) => /\?qr_consent=granted&qr_scan=[0-9A-Z]{26}$/.test(u))).to.equal(true);
     expect(
       served.filter((u) => u.includes('evil.example')),
       'requests that went out',
@@ -186,7 +186,7 @@ describe('tracking pixels in Chromium: consent first, CSP for the rest', functio
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${rd.port}/${slug}`);
     await page.waitForURL(DESTINATION, { timeout: 15_000 });
-    expect(log.some((u) => u.endsWith('?qr_consent=none'))).to.equal(true);
+    expect(log.some((u) => /\?qr_consent=none&qr_scan=[0-9A-Z]{26}$/.test(u))).to.equal(true);
     expect(log.filter((u) => u.includes('licdn.com') || u.includes('linkedin.com'))).to.deep.equal([]);
     await context.close();
   });

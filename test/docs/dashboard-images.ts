@@ -5,11 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const DOC = path.resolve('docs/dashboard.md');
+// docs/dashboard.md's pictures, and those of other pages that show the dashboard.
+const DOCS = ['docs/dashboard.md', 'docs/pixels.md'].map((d) => path.resolve(d));
 const DIR = path.resolve('docs/images/dashboard');
 const SHOTS = path.resolve(process.env.TEST_OUTPUT_DIR ?? path.join('var', 'test-output'), 'screenshots');
 
-const names = [...fs.readFileSync(DOC, 'utf8').matchAll(/\(images\/dashboard\/([a-z0-9-]+)\.png\)/g)].map((m) => m[1]);
+const names = DOCS.flatMap((doc) =>
+  [...fs.readFileSync(doc, 'utf8').matchAll(/\(images\/dashboard\/([a-z0-9-]+)\.png\)/g)].map((m) => m[1]),
+);
 const missing: string[] = [];
 for (const name of new Set(names)) {
   const from = path.join(SHOTS, `${name}.png`);

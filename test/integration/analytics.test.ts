@@ -145,7 +145,7 @@ describe('Scan analytics API', () => {
         scope_level: 'organization',
         range_days: 7,
         totals: { scans: 10, uniques: 7, unique_rate: 0.7 },
-        conversions: { count: 0, unique_visitors: 0, amounts: [] },
+        conversions: { count: 0, unique_visitors: 0, amounts: [], by_brand: [], by_code: [] },
         time_series: [
           { date: '2026-03-09', scans: 2 },
           { date: '2026-03-10', scans: 0 },
@@ -513,20 +513,20 @@ describe('Scan analytics API', () => {
   });
 
   describe('GET /v1/analytics/export', () => {
-    it('adds csv_rows {date, <dimension>, scans} per day and value', async () => {
+    it('adds csv_rows {date, <dimension>, scans, conversions} per day and value', async () => {
       const res = await svc.get('/v1/analytics/export?range=7&dimension=country', a.token);
       expect(res.status).to.equal(200);
       expect(res.body.data.totals.scans).to.equal(10);
       expect(res.body.data.csv_rows).to.deep.equal([
-        { date: '2026-03-09', country: 'Germany', scans: 1 },
-        { date: '2026-03-09', country: 'United States', scans: 1 },
-        { date: '2026-03-11', country: 'Germany', scans: 1 },
-        { date: '2026-03-12', country: 'Germany', scans: 2 },
-        { date: '2026-03-12', country: 'Unknown', scans: 1 },
-        { date: '2026-03-13', country: 'United States', scans: 1 },
-        { date: '2026-03-14', country: 'United Kingdom', scans: 1 },
-        { date: '2026-03-15', country: 'Germany', scans: 1 },
-        { date: '2026-03-15', country: 'France', scans: 1 },
+        { date: '2026-03-09', country: 'Germany', scans: 1, conversions: 0 },
+        { date: '2026-03-09', country: 'United States', scans: 1, conversions: 0 },
+        { date: '2026-03-11', country: 'Germany', scans: 1, conversions: 0 },
+        { date: '2026-03-12', country: 'Germany', scans: 2, conversions: 0 },
+        { date: '2026-03-12', country: 'Unknown', scans: 1, conversions: 0 },
+        { date: '2026-03-13', country: 'United States', scans: 1, conversions: 0 },
+        { date: '2026-03-14', country: 'United Kingdom', scans: 1, conversions: 0 },
+        { date: '2026-03-15', country: 'Germany', scans: 1, conversions: 0 },
+        { date: '2026-03-15', country: 'France', scans: 1, conversions: 0 },
       ]);
     });
 
@@ -539,9 +539,14 @@ describe('Scan analytics API', () => {
         'attachment; filename="analytics-organization-30d-device.csv"',
       );
       const parsed = parse(res.text, { columns: true }) as Record<string, string>[];
-      expect(res.text.split('\n')[0]).to.equal('date,device,scans');
+      expect(res.text.split('\n')[0]).to.equal('date,device,scans,conversions');
       expect(parsed).to.deep.equal(
-        json.csv_rows.map((r: Record<string, unknown>) => ({ date: r.date, device: r.device, scans: String(r.scans) })),
+        json.csv_rows.map((r: Record<string, unknown>) => ({
+          date: r.date,
+          device: r.device,
+          scans: String(r.scans),
+          conversions: '0',
+        })),
       );
       expect(parsed.reduce((s, r) => s + Number(r.scans), 0)).to.equal(11);
     });

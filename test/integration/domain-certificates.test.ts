@@ -3,28 +3,23 @@
 // hosts with 127.0.0.1 and holding their TXT records, pebble's HTTP-01 port pointed at the redirect
 // listener, and graphile-worker running the domain-certificate job. Validation is real.
 import crypto from 'node:crypto';
-import https from 'node:https';
-import type { Runner } from 'graphile-worker';
 import { expect } from 'chai';
 import { Sealer } from '../../server/at-rest.js';
 import { AcmeIssuanceError, AcmeIssuer } from '../../server/domains/acme.js';
 import { runDomainMaintenance } from '../../server/domains/maintenance.js';
 import { verificationToken } from '../../server/domains/service.js';
-import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { startWorker } from '../../workers/index.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
-import { freePort, startPebble, type Pebble } from '../helpers/pebble.js';
-import { createTestCa } from '../helpers/test-certs.js';
+import type { RedirectListener } from '../../server/redirect/listener.js';
+import type { TestDnsServer } from '../helpers/dns-server.js';
+import type { TestOrg, TestService } from '../helpers/harness.js';
+import { freePort, type Pebble } from '../helpers/pebble.js';
 import { hit } from './redirect-fixtures.js';
-
-interface TlsAnswer {
-  status: number;
-  location: string | undefined;
-  fingerprint: string;
-  subject: string;
-  body: string;
-}
+import {
+  addVerifiedDomain,
+  domainUntil as domainUntilOn,
+  startHttpsStack,
+  tlsGet as tlsGetOn,
+  type HttpsStack,
+} from '../helpers/custom-domains.js';
 
 describe('domains: certificates from an ACME server (pebble), HTTPS redirect', function () {
   this.timeout(120_000);
@@ -32,7 +27,6 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
   let pebble: Pebble;
   let svc: TestService;
   let redirect: RedirectListener;
-  let worker: Runner;
   let a: TestOrg;
   let b: TestOrg;
   let trusted: string[];
@@ -41,97 +35,26 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
   const brokenHost = `down.${tag}.customer.test`;
   let domainUlid: string;
 
+  let stack: HttpsStack;
+
   before(async function () {
     // The first run on a fresh machine installs pebble with apt-get.
     this.timeout(600_000);
-    dns = await startDnsServer();
-    const httpPort = await freePort();
-    pebble = await startPebble({ httpPort, dnsServer: dns.address });
-    trusted = [pebble.rootPem, pebble.intermediatePem];
-    svc = await startTestService({
-      config: {
-        dnsResolvers: [dns.address],
-        acmeDirectoryUrl: pebble.directoryUrl,
-        acmeCaFile: pebble.listenerCaFile,
-        // The tests poll domains every 100 ms on a loaded machine: not the plan's minute window.
-        platformRateLimitPerMin: 10_000,
-      },
-    });
-    const fallback = await (await createTestCa('fallback host CA')).issue({ dns: ['localhost'] });
-    redirect = await startRedirectListener(svc.app, httpPort, '127.0.0.1', {
-      flushMs: 50,
-      tlsPort: 0,
-      defaultCertificate: { certificatePem: fallback.certPem, privateKeyPem: fallback.keyPem },
-    });
-    worker = await startWorker(svc.app);
+    stack = await startHttpsStack();
+    ({ dns, pebble, svc, redirect, trusted } = stack);
     a = await svc.createOrg();
     b = await svc.createOrg();
   });
-  after(async () => {
-    await worker?.stop();
-    await svc?.close();
-    await pebble?.close();
-    await dns?.close();
-  });
+  after(() => stack?.close());
 
-  /** GET over TLS to the redirect's HTTPS port, with SNI `servername`, trusting pebble's CA. */
-  function tlsGet(servername: string, path: string): Promise<TlsAnswer> {
-    return new Promise((resolve, reject) => {
-      const req = https.get(
-        {
-          host: '127.0.0.1',
-          port: redirect.tlsPort!,
-          path,
-          servername,
-          headers: { host: servername },
-          ca: trusted,
-          agent: false,
-          rejectUnauthorized: false,
-        },
-        (res) => {
-          const cert = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (body += c));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              location: res.headers.location,
-              fingerprint: cert.fingerprint256,
-              subject: cert.subjectaltname ?? '',
-              body,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-    });
-  }
-
-  /** Polls a domain until `done` holds; fails with the last state at the deadline. */
-  async function domainUntil(org: TestOrg, ulid: string, done: (d: Record<string, any>) => boolean, ms = 30_000) {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const d = (await svc.get(`/v1/domains/${ulid}`, org.token)).body.data;
-      if (done(d)) return d;
-      if (Date.now() > deadline)
-        expect.fail(`domain never reached the expected state: ${JSON.stringify(d)}\n${pebble.output().slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const tlsGet = (servername: string, path: string) => tlsGetOn(redirect.tlsPort!, servername, path, trusted);
+  const domainUntil = (org: TestOrg, ulid: string, done: (d: Record<string, any>) => boolean, ms = 30_000) =>
+    domainUntilOn(svc, org, ulid, done, { ms, more: () => pebble.output().slice(-2000) });
 
   async function addVerified(org: TestOrg, name: string, address: string) {
-    dns.setA(name, address);
-    dns.setTxt(`_qr-verify.${name}`, [verificationToken(svc.app, org.org, name)]);
-    const created = await svc.post('/v1/domains', org.token, { host: name, verify: true });
-    expect(created.status, created.text).to.equal(201);
-    expect(created.body.data).to.include({
-      status: 'active',
-      ssl_status: 'pending',
-      ssl_expires_at: null,
-      ssl_error: null,
-    });
-    return created.body.data.ulid as string;
+    const created = await addVerifiedDomain(svc, dns, org, name, address);
+    expect(created).to.include({ status: 'active', ssl_status: 'pending', ssl_expires_at: null, ssl_error: null });
+    return created.ulid as string;
   }
 
   it('issues a certificate once verified; HTTPS with SNI answers the code with 302 (and a gs1 code as a GS1 resolver), plain HTTP with 308', async () => {
@@ -152,26 +75,7 @@ describe('domains: certificates from an ACME server (pebble), HTTPS redirect', f
     expect(secure.status).to.equal(302);
     expect(secure.location).to.equal('https://example.com/menu');
     expect(secure.subject).to.equal(`DNS:${host}`);
-    const verified = await new Promise<boolean>((resolve, reject) =>
-      https
-        .get(
-          {
-            host: '127.0.0.1',
-            port: redirect.tlsPort!,
-            path: '/menu',
-            servername: host,
-            headers: { host },
-            ca: trusted,
-            agent: false,
-          },
-          (res) => {
-            res.resume();
-            resolve((res.socket as import('node:tls').TLSSocket).authorized);
-          },
-        )
-        .on('error', reject),
-    );
-    expect(verified).to.equal(true);
+    expect(secure.authorized).to.equal(true);
 
     const plain = await hit(redirect.port, host, '/menu?x=1');
     expect(plain.status).to.equal(308);

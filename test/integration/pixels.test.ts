@@ -215,8 +215,10 @@ describe('tracking pixels: the pixel page of the redirect, consent and its analy
     const c = await code(a, { tracking_pixels: [META, GA4] });
     const res = await get(path(c));
     expect(res.status).to.equal(200);
-    expect(res.body).to.include('id="accept" href="?qr_consent=granted"');
-    expect(res.body).to.include('id="decline" href="?qr_consent=denied"');
+    // The answers carry the scan's id: an answer replaces the scan's `asked` outcome.
+    const id = /id="accept" href="\?qr_consent=granted&amp;qr_scan=([0-9A-Z]{26})"/.exec(res.body)?.[1];
+    expect(id, 'Accept carries the scan id').to.be.a('string');
+    expect(res.body).to.include(`id="decline" href="?qr_consent=denied&amp;qr_scan=${id}"`);
     expect(res.body).to.include('data-mode="ask"');
     expect(res.body).to.include('Meta, Google Analytics');
     expect(res.headers['content-security-policy']).to.equal(
@@ -229,16 +231,61 @@ describe('tracking pixels: the pixel page of the redirect, consent and its analy
     // Nothing of a provider is on the page outside the script, which loads them only in load().
     const outside = res.body.replace(/<script>[\s\S]*?<\/script>/, '');
     expect(outside).not.to.match(/facebook|google/);
-    expect(await recorded(c.ulid)).to.deep.equal({ scans: 1, actions: [] });
+    expect(await recorded(c.ulid)).to.deep.equal({ scans: 1, actions: ['consent_asked'] });
 
-    const accepted = await get(`${path(c)}?qr_consent=granted`);
+    const accepted = await get(`${path(c)}?qr_consent=granted&qr_scan=${id}`);
     expect(accepted.status).to.equal(302);
     expect(accepted.headers.location).to.equal('https://example.com/after');
     const orgPath = `/${path(c).split('/')[1]}`;
     expect(accepted.headers['set-cookie']).to.deep.equal([
       `qr_consent=granted; Max-Age=${183 * 86400}; Path=${orgPath}; HttpOnly; SameSite=Lax`,
     ]);
-    expect(await recorded(c.ulid)).to.deep.equal({ scans: 1, actions: ['consent_granted'] });
+    expect(await recorded(c.ulid)).to.deep.equal({ scans: 1, actions: ['consent_asked', 'consent_granted'] });
+  });
+
+  it('consent is one outcome per scan: a page left without an answer counts as none, an answer replaces the scan’s none', async () => {
+    const org = await svc.createOrg();
+    const dom = (await svc.get('/v1/domains', org.token)).body.data[0].ulid;
+    const res = await svc.post('/v1/qr-codes', org.token, {
+      slug: 'ask',
+      destination: 'https://example.com/ask',
+      domain_ulid: dom,
+      tracking_pixels: [META],
+    });
+    const c = res.body.data;
+    /** A scan: the banner served, and the scan id its answers carry. */
+    const banner = async () => {
+      const page = await get(path(c));
+      expect(page.status).to.equal(200);
+      return /\?qr_consent=none&amp;qr_scan=([0-9A-Z]{26})/.exec(page.body)![1];
+    };
+    await banner(); // closed before answering and before the time ran out
+    const accepted = await banner();
+    expect((await get(`${path(c)}?qr_consent=granted&qr_scan=${accepted}`)).status).to.equal(302);
+    const timedOut = await banner();
+    expect((await get(`${path(c)}?qr_consent=none&qr_scan=${timedOut}`)).status).to.equal(302);
+    const declined = await banner();
+    await get(`${path(c)}?qr_consent=denied&qr_scan=${declined}`);
+    const r = await recorded(c.ulid);
+    expect(r.scans).to.equal(4);
+    const expected = [
+      { key: 'none', label: 'No answer', scans: 2, uniques: 1 },
+      { key: 'denied', label: 'Declined', scans: 1, uniques: 1 },
+      { key: 'granted', label: 'Accepted', scans: 1, uniques: 1 },
+    ];
+    const perCode = await svc.get(`/v1/analytics/qr-codes/${c.ulid}?dimension=consent`, org.token);
+    expect(perCode.body.data.dimension_breakdown).to.deep.equal(expected);
+    // As many outcomes as scans.
+    expect(perCode.body.data.totals.scans).to.equal(4);
+    const perOrg = await svc.get('/v1/analytics?dimension=consent', org.token);
+    expect(perOrg.body.data.dimension_breakdown).to.deep.equal(expected);
+    const today = new Date().toISOString().slice(0, 10);
+    const exported = await svc.get('/v1/analytics/export?dimension=consent', org.token);
+    expect(exported.body.data.csv_rows).to.deep.equal([
+      { date: today, consent: 'No answer', scans: 2 },
+      { date: today, consent: 'Declined', scans: 1 },
+      { date: today, consent: 'Accepted', scans: 1 },
+    ]);
   });
 
   it('a remembered accept loads the pixels at once; a remembered decline is the plain 302; no answer is none', async () => {

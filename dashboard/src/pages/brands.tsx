@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { orgApi } from '../api';
+import { ApiFailure, orgApi } from '../api';
 import {
   ErrorMessage,
   Form,
@@ -13,23 +13,37 @@ import {
   HiddenHeader,
 } from '../components/ui';
 import { can } from '../session';
-import type { Brand, Domain, Membership, Paged } from '../types';
+import type { Brand, Domain, Membership, Paged, TrackingPixel } from '../types';
+import { PixelsEditor, pixelsOf } from '../components/pixels';
 
 function BrandForm(props: { org: string; brand?: Brand; domains: Domain[]; onSaved(b: Brand): void }) {
   const api = orgApi(props.org);
   const [name, setName] = useState(props.brand?.name ?? '');
   const [slug, setSlug] = useState(props.brand?.slug ?? '');
   const [domain, setDomain] = useState(props.brand?.primary_domain?.ulid ?? '');
+  const [pixels, setPixels] = useState<TrackingPixel[]>(pixelsOf(props.brand?.tracking_pixels) ?? []);
+  const [error, setError] = useState<unknown>(null);
   async function submit() {
-    const body: Record<string, unknown> = { name: name.trim(), primary_domain_ulid: domain || null };
+    const body: Record<string, unknown> = {
+      name: name.trim(),
+      primary_domain_ulid: domain || null,
+      tracking_pixels: pixels.length ? pixels : null,
+    };
     if (slug.trim()) body.slug = slug.trim();
-    const saved = props.brand
-      ? await api.patch<{ data: Brand }>(`/v1/brands/${props.brand.ulid}`, body)
-      : await api.post<{ data: Brand }>('/v1/brands', body);
-    props.onSaved(saved.data);
+    setError(null);
+    try {
+      const saved = props.brand
+        ? await api.patch<{ data: Brand }>(`/v1/brands/${props.brand.ulid}`, body)
+        : await api.post<{ data: Brand }>('/v1/brands', body);
+      props.onSaved(saved.data);
+    } catch (err) {
+      setError(err);
+      throw err;
+    }
     if (!props.brand) {
       setName('');
       setSlug('');
+      setPixels([]);
     }
   }
   const label = props.brand ? `Edit ${props.brand.name}` : 'New brand';
@@ -53,6 +67,15 @@ function BrandForm(props: { org: string; brand?: Brand; domains: Domain[]; onSav
           ]}
         />
       </div>
+      <fieldset>
+        <legend>Default tracking pixels</legend>
+        <p class="hint">Loaded for the brand’s codes that have no pixels of their own.</p>
+        <PixelsEditor
+          value={pixels}
+          onChange={setPixels}
+          error={(f) => (error instanceof ApiFailure ? error.field(f) : undefined)}
+        />
+      </fieldset>
     </Form>
   );
 }

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { orgApi, query } from '../api';
 import { BreakdownTable } from '../components/breakdown';
 import { ScansChart } from '../components/chart';
+import { ConversionTotals } from '../components/conversions';
 import { ErrorMessage, Loading, Page, SelectField, useLoad } from '../components/ui';
 import { can } from '../session';
 import type { Analytics, Membership, QrCode } from '../types';
@@ -14,6 +15,7 @@ const DIMENSIONS = [
   { value: 'language', label: 'Language' },
   { value: 'referrer', label: 'Referrer' },
   { value: 'provider', label: 'Provider' },
+  { value: 'consent', label: 'Pixel consent' },
 ];
 
 export default function CodeAnalytics(props: { org: string; code: string; membership: Membership }) {
@@ -101,6 +103,9 @@ export default function CodeAnalytics(props: { org: string; code: string; member
             rows={a.dimension_breakdown ?? []}
             empty="No scans in this range."
           />
+          {a.conversions && (
+            <ConversionTotals conversions={a.conversions} caption={`Conversions, last ${range} days`} />
+          )}
         </>
       )}
     </Page>

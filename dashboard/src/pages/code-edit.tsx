@@ -14,6 +14,7 @@ import {
   Page,
   SelectField,
   StatusMessage,
+  TextAreaField,
   TextField,
   useLoad,
 } from '../components/ui';
@@ -34,7 +35,9 @@ import type {
   QrStyle,
   RoutingRule,
   Schedule,
+  TrackingPixel,
 } from '../types';
+import { PixelsEditor, pixelsOf } from '../components/pixels';
 import { destinationUrl } from './codes';
 
 const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
@@ -64,6 +67,25 @@ interface Draft {
   prelander_message: string;
   rules: RoutingRule[];
   schedule: Schedule;
+  /** The code's own script ('' none). */
+  custom_js: string;
+  /** The code's own pixels; null: its brand's default list. */
+  pixels: TrackingPixel[] | null;
+  conversion_tracking: boolean;
+}
+
+/** custom_js: at most this many bytes of UTF-8, only on a verified custom domain (docs/pixels.md). */
+const CUSTOM_JS_MAX_BYTES = 10240;
+
+/** Whether a domain serves a code's custom_js: a custom domain of the organization that is verified (active). */
+function servesScripts(domains: Domain[], ulid: string): boolean {
+  const d = domains.find((x) => x.ulid === ulid);
+  return !!d && d.type === 'custom' && d.status === 'active';
+}
+
+/** Whether a type runs a code's custom_js on a page of its own (dynamic types other than gs1). */
+function runsScripts(type: CodeType): boolean {
+  return CODE_TYPES[type].dynamic && type !== 'gs1';
 }
 
 /** datetime-local value (local time) from an ISO instant, and back. */
@@ -100,6 +122,9 @@ function draftOf(c: QrCode | null, domains: Domain[]): Draft {
     prelander_message: c?.prelander_message ?? '',
     rules: c?.routing?.rules ?? [],
     schedule: c?.schedule ?? { enabled: false, timezone: 'UTC', windows: [], fallback_destination: null },
+    custom_js: c?.custom_js ?? '',
+    pixels: pixelsOf(c?.tracking_pixels),
+    conversion_tracking: c?.conversion_tracking ?? false,
   };
 }
 
@@ -119,8 +144,12 @@ function landingDraft(d: Draft) {
   };
 }
 
-/** The request body: every field, gated ones as null when unused so plans without them accept it. */
-function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
+/**
+ * The request body: every field, gated ones as null when unused so plans without them accept it.
+ * custom_js is sent only where it can run (a verified custom domain, a type with a page); elsewhere
+ * it is cleared, which the form says beforehand.
+ */
+function bodyOf(d: Draft, creating: boolean, scripts: boolean): Record<string, unknown> {
   const kind = kindOf(d.type);
   const utm = Object.fromEntries(Object.entries(d.utm).filter(([, v]) => v.trim()));
   const body: Record<string, unknown> = {
@@ -142,13 +171,18 @@ function bodyOf(d: Draft, creating: boolean): Record<string, unknown> {
     prelander_message: d.prelander_message.trim() || null,
     routing: d.rules.length ? { rules: d.rules } : null,
     schedule: d.schedule.enabled || d.schedule.windows?.length ? d.schedule : null,
+    custom_js: scripts && runsScripts(d.type) && d.custom_js.trim() ? d.custom_js : null,
+    tracking_pixels: d.pixels,
+    conversion_tracking: d.conversion_tracking,
   };
   // What a type does not use is cleared: a redirect's options, and for static codes everything counted.
   if (!kind.redirect) {
     Object.assign(body, { utm_params: null, prelander_enabled: false, prelander_seconds: null });
     Object.assign(body, { prelander_message: null, routing: null, schedule: null });
   }
-  if (!kind.dynamic) Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null });
+  if (!kind.redirect) body.conversion_tracking = false;
+  if (!kind.dynamic)
+    Object.assign(body, { redirect_cap: null, date_begin: null, expire_at: null, tracking_pixels: null });
   if (d.password) body.password = d.password;
   else if (d.removePassword) body.password = null;
   if (creating) {
@@ -211,7 +245,7 @@ export default function CodeEdit(props: { org: string; code?: string; membership
     setError(null);
     setNotice('');
     try {
-      const body = bodyOf(draft!, creating);
+      const body = bodyOf(draft!, creating, servesScripts(domains, draft!.domain_ulid));
       if (creating) {
         const created = await api.post<{ data: QrCode }>('/v1/qr-codes', body);
         route(`/app/o/${props.org}/codes/${created.data.ulid}`);
@@ -398,6 +432,37 @@ export default function CodeEdit(props: { org: string; code?: string; membership
             </fieldset>
           )}
 
+          {kind.dynamic && (
+            <fieldset disabled={!editable}>
+              <legend>Tracking pixels</legend>
+              <p class="hint">
+                Loaded by a pixel page before the visitor moves on, only after the visitor accepts them unless the
+                organization’s pixel consent setting says it is not required.
+              </p>
+              <CheckboxField
+                label="Use the brand’s default pixels"
+                checked={draft.pixels === null}
+                onChecked={(v) => set({ pixels: v ? null : (pixelsOf(saved?.tracking_pixels) ?? []) })}
+                hint="Off with no pixels turns pixels off for this code, even when its brand has some."
+              />
+              {draft.pixels !== null && (
+                <PixelsEditor
+                  value={draft.pixels}
+                  onChange={(pixels) => set({ pixels })}
+                  error={fieldError}
+                  disabled={!editable}
+                />
+              )}
+              {kind.redirect && (
+                <CheckboxField
+                  label="Conversion tracking: pass the scan id to the destination (qr_scan)"
+                  checked={draft.conversion_tracking}
+                  onChecked={(v) => set({ conversion_tracking: v })}
+                />
+              )}
+            </fieldset>
+          )}
+
           {kind.redirect && (
             <>
               <fieldset disabled={!editable}>
@@ -446,6 +511,16 @@ export default function CodeEdit(props: { org: string; code?: string; membership
                 disabled={!editable}
               />
             </>
+          )}
+
+          {runsScripts(draft.type) && (
+            <CustomScriptField
+              draft={draft}
+              onValue={(v) => set({ custom_js: v })}
+              allowed={servesScripts(domains, draft.domain_ulid)}
+              disabled={!editable}
+              error={fieldError('custom_js')}
+            />
           )}
 
           <ErrorMessage error={error} />
@@ -516,5 +591,46 @@ export default function CodeEdit(props: { org: string; code?: string; membership
         </section>
       )}
     </Page>
+  );
+}
+
+/**
+ * custom_js: a textarea with a byte counter and the risks, shown only for a code on a verified
+ * custom domain; on another domain, a code that has a script is told that saving removes it.
+ */
+function CustomScriptField(props: {
+  draft: Draft;
+  onValue: (v: string) => void;
+  allowed: boolean;
+  disabled: boolean;
+  error?: string;
+}) {
+  const bytes = new TextEncoder().encode(props.draft.custom_js).length;
+  if (!props.allowed) {
+    return props.draft.custom_js ? (
+      <p class="field-error" role="status">
+        This code has a custom script, which runs only on a verified custom domain of yours: saving it on this domain
+        removes the script.
+      </p>
+    ) : null;
+  }
+  return (
+    <fieldset disabled={props.disabled}>
+      <legend>Custom script</legend>
+      <p class="hint">
+        Enterprise plan. JavaScript run on this code’s pages on your domain (landing page, pixel page, prelander; a
+        redirect code gets a short interstitial page). It sees and can change everything on the page and send the
+        visitor anywhere, runs before any consent answer, and can load nothing from other hosts. Served as a file of its
+        own with its hash in the page’s security policy. See docs/pixels.md.
+      </p>
+      <TextAreaField
+        label="Script"
+        rows={8}
+        value={props.draft.custom_js}
+        onValue={props.onValue}
+        hint={`${bytes} of ${CUSTOM_JS_MAX_BYTES} bytes (UTF-8)${bytes > CUSTOM_JS_MAX_BYTES ? ': too long' : ''}`}
+        error={props.error}
+      />
+    </fieldset>
   );
 }

@@ -1,6 +1,7 @@
 import { orgApi } from '../api';
 import { BreakdownTable } from '../components/breakdown';
 import { ScansChart } from '../components/chart';
+import { ConversionsTable, ConversionTotals } from '../components/conversions';
 import { Onboarding } from '../components/onboarding';
 import { ErrorMessage, Loading, Page, useLoad } from '../components/ui';
 import { can } from '../session';
@@ -85,6 +86,25 @@ export default function Overview(props: { org: string; membership: Membership })
             href={(c) => (c.key ? `/app/o/${props.org}/codes/${c.key}/analytics` : null)}
             empty="No scans yet."
           />
+          {a.conversions && (
+            <>
+              <h2>Conversions</h2>
+              <ConversionTotals conversions={a.conversions} caption="Conversions in the last 30 days, by currency" />
+              <ConversionsTable
+                caption="Conversions by brand, last 30 days"
+                label="Brand"
+                rows={a.conversions.by_brand ?? []}
+                empty="No conversions yet."
+              />
+              <ConversionsTable
+                caption="Conversions by code, last 30 days"
+                label="Code"
+                rows={a.conversions.by_code ?? []}
+                href={(c) => (c.key ? `/app/o/${props.org}/codes/${c.key}/analytics` : null)}
+                empty="No conversions yet."
+              />
+            </>
+          )}
         </>
       )}
     </Page>
