@@ -10,6 +10,7 @@ import { importOperations } from './imports/routes.js';
 import { codeOperations } from './qr-codes/routes.js';
 import { codesBulkCreateNow, codesBulkUpdateStatus } from './qr-codes/bulk-operations.js';
 import { codesImage, codesImagePreview } from './qr-codes/image-route.js';
+import { gs1LinkTypes } from './qr-codes/gs1-routes.js';
 import { codesImageTool } from './qr-codes/image-tool.js';
 import { exportOperations } from './qr-code-exports/routes.js';
 import { styleOperations } from './qr-styles/routes.js';
@@ -30,6 +31,7 @@ export const operations: readonly Operation[] = [
   ...codeOperations,
   codesImagePreview,
   codesImage,
+  gs1LinkTypes,
   ...bulkImportOperations,
   ...importOperations,
   ...exportOperations,

@@ -11,6 +11,8 @@ export const DIMENSION_LABELS: Record<RollupDimension, string> = {
   os: 'Operating system',
   browser: 'Browser',
   action: 'Landing-page action',
+  gtin: 'Product (GTIN)',
+  lot: 'Lot (GTIN / lot)',
 };
 
 /** Landing-page actions (docs/landing-pages.md): the two downloads, a link, the store badges, the website. */
@@ -82,5 +84,11 @@ export function dimensionValueLabel(dimension: RollupDimension, value: string, l
     case 'os':
     case 'browser':
       return value || 'Unknown';
+    case 'gtin':
+      return value;
+    case 'lot': {
+      const at = value.indexOf('/');
+      return at === -1 ? value : `${value.slice(0, at)} lot ${value.slice(at + 1)}`;
+    }
   }
 }

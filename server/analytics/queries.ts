@@ -6,7 +6,17 @@ import type { ClickHouseHandle } from '../stores/clickhouse.js';
 import { spansOf } from './spans.js';
 
 export type RollupDimension =
-  'country' | 'device' | 'referrer' | 'language' | 'provider' | 'consent' | 'os' | 'browser' | 'action';
+  | 'country'
+  | 'device'
+  | 'referrer'
+  | 'language'
+  | 'provider'
+  | 'consent'
+  | 'os'
+  | 'browser'
+  | 'action'
+  | 'gtin'
+  | 'lot';
 
 /**
  * Dimensions the rollup does not hold (its breakdown comes back empty): they are counted from the
@@ -20,6 +30,9 @@ export type RollupDimension =
  *   asks and then the page's answer). A scan's outcome is its last granted, denied or not_required,
  *   else none: an unanswered `asked` (the visitor left before answering or before the time ran out)
  *   is none. On the day of the scan. Rows written before ids were shared stand alone.
+ * - `gtin`, `lot` (docs/gs1.md), from gs1_resolutions (one row per resolution, beside its scan): the
+ *   product (GTIN-14) of each resolution; the GTIN and lot (`<gtin-14>/<lot>`) of the resolutions
+ *   that name a lot.
  */
 const RAW_DIMENSIONS = {
   os: (db: string, where: string) =>
@@ -35,6 +48,11 @@ const RAW_DIMENSIONS = {
              any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
         FROM ${db}.scan_actions WHERE ${where} AND startsWith(action, 'consent_')
        GROUP BY code_id, action_id)`,
+  gtin: (db: string, where: string) =>
+    `SELECT gtin AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day FROM ${db}.gs1_resolutions WHERE ${where}`,
+  lot: (db: string, where: string) =>
+    `SELECT concat(gtin, '/', lot) AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
+       FROM ${db}.gs1_resolutions WHERE ${where} AND lot != ''`,
 } as const;
 export type RawDimension = keyof typeof RAW_DIMENSIONS;
 

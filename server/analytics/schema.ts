@@ -21,6 +21,8 @@ export const ORG_DIMENSIONS = [
   'os',
   'browser',
   'action',
+  'gtin',
+  'lot',
 ] as const;
 /** The per-code endpoint adds provider. */
 export const CODE_DIMENSIONS = [
@@ -33,7 +35,14 @@ export const CODE_DIMENSIONS = [
   'os',
   'browser',
   'action',
+  'gtin',
+  'lot',
 ] as const;
+
+/** What the gtin and lot dimensions count (docs/gs1.md). */
+const GS1_DIMENSIONS_NOTE =
+  'gtin: the resolutions of gs1 codes per product (GTIN-14); lot: per GTIN and lot (<gtin-14>/<lot>), only the resolutions that name a lot. ' +
+  'Both count GS1 resolutions only (totals and time_series count every scan of the scope).';
 
 /** What a dimension's description says of the ones past the contract's four. */
 const DIMENSION_NOTE =
@@ -41,7 +50,8 @@ const DIMENSION_NOTE =
   'not_required) of the scans of codes with pixels. os and browser: of the scanning device. action: what ' +
   'visitors did on the landing pages (vcard, ics, link, app_store, play_store, website), each with its count ' +
   "(scans) and distinct visitors (uniques); the export's csv_rows give them per day. " +
-  'consent, os, browser and action are counted from the raw scans of the range rather than the daily rollup.';
+  'consent, os, browser and action are counted from the raw scans of the range rather than the daily rollup. ' +
+  GS1_DIMENSIONS_NOTE;
 
 export const RAW_EXPORT_MAX_LIMIT = 5000;
 const RAW_EXPORT_DEFAULT_LIMIT = 1000;

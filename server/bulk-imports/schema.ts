@@ -13,6 +13,8 @@ import { MAX_CUSTOM_JS_BYTES } from '../qr-codes/custom-js.js';
  * far beyond any rule refuses the whole request.
  */
 const ROW_STRING = 2 * MAX_URL_LENGTH;
+/** A CSV file's bound in the schema; BODY_LIMIT_BYTES (5 MiB by default) refuses a larger body before. */
+const MAX_CSV_LENGTH = 64 * 1024 * 1024;
 const rowString = (description?: string): JsonSchema => ({
   type: 'string',
   maxLength: ROW_STRING,
@@ -61,7 +63,18 @@ export const stageImportBody = objectSchema(
       minItems: 1,
       maxItems: BULK_IMPORT_ROWS_CEILING,
       items: BulkImportRow,
-      description: `At most BULK_IMPORT_MAX_ROWS rows (default 10000; an installation may allow up to ${BULK_IMPORT_ROWS_CEILING}).`,
+      description: `At most BULK_IMPORT_MAX_ROWS rows (default 10000; an installation may allow up to ${BULK_IMPORT_ROWS_CEILING}). Give rows or csv.`,
+    },
+    csv: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_CSV_LENGTH,
+      description:
+        'Instead of rows: a CSV file (RFC 4180, header line first) with the columns slug, name, type, destination, ' +
+        'domain_ulid, brand_ulid, style_ulid, status for URL codes, and gtin, cpv, lot, serial, data, description, ' +
+        'link_type, href, title, hreflang, media_type, context, default for gs1 products: one line per link, the lines ' +
+        'of one slug (or of one GTIN, cpv, lot and serial when slug is empty) making one code. Any invalid line is a 422 ' +
+        'whose errors are keyed csv.<line>.<column> (docs/gs1.md).',
     },
     defaults: {
       type: 'object',
@@ -70,7 +83,7 @@ export const stageImportBody = objectSchema(
       description: 'Fill domain_ulid and brand_ulid of rows that do not give them.',
     },
   },
-  ['rows'],
+  [],
 );
 
 export const importParams = objectSchema('codes.bulk.params', { import_ulid: ulid }, ['import_ulid']);
@@ -116,7 +129,7 @@ export const BulkImport: JsonSchema = {
     ulid: { type: 'string' },
     type: { type: 'string', enum: ['qr_codes'] },
     status: { type: 'string', enum: [...IMPORT_STATUSES] },
-    source: { type: ['string', 'null'], description: 'api, mcp or web (the dashboard).' },
+    source: { type: ['string', 'null'], description: 'api, mcp, web (the dashboard) or cli (qrctl).' },
     awaiting_confirmation: { type: 'boolean' },
     total_rows: { type: 'integer' },
     processed_rows: { type: 'integer' },
@@ -159,7 +172,8 @@ export const ImportErrors: JsonSchema = {
 };
 
 export interface StageImportInput {
-  rows: Record<string, unknown>[];
+  rows?: Record<string, unknown>[];
+  csv?: string;
   defaults?: { domain_ulid?: string; brand_ulid?: string };
 }
 

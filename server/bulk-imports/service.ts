@@ -9,6 +9,7 @@ import { ApiError, type FieldErrors } from '../errors.js';
 import { enqueueJob } from '../jobs.js';
 import type { CodeWrite } from '../qr-codes/schema.js';
 import { checkReferences, prepareNewCodes, requireCodeFeatures, resolveReferences } from '../qr-codes/service.js';
+import { csvRowErrors, csvRows } from './csv.js';
 import { EXECUTE_TASK } from './job.js';
 import {
   findImport,
@@ -53,19 +54,26 @@ export async function stageImport(
   input: StageImportInput,
   opts: { tokenId: number | null; source?: string },
 ): Promise<{ data: BulkImportOut; confirmToken: string }> {
+  if ((input.rows === undefined) === (input.csv === undefined))
+    throw ApiError.field('rows', 'Give the rows to import either as rows or as a CSV file (csv), not both.');
+  const csv = input.csv === undefined ? null : csvRows(input.csv);
+  const given = csv ? csv.rows : input.rows!;
   const max = app.config.bulkImportMaxRows;
-  if (input.rows.length > max)
-    throw ApiError.field('rows', `At most ${max} rows per import; got ${input.rows.length}.`);
+  if (given.length > max)
+    throw ApiError.field(csv ? 'csv' : 'rows', `At most ${max} rows per import; got ${given.length}.`);
   const defaults = input.defaults ?? {};
   const refs = await resolveReferences(app.db, org, [defaults]);
   const defaultErrors: FieldErrors = {};
   checkReferences(defaultErrors, refs, defaults, 'defaults.');
   if (Object.keys(defaultErrors).length) throw ApiError.validation(defaultErrors);
 
-  const rows = input.rows.map((r) => withDefaults(r, defaults));
+  const rows = given.map((r) => withDefaults(r, defaults));
   // A plan-gated key (custom_js) refuses the whole request, as POST /v1/qr-codes does.
   for (const r of rows) requireCodeFeatures(org, r);
   const prepared = await prepareNewCodes(app, app.db, org, rows);
+  // A CSV file is refused whole, its errors by line: the lines cannot be fixed in a preview.
+  const csvError = csv && csvRowErrors(csv, prepared.errors);
+  if (csvError) throw csvError;
   const rowErrors = prepared.errors.flatMap((e, i) => (e ? flatten(i, e) : []));
   const valid = prepared.errors.filter((e) => e === null).length;
   const now = app.clock.now();

@@ -25,7 +25,18 @@ import { createToken } from '../tokens/service.js';
 import { createImportBody, type CreateImportInput, type Credentials } from '../imports/schema.js';
 import { confirmImport, createImport, readImport, type ImportOut } from '../imports/service.js';
 import { checkStoredStyles } from '../qr-styles/operator.js';
-import { createCodeFromFlags, updateCodeFromFlags, type CodeFlags } from '../qr-codes/operator.js';
+import {
+  changeGs1Links,
+  createCodeFromFlags,
+  createGs1FromFlags,
+  firstDomainUlid,
+  listGs1Codes,
+  updateCodeFromFlags,
+  writeCodeImage,
+  type CodeFlags,
+} from '../qr-codes/operator.js';
+import { stageImportBody, type StageImportInput } from '../bulk-imports/schema.js';
+import { confirmImport as confirmBulkImport, stageImport } from '../bulk-imports/service.js';
 import { formatMinor, parseAmount } from '../wallet/money.js';
 import { setLowBalanceThreshold, topUp } from '../wallet/service.js';
 
@@ -148,8 +159,12 @@ function codeWriteOptions(body: string): CliCommand['options'] {
   };
 }
 
+/** A string option's value, or undefined when it was not given. */
+const optional = (a: Record<string, string | boolean | undefined>, k: string): string | undefined =>
+  typeof a[k] === 'string' ? a[k] : undefined;
+
 function codeFlags(a: Record<string, string | boolean | undefined>): CodeFlags {
-  const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+  const s = (k: string) => optional(a, k);
   return {
     file: s('file'),
     destinationFile: s('destination-file'),
@@ -410,6 +425,176 @@ export const COMMANDS: Record<string, CliCommand> = {
     async run(app, a) {
       const org = await requireOrganization(app.db, String(a.org));
       return { code: await updateCodeFromFlags(app, org, String(a.code), codeFlags(a)) };
+    },
+  },
+  'gs1 create': {
+    usage:
+      'qrctl gs1 create --org ULID|SLUG --gtin GTIN [--cpv CPV] [--lot LOT] [--serial SERIAL] [--description TEXT] ' +
+      "[--data '17=261231&3103=000500'] [--links JSON|FILE.json] [--slug SLUG] [--name NAME] [--domain ULID] [--json]",
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      gtin: { type: 'string', required: true, help: 'The GTIN (8, 12, 13 or 14 digits, check digit verified).' },
+      cpv: { type: 'string', help: 'AI 22, consumer product variant.' },
+      lot: { type: 'string', help: 'AI 10, batch/lot: a lot of the product, whose links override the product’s.' },
+      serial: { type: 'string', help: 'AI 21, serial number.' },
+      description: { type: 'string', help: 'A description of the item, carried in the linkset.' },
+      data: { type: 'string', help: 'Data attributes as AI=value pairs joined by &, e.g. 17=261231.' },
+      links: {
+        type: 'string',
+        help: 'The links: a JSON array of {link_type, href, title, hreflang?, type?, context?, default?}, or a file holding it (- for standard input).',
+      },
+      slug: { type: 'string', help: 'The code’s slug (default: the GTIN-14 and its qualifiers).' },
+      name: { type: 'string', help: 'The code’s name.' },
+      domain: { type: 'string', help: 'Domain ULID (default the organization’s first domain).' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const s = (k: string) => optional(a, k);
+      const code = await createGs1FromFlags(app, org, {
+        gtin: String(a.gtin),
+        cpv: s('cpv'),
+        lot: s('lot'),
+        serial: s('serial'),
+        description: s('description'),
+        data: s('data'),
+        links: s('links'),
+        slug: s('slug'),
+        name: s('name'),
+        domain: s('domain'),
+      });
+      return { code };
+    },
+  },
+  'gs1 list': {
+    usage: 'qrctl gs1 list --org ULID|SLUG [--gtin GTIN] [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      gtin: { type: 'string', help: 'Only this product (its own code and its lots and serials).' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      return { codes: await listGs1Codes(app, org, optional(a, 'gtin')) };
+    },
+  },
+  'gs1 links': {
+    usage:
+      'qrctl gs1 links CODE_ULID --org ULID|SLUG [--replace JSON|FILE.json] [--remove-type gs1:TYPE] [--add JSON|FILE.json] [--json]',
+    positional: { name: 'code', help: 'The gs1 code’s ULID.' },
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      replace: { type: 'string', help: 'Every link replaced by these (a JSON array, or a file holding it).' },
+      'remove-type': { type: 'string', help: 'The links of this link type removed (e.g. gs1:recallStatus).' },
+      add: {
+        type: 'string',
+        help: 'These links added (a JSON link or array, or a file holding it), after the others.',
+      },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const s = (k: string) => optional(a, k);
+      const code = await changeGs1Links(app, org, String(a.code), {
+        replace: s('replace'),
+        removeType: s('remove-type'),
+        add: s('add'),
+      });
+      return { code };
+    },
+  },
+  'codes image': {
+    usage:
+      'qrctl codes image CODE_ULID --org ULID|SLUG --out FILE [--format svg|png|pdf] [--size N] [--margin N] [--style ULID] [--compressed] [--json]',
+    positional: { name: 'code', help: 'The code’s ULID.' },
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      out: {
+        type: 'string',
+        required: true,
+        help: 'The file to write (its extension chooses the format when --format is not given).',
+      },
+      format: { type: 'string', help: 'svg, png or pdf.' },
+      size: { type: 'string', help: 'Width in pixels (PNG, SVG) or points (PDF).' },
+      margin: { type: 'string', help: 'Quiet zone in modules.' },
+      style: { type: 'string', help: 'Render with this style of the organization.' },
+      compressed: { type: 'boolean', help: 'A gs1 code: encode its GS1 compressed Digital Link URI.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      // As the query string of GET /v1/qr-codes/{code_ulid}/image: the same schema checks it.
+      const query: Record<string, unknown> = {};
+      for (const [flag, key] of [
+        ['format', 'format'],
+        ['size', 'size'],
+        ['margin', 'margin'],
+        ['style', 'style_ulid'],
+      ])
+        if (typeof a[flag] === 'string') query[key] = a[flag];
+      if (a.compressed) query.compressed = 'true';
+      return { image: await writeCodeImage(app, org, String(a.code), query, String(a.out)) };
+    },
+  },
+  'gs1 import': {
+    usage: 'qrctl gs1 import --org ULID|SLUG --file PRODUCTS.csv [--domain ULID] [--brand ULID] [--yes] [--json]',
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      file: {
+        type: 'string',
+        required: true,
+        help: 'A CSV file, one line per link (docs/gs1.md, bulk import from CSV).',
+      },
+      domain: {
+        type: 'string',
+        help: 'Domain ULID of lines without domain_ulid (default the organization’s first domain).',
+      },
+      brand: { type: 'string', help: 'Brand ULID of lines without brand_ulid.' },
+      yes: { type: 'boolean', help: 'Confirm at once: the service’s worker creates the codes.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      let csv: string;
+      try {
+        csv = await fs.readFile(String(a.file), 'utf8');
+      } catch (err) {
+        throw new UsageError(`--file ${String(a.file)}: ${(err as Error).message}`);
+      }
+      // The body of POST /v1/qr-codes/bulk, checked by its schema, staged by the same service.
+      const domain = typeof a.domain === 'string' ? a.domain : await firstDomainUlid(app, org);
+      const input = app.validators.check<StageImportInput>(stageImportBody, 'body', {
+        csv,
+        defaults: {
+          ...(domain ? { domain_ulid: domain } : {}),
+          ...(typeof a.brand === 'string' ? { brand_ulid: a.brand } : {}),
+        },
+      });
+      const staged = await stageImport(app, org, input, { tokenId: null, source: 'cli' });
+      if (!a.yes)
+        return {
+          import: staged.data.ulid,
+          status: staged.data.status,
+          codes: staged.data.total_rows,
+          confirm_token: staged.confirmToken,
+          next: `qrctl gs1 confirm ${staged.data.ulid} --org ${org.slug} --confirm-token ${staged.confirmToken}`,
+        };
+      const queued = await confirmBulkImport(app, org, staged.data.ulid, staged.confirmToken);
+      return { import: queued.ulid, status: queued.status, codes: queued.total_rows };
+    },
+  },
+  'gs1 confirm': {
+    usage: 'qrctl gs1 confirm IMPORT_ULID --org ULID|SLUG --confirm-token TOKEN [--json]',
+    positional: { name: 'import', help: 'The import qrctl gs1 import staged.' },
+    options: {
+      org: { type: 'string', required: true, help: 'Organization ULID or slug.' },
+      'confirm-token': { type: 'string', required: true, help: 'The token qrctl gs1 import printed.' },
+      json,
+    },
+    async run(app, a) {
+      const org = await requireOrganization(app.db, String(a.org));
+      const queued = await confirmBulkImport(app, org, String(a.import), String(a['confirm-token']));
+      return { import: queued.ulid, status: queued.status, codes: queued.total_rows };
     },
   },
   'domains list': {

@@ -59,7 +59,12 @@ export async function runExport(app: AppContext, exportId: number, chunkBytes?: 
           app,
           org,
           code,
-          { format: row.format, size: row.size ?? undefined, styleUlid: row.style_ulid ?? undefined },
+          {
+            format: row.format,
+            size: row.size ?? undefined,
+            styleUlid: row.style_ulid ?? undefined,
+            compressed: row.gs1_compressed && code.type === 'gs1',
+          },
           true,
         );
         const slug = publicSlug(code.slug);

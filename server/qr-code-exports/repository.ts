@@ -24,6 +24,7 @@ export interface ExportRow {
   style_id: number | null;
   style_ulid: string | null;
   style_name: string | null;
+  gs1_compressed: boolean;
   selection_kind: SelectionKind;
   selection_ulid: string | null;
   total: number;
@@ -63,6 +64,7 @@ export async function insertExport(
     format: ExportFormat;
     size: number | null;
     style_id: number | null;
+    gs1_compressed: boolean;
     selection_kind: SelectionKind;
     selection_ulid: string | null;
     now: Date;

@@ -32,6 +32,12 @@ export const createExportBody: JsonSchema = {
       description: `As in GET /v1/qr-codes/{code_ulid}/image: width in pixels (PNG, SVG; default 1024) or points (PDF; default 288), ${SIZE_MIN} to ${SIZE_MAX}.`,
     },
     style_ulid: { ...ulid, description: 'Render every code with this style instead of its own.' },
+    gs1_compressed: {
+      type: 'boolean',
+      default: false,
+      description:
+        'true: the run’s gs1 codes encode their GS1 compressed Digital Link URI (docs/gs1.md); its other codes are drawn as usual.',
+    },
   }),
   description: 'Exactly one of code_ulids, brand_ulid and bulk_import_ulid selects the codes.',
 };
@@ -43,6 +49,7 @@ export interface CreateExportInput {
   format?: ExportFormat;
   size?: number;
   style_ulid?: string;
+  gs1_compressed?: boolean;
 }
 
 export const exportParams = objectSchema('codes.exports.params', { export_ulid: ulid }, ['export_ulid']);
@@ -65,6 +72,10 @@ export const QrCodeExport: JsonSchema = {
     source: { type: ['string', 'null'], description: 'api, or web (the dashboard).' },
     format: { type: 'string', enum: [...EXPORT_FORMATS] },
     size: { type: ['integer', 'null'], description: 'The size asked for; null: the image’s default.' },
+    gs1_compressed: {
+      type: 'boolean',
+      description: 'Whether the run’s gs1 codes encode their compressed Digital Link URI.',
+    },
     style: {
       type: ['object', 'null'],
       required: ['ulid', 'name'],

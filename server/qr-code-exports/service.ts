@@ -23,6 +23,7 @@ export interface QrCodeExportOut {
   format: ExportFormat;
   size: number | null;
   style: { ulid: string; name: string } | null;
+  gs1_compressed: boolean;
   selection: { kind: SelectionKind; ulid: string | null };
   total: number;
   done: number;
@@ -48,6 +49,7 @@ function renderExport(r: ExportRow): QrCodeExportOut {
     format: r.format,
     size: r.size,
     style: r.style_ulid ? { ulid: r.style_ulid, name: r.style_name ?? '' } : null,
+    gs1_compressed: r.gs1_compressed,
     selection: { kind: r.selection_kind, ulid: r.selection_ulid },
     total: r.total,
     done: r.done,
@@ -180,6 +182,7 @@ export async function createExport(
         format,
         size: input.size ?? null,
         style_id: styleId,
+        gs1_compressed: input.gs1_compressed ?? false,
         selection_kind: selection.kind,
         selection_ulid: selection.ulid,
         now,

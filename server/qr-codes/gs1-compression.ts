@@ -19,3 +19,12 @@ export function decompressSegment(segment: string): { segments: string[]; query:
     return null; // not a compressed Digital Link: an unknown slug like any other
   }
 }
+
+/**
+ * The GS1 compressed form of an uncompressed Digital Link URI (its stem kept, key and attributes
+ * packed into one segment), compressed by digital-link.js without its optional optimisations
+ * (the plain encoding of GS1 Digital Link: Compression, which GS1's Resolver CE produces too).
+ */
+export function compressUri(uri: string): string {
+  return digitalLink.Utils.compressWebUri(uri, false, false);
+}

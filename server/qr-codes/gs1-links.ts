@@ -6,12 +6,24 @@
 // context). Pure functions: the redirect (server/redirect/gs1.ts) answers with what they return.
 import { readFileSync } from 'node:fs';
 import { attributeQuery, keyPath, type Gs1Key } from './gs1.js';
+import { inSchedule, type Schedule } from './routing.js';
 
 const vocabulary = JSON.parse(readFileSync(new URL('./gs1-link-types.json', import.meta.url), 'utf8')) as {
   linkTypes: Record<string, string>;
 };
 /** Every link type of the shipped vocabulary, as CURIEs (`gs1:pip`). */
-const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
+export const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
+/** The title of a link type (for a linkset entry without its own). */
+export function linkTypeTitle(curie: string): string | undefined {
+  return vocabulary.linkTypes[curie.slice(4)];
+}
+/** The link types a link may have (the vocabulary less the derived ones), with their titles, in the vocabulary's order. */
+export function settableLinkTypes(): { link_type: string; title: string }[] {
+  return Object.entries(vocabulary.linkTypes)
+    .map(([name, title]) => ({ link_type: `gs1:${name}`, title }))
+    .filter((t) => !DERIVED.has(t.link_type));
+}
+
 /** Link types a code may not set itself: the resolver derives them (default links, the linkset). */
 const DERIVED = new Set(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
 
@@ -54,7 +66,7 @@ export function keyOf(d: Gs1Destination): Gs1Key {
 export const isGtinLevel = (d: Gs1Key): boolean => d.cpv === undefined && d.lot === undefined && d.serial === undefined;
 
 /** A link type as given (`gs1:pip`, `https://gs1.org/voc/pip`, `https://ref.gs1.org/voc/pip`) as a CURIE. */
-function linkTypeCurie(value: string): string {
+export function linkTypeCurie(value: string): string {
   if (value.startsWith(GS1_VOC)) return `gs1:${value.slice(GS1_VOC.length)}`;
   if (value.startsWith(GS1_REF_VOC)) return `gs1:${value.slice(GS1_REF_VOC.length)}`;
   if (value.startsWith('http://gs1.org/voc/')) return `gs1:${value.slice('http://gs1.org/voc/'.length)}`;
@@ -122,6 +134,24 @@ export interface Gs1Level {
   key: Gs1Key;
   links: Gs1Link[];
   description?: string;
+}
+
+/** When a level answers: its code's date_begin, expire_at and schedule (status is the lookup's: active only). */
+export interface Gs1Availability {
+  dateBegin: Date | null;
+  expireAt: Date | null;
+  schedule: Schedule | null;
+}
+
+/** Why a level does not answer now, or null when it does (the same rules as a plain code's, routing.ts decide). */
+export function gs1Unavailable(
+  level: Gs1Availability,
+  now: Date,
+): 'not_started' | 'expired' | 'outside_schedule' | null {
+  if (level.dateBegin && now < level.dateBegin) return 'not_started';
+  if (level.expireAt && now >= level.expireAt) return 'expired';
+  if (level.schedule && !inSchedule(level.schedule, now)) return 'outside_schedule';
+  return null;
 }
 
 /** How specific a key is: the number of its qualifiers. */

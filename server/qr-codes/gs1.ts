@@ -69,6 +69,16 @@ export function normaliseGtin(value: string): { gtin: string } | { problem: stri
   return { gtin };
 }
 
+/** A product's slug when none is given: its GTIN and qualifiers (`09506000134352-ABC123`). */
+export function gs1DefaultSlug(key: { gtin: string; cpv?: string; lot?: string; serial?: string }): string {
+  const g = normaliseGtin(key.gtin);
+  return ['gtin' in g ? g.gtin : key.gtin, key.cpv, key.lot, key.serial]
+    .filter((v) => v !== undefined)
+    .join('-')
+    .replace(/[^A-Za-z0-9_-]+/g, '_')
+    .slice(0, 64);
+}
+
 /** Why a key qualifier's value (decoded) is not valid, or null. */
 function qualifierProblem(ai: string, value: string): string | null {
   if (CSET82.test(value)) return null;

@@ -8,7 +8,7 @@ import { drawCodeImage, resolveCodeImage } from './image.js';
 import { codeParams, previewCodeBody, type CodeParams, type PreviewCodeBody } from './schema.js';
 import { getCodeRow } from './service.js';
 
-const codeImageQuery = objectSchema('codes.image.query', {
+export const codeImageQuery = objectSchema('codes.image.query', {
   format: {
     type: 'string',
     enum: [...IMAGE_FORMATS],
@@ -28,6 +28,12 @@ const codeImageQuery = objectSchema('codes.image.query', {
   },
   style_ulid: { ...ulid, description: 'Render with this style of the organization instead of the code’s.' },
   download: { type: 'integer', enum: [0, 1], description: '1: offered as a download named `<slug>.<ext>`.' },
+  compressed: {
+    type: 'boolean',
+    description:
+      'true: a gs1 code’s image encodes its GS1 compressed Digital Link URI (GS1 Digital Link: Compression) instead of ' +
+      'the uncompressed public_url; 422 for a code of another type. See docs/gs1.md.',
+  },
 });
 
 export interface CodeImageQuery {
@@ -36,6 +42,7 @@ export interface CodeImageQuery {
   margin?: number;
   style_ulid?: string;
   download?: 0 | 1;
+  compressed?: boolean;
 }
 
 /** The format a request asks for: the query's, else the first image type Accept names, else SVG. */
@@ -113,6 +120,7 @@ export const codesImage = defineOperation<CodeParams, CodeImageQuery>({
       size: query.size,
       margin: query.margin,
       styleUlid: query.style_ulid,
+      compressed: query.compressed,
     });
     const headers: Record<string, string> = { ETag: resolved.etag, 'Cache-Control': CACHE_CONTROL, Vary: 'Accept' };
     if (etagMatches(ifNoneMatch, resolved.etag)) return { status: 304, headers };

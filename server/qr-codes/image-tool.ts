@@ -20,6 +20,7 @@ export interface CodeImageQuery {
   size: number;
   format: CodeImageFormat;
   style_ulid?: string;
+  compressed?: boolean;
 }
 
 /** The operation's body: what the image is, and the image itself as base64 (`data`). */
@@ -72,6 +73,11 @@ export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
       description: 'png (default) or svg.',
     },
     style_ulid: { ...ulid, description: 'Render with this style instead of the code’s own.' },
+    compressed: {
+      type: 'boolean',
+      description:
+        'true: a gs1 code’s GS1 compressed Digital Link URI instead of its public_url (422 for other types).',
+    },
   }),
   response: { status: 200, description: 'The image (base64) and what it is.' },
   errors: [404, 503],
@@ -81,6 +87,7 @@ export const codesImageTool = defineOperation<CodeImageParams, CodeImageQuery>({
       styleUlid: query.style_ulid,
       format: query.format,
       size: query.size,
+      compressed: query.compressed,
     });
     const body: CodeImagePayload = {
       code_ulid: params.code_ulid,

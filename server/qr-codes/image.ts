@@ -15,6 +15,7 @@ import type { CodeRow } from './repository.js';
 import { publicUrl } from './service.js';
 import { publicSlug } from './slug.js';
 import { encodedText } from './payload.js';
+import { compressUri } from './gs1-compression.js';
 import { canonicalType } from './types.js';
 
 type Db = Knex | Knex.Transaction;
@@ -27,6 +28,8 @@ export interface CodeImageOptions {
   margin?: number;
   /** Another style of the organization instead of the code's. */
   styleUlid?: string;
+  /** A gs1 code's GS1 compressed Digital Link URI instead of its public_url (422 for another type). */
+  compressed?: boolean;
 }
 
 export interface ResolvedCodeImage {
@@ -95,9 +98,12 @@ export async function resolveImageRequest(
       `The style ${styleUlid} holds a config that does not fit the style schema; correct it with PATCH /v1/qr-styles/${styleUlid} (qrctl styles-check lists such styles).`,
     );
   }
+  if (options.compressed && subject.type !== 'gs1')
+    throw ApiError.field('compressed', `Only a gs1 code has a compressed form; this code is of type ${subject.type}.`);
   config = await resolveStyleConfig(db, org, config, styleBrandId);
+  const { publicUrl: url, text } = encodedTextOf(subject);
   return {
-    text: encodedTextOf(subject).text,
+    text: options.compressed ? compressUri(url) : text,
     config,
     format: options.format,
     size: options.size,

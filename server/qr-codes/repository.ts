@@ -110,6 +110,8 @@ export interface CodeFilter {
    * name (sql/0086: the name, else the slug without the organization's, any case; ties by creation).
    */
   order?: 'oldest' | 'newest' | 'name' | 'name_desc';
+  /** A gs1 code's GTIN-14. */
+  gtin?: string;
 }
 
 /** The indexed search text of a code (sql/0013_dashboard_accounts.sql, qr_codes_search). */
@@ -155,6 +157,11 @@ export async function pageCodes(
     if (value === undefined) continue;
     where.push(`${column} = ?`);
     binds.push(value);
+  }
+  if (filter.gtin) {
+    // sql/0055's index on (destination ->> 'gtin').
+    where.push(`c.type = 'gs1' and (c.destination ->> 'gtin') = ?`);
+    binds.push(filter.gtin);
   }
   if (filter.search) {
     where.push(`${SEARCH_TEXT} like ?`);

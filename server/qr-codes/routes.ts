@@ -23,7 +23,7 @@ const codesList = defineOperation<Record<string, never>, ListCodesQuery>({
   description:
     'Without `limit` every code is returned, oldest first, streamed so that large organizations are ' +
     'served in flat memory. With `limit` (1 to 1000) a page is returned and meta.next_cursor leads to the next. ' +
-    '`search`, `status`, `type`, `brand_ulid` and `domain_ulid` narrow the list and `order` orders it; the cursor ' +
+    '`search`, `status`, `type`, `gtin`, `brand_ulid` and `domain_ulid` narrow the list and `order` orders it; the cursor ' +
     'keeps them only when they are sent again.',
   tag: 'QR codes',
   ability: 'codes.view',

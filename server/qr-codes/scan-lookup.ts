@@ -4,10 +4,10 @@
 // redirects reserved in blocks that never take redirects_count past redirect_cap, per holder). The redirect
 // (server/redirect/) caches and answers; the SQL on qr_codes is here.
 import type { Knex } from 'knex';
-import { parseCode, type CodeSettings, type ParsedCode } from './routing.js';
+import { parseCode, parseSchedule, type CodeSettings, type ParsedCode } from './routing.js';
 import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 import { pixelPageEntry, pixelsFor, type PixelPageEntry } from './pixels.js';
-import { keyOf, type Gs1Destination, type Gs1Level } from './gs1-links.js';
+import { keyOf, type Gs1Availability, type Gs1Destination, type Gs1Level } from './gs1-links.js';
 import { customScriptEntry, servesCustomJs, type CustomScriptEntry } from './custom-js.js';
 import { publicSlug } from './slug.js';
 
@@ -354,12 +354,13 @@ export async function pruneScanBatchCounts(db: Db): Promise<void> {
 }
 
 /** A live gs1 code as the resolver needs it: one level (GTIN, or GTIN with lot/serial) of a GTIN. */
-export interface Gs1ScanCode extends Gs1Level {
+export interface Gs1ScanCode extends Gs1Level, Gs1Availability {
   id: number;
   orgId: number;
   brandId: number;
   domainId: number;
   domainType: string;
+  redirectCap: number | null;
 }
 
 /** Every active gs1 code of one GTIN in one organization (by its slug), on every domain of it. */
@@ -381,7 +382,18 @@ export async function findGs1CodesForScan(db: Db, orgSlug: string, gtin: string)
     .where('c.status', 'active')
     .whereRaw(`c.destination ->> 'gtin' = ?`, [gtin])
     .whereNull('c.deleted_at')
-    .select('c.id', 'c.org_id', 'c.brand_id', 'c.domain_id', 'd.type as domain_type', 'c.destination');
+    .select(
+      'c.id',
+      'c.org_id',
+      'c.brand_id',
+      'c.domain_id',
+      'd.type as domain_type',
+      'c.destination',
+      'c.date_begin',
+      'c.expire_at',
+      'c.schedule',
+      'c.redirect_cap',
+    );
   if (!rows.length) return null;
   return {
     orgId: Number(rows[0].org_id),
@@ -396,6 +408,10 @@ export async function findGs1CodesForScan(db: Db, orgSlug: string, gtin: string)
         key: keyOf(d),
         links: d.links,
         description: d.description,
+        dateBegin: r.date_begin ? new Date(r.date_begin) : null,
+        expireAt: r.expire_at ? new Date(r.expire_at) : null,
+        schedule: parseSchedule(r.schedule),
+        redirectCap: r.redirect_cap === null ? null : Number(r.redirect_cap),
       };
     }),
   };

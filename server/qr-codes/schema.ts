@@ -373,6 +373,7 @@ export interface ListCodesQuery extends PageQuery {
   type?: (typeof CODE_TYPES)[number];
   brand_ulid?: string;
   domain_ulid?: string;
+  gtin?: string;
   order: (typeof CODE_ORDERS)[number];
 }
 
@@ -390,6 +391,13 @@ export const listCodesQuery = objectSchema('codes.list.query', {
   domain_ulid: {
     ...ulid,
     description: 'Only codes on this domain (one of the organization’s, or a shared one; 404 when there is none).',
+  },
+  gtin: {
+    type: 'string',
+    maxLength: 14,
+    ...patterned('^([0-9]{8}|[0-9]{12,14})$', 'Must be a GTIN of 8, 12, 13 or 14 digits.'),
+    description:
+      'Only the gs1 codes of this GTIN (the product and its lots and serials); any length, compared as GTIN-14.',
   },
   order: {
     type: 'string',

@@ -239,6 +239,21 @@ function checkPixels(
   return checked.pixels;
 }
 
+/**
+ * A gs1 code is answered by the GS1-Conformant resolver, whose callers (apps, tills, scanners, a
+ * linkset reader) follow redirects and read linksets: a password form would be a 200 HTML page in
+ * place of the item, which the standard forbids (no 200 for an error condition) and no machine can
+ * fill in. Such a code takes no password (docs/gs1.md).
+ */
+function checkGs1Password(errors: FieldErrors, type: CodeType, password: string | null | undefined): void {
+  if (type === 'gs1' && password)
+    addError(
+      errors,
+      'password',
+      'A gs1 code cannot have a password: the GS1 resolver answers apps and scanners with redirects and linksets, which have no password step (docs/gs1.md).',
+    );
+}
+
 /** A script's size (bytes of UTF-8) and type: a static or gs1 code has no page of ours, so it runs nothing. */
 function checkCustomJs(errors: FieldErrors, type: CodeType, js: string | null | undefined): void {
   if (!js) return;
@@ -387,6 +402,7 @@ export async function prepareNewCodes(
     const type = canonicalType(input.type);
     const out = withNormalisedUrls(errors[i], input, type);
     out.tracking_pixels = checkPixels(errors[i], type, input.tracking_pixels);
+    checkGs1Password(errors[i], type, input.password);
     checkCustomJs(errors[i], type, input.custom_js);
     if (!Object.keys(errors[i]).length && isStaticType(type)) checkPayloadFits(errors[i], type, out.destination);
     checkDateValue(errors[i], 'date_begin', input.date_begin);
@@ -623,6 +639,7 @@ export async function codeFilter(app: AppContext, org: OrgRecord, q: ListCodesQu
     type: q.type,
     brandId: brand ? Number(brand.id) : undefined,
     domainId: domain ? Number(domain.id) : undefined,
+    gtin: q.gtin === undefined ? undefined : q.gtin.padStart(14, '0'),
     order: q.order,
   };
 }
@@ -665,6 +682,7 @@ export async function updateCode(
     if (Object.keys(errors).length) throw ApiError.validation(errors);
     const urls = withNormalisedUrls(errors, patch, type);
     const pixels = checkPixels(errors, type, patch.tracking_pixels);
+    checkGs1Password(errors, type, patch.password);
     checkCustomJs(errors, type, patch.custom_js);
     if (!Object.keys(errors).length && isStaticType(type) && urls.destination !== undefined)
       checkPayloadFits(errors, type, urls.destination);

@@ -297,10 +297,14 @@ const Gs1Destination = objectOf(
             uniqueItems: true,
             items: {
               type: 'string',
-              maxLength: 35,
-              ...patterned('^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', 'Must be a language tag (BCP 47), e.g. en or de-CH.'),
+              maxLength: 5,
+              ...patterned(
+                '^[A-Za-z]{2}(-[A-Za-z0-9]{2})?$',
+                'Must be a two-letter language, optionally with a two-character region, e.g. en or de-CH (the form the GS1 linkset schema allows).',
+              ),
             },
-            description: 'The language(s) of the target, matched against Accept-Language.',
+            description:
+              'The language(s) of the target, matched against Accept-Language: a two-letter language, optionally with a two-character region (en, de-CH), as the GS1 linkset schema allows.',
           },
           type: {
             type: 'string',

@@ -7,6 +7,7 @@ import { queryAttributeProblem, type Gs1Key, type ParsedPath } from '../qr-codes
 import {
   anchorOf,
   chooseLink,
+  gs1Unavailable,
   GS1_VOC,
   levelsFor,
   LINKSET_CONTEXT,
@@ -14,6 +15,19 @@ import {
   mergeLinks,
   type Gs1Link,
 } from '../qr-codes/gs1-links.js';
+
+/** Why an item is gone (410): its codes' dates, schedule, or redirect cap. */
+export const GONE = {
+  not_started: 'This item is not available yet.',
+  expired: 'This item is no longer available.',
+  outside_schedule: 'This item is not available at this time.',
+  cap_reached: 'This item has reached its limit of resolutions.',
+} as const;
+
+/** The answer when a resolution is refused after the choice (a capped code at its cap): 410, CORS, no scan. */
+export function gs1Gone(reason: keyof typeof GONE): { status: number; headers: Record<string, string>; body: string } {
+  return plain(410, GONE[reason]);
+}
 
 /** A redirect to a link: 307 Temporary Redirect (method and body kept; documented in docs/gs1.md). */
 const GS1_REDIRECT_STATUS = 307;
@@ -45,6 +59,8 @@ export interface Gs1Request {
   acceptLanguage: string | undefined;
   /** The request was a compressed URI: its uncompressed URI (anchor + attributes) is exposed as owl:sameAs. */
   compressed?: { query: string };
+  /** Now: levels not begun, expired or outside their schedule do not answer. */
+  now: Date;
 }
 
 export interface Gs1Answer {
@@ -117,8 +133,12 @@ export function gs1Answer(
   const onDomain = (entry?.codes ?? []).filter((c) =>
     domain.type === 'custom' ? c.domainId === domain.id : c.domainType === 'fallback',
   );
-  const levels = levelsFor(onDomain, key);
-  if (!levels.length) return plain(404, 'No item with this identifier on this resolver.');
+  const covering = levelsFor(onDomain, key);
+  // A level that does not answer now is left out like a paused one: a lot's links fall back to the
+  // product's; when no level answers, the item is gone (410), as a plain code's redirect says.
+  const levels = covering.filter((l) => gs1Unavailable(l, req.now) === null);
+  if (!covering.length) return plain(404, 'No item with this identifier on this resolver.');
+  if (!levels.length) return plain(410, GONE[gs1Unavailable(covering[covering.length - 1], req.now)!]);
   const anchor = anchorOf(req.stem, key);
   const code = levels[levels.length - 1];
   const links: Gs1Link[] = mergeLinks(levels);
@@ -181,8 +201,8 @@ export function gs1Answer(
 }
 
 /**
- * The resolver description file (/.well-known/gs1resolver): the properties of the standard's
- * description file schema, for this domain.
+ * The resolver description file (/.well-known/gs1resolver) of this domain, in the properties of the
+ * standard's description file schema (server/qr-codes/gs1-description-file-schema.json).
  */
 export function descriptionFile(resolverRoot: string, host: string): Record<string, unknown> {
   return {
@@ -190,6 +210,11 @@ export function descriptionFile(resolverRoot: string, host: string): Record<stri
     resolverRoot,
     supportedPrimaryKeys: ['01'],
     supportedLinkType: [{ namespace: GS1_VOC, prefix: 'gs1:' }],
-    linkTypeDefaultCanBeLinkset: false,
+    // linkType=linkset (or all) is asked for; the default answer is the default link.
+    linkTypeDefaultCanBeAll: false,
+    supportsSemanticInterpretation: false,
+    // Key qualifiers and data attributes are checked one by one, not as the General Specifications' AI combinations.
+    validatesAIcombinations: false,
+    supportsLanguageVariants: true,
   };
 }

@@ -48,7 +48,7 @@ import { looksLikeAi, parseKeySegments, type ParsedPath } from '../qr-codes/gs1.
 import { resolverStem } from '../qr-codes/gs1-links.js';
 import { decompressSegment } from '../qr-codes/gs1-compression.js';
 import type { Gs1Entry } from '../qr-codes/scan-lookup.js';
-import { CORS, descriptionFile, gs1Answer, PREFLIGHT } from './gs1.js';
+import { CORS, descriptionFile, gs1Answer, gs1Gone, PREFLIGHT, type Gs1Answer } from './gs1.js';
 import { CUSTOM_SCRIPT_PREFIX, parseScriptName, withCustomScript } from '../qr-codes/custom-js.js';
 
 /** A visit being answered: what the decision and the scan need. */
@@ -536,7 +536,7 @@ export class RedirectHandler {
     entry: Gs1Entry | null,
     query: string,
     compressed?: { query: string },
-  ): void {
+  ): void | Promise<void> {
     const head = method === 'HEAD';
     const answer = gs1Answer(parsed, entry, domain, {
       stem: resolverStem(domain, orgSlug),
@@ -544,7 +544,28 @@ export class RedirectHandler {
       accept: req.headers.accept,
       acceptLanguage: req.headers['accept-language'],
       compressed,
+      now: this.app.clock.now(),
     });
+    // A capped code at its cap answers 410 and records nothing, like a plain code (count).
+    if (!head && answer.code && answer.code.redirectCap !== null) {
+      const ok = this.counters.take(answer.code.id);
+      if (ok === false) return this.writeGs1(res, head, gs1Gone('cap_reached'));
+      if (ok !== true)
+        return ok.then((allowed) =>
+          allowed ? this.gs1Resolved(req, res, head, domain, answer) : this.writeGs1(res, head, gs1Gone('cap_reached')),
+        );
+    }
+    return this.gs1Resolved(req, res, head, domain, answer);
+  }
+
+  /** A resolution served: its scan and its gs1_resolutions row (not for HEAD), then the answer. */
+  private gs1Resolved(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    head: boolean,
+    domain: DomainEntry,
+    answer: Gs1Answer,
+  ): void {
     // Every resolution that found the item is one scan (HEAD is not a visit).
     if (!head && answer.code) {
       const code = answer.code;

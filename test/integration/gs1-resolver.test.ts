@@ -10,6 +10,10 @@ import digitalLink from 'digital-link.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { waitFor } from '../helpers/poll.js';
+import { runJobs } from '../helpers/jobs.js';
+import { decodeQr } from '../helpers/qr-decode.js';
+import { unzip } from '../helpers/zip.js';
+import { toolOk } from './mcp-helpers.js';
 import { chRows, DESKTOP, FALLBACK, hit, insertCustomDomain } from './redirect-fixtures.js';
 
 const GTIN = '09506000134352';
@@ -269,6 +273,38 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(lot.headers.location).to.equal('https://brand.example/recall/abc1');
   });
 
+  it('the shipped linkset schema is GS1’s: it refuses what the standard refuses', () => {
+    const good = {
+      linkset: [
+        {
+          anchor: 'https://id.example/01/09506000134352',
+          'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A' }],
+        },
+      ],
+    };
+    expectValid(good, 'gs1-linkset-schema.json');
+    const refused = (doc: unknown) => validator.validate(doc, schema('gs1-linkset-schema.json')).errors.length;
+    expect(
+      refused({ linkset: [{ 'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A' }] }] }),
+    ).to.be.above(0); // no anchor
+    expect(
+      refused({
+        linkset: [{ anchor: 'https://id.example/', 'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/' }] }],
+      }),
+    ).to.be.above(0); // no title
+    expect(
+      refused({
+        linkset: [
+          {
+            anchor: 'https://id.example/',
+            'https://ref.gs1.org/voc/pip': [{ href: 'https://x.example/', title: 'A', hreflang: ['zh-Hant'] }],
+          },
+        ],
+      }),
+    ).to.be.above(0);
+    expect(refused({ linkset: [{ anchor: 'https://id.example/', Extra: 'x' }] })).to.be.above(0);
+  });
+
   it('SHALL include in every link the target URL, the link type and a title', async () => {
     const ctx = JSON.parse((await get(`${prefix}/01/${GTIN}?linkType=linkset`)).body).linkset[0];
     for (const [rel, targets] of Object.entries(ctx)) {
@@ -321,6 +357,85 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect((await get(`${prefix}/no-such-code`)).status).to.equal(404);
   });
 
+  it('compressed=true: the image encodes the GS1 compressed URI, as GS1 Resolver CE compresses it, and the resolver answers it', async () => {
+    // GS1 publishes this pair with its Resolver CE (announcement of compression in v3.0): the
+    // compression of https://example.com/01/05392000229648/10/LOT01/21/SERIAL01 is /AQnO2IRCICDKWcnpqQtCQiJABemo.
+    const domainId = await insertCustomDomain(svc.app, a.org.id, 'example.com');
+    const domainUlid = (await svc.app.db('domains').where({ id: domainId }).first('ulid')).ulid;
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'ce-example',
+      type: 'gs1',
+      domain_ulid: domainUlid,
+      destination: {
+        gtin: '05392000229648',
+        lot: 'LOT01',
+        serial: 'SERIAL01',
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/ce', title: 'Product page', default: true }],
+      },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const image = async (ulid: string, query: string) => {
+      const res = await fetch(`${svc.url}/v1/qr-codes/${ulid}/image?format=png&size=400&${query}`, {
+        headers: { Authorization: `Bearer ${a.token}` },
+      });
+      return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
+    };
+    const compressed = await image(made.body.data.ulid, 'compressed=true');
+    expect(compressed.status).to.equal(200);
+    expect(await decodeQr(compressed.body)).to.equal('https://example.com/AQnO2IRCICDKWcnpqQtCQiJABemo');
+    const plain = await image(made.body.data.ulid, 'compressed=false');
+    expect(await decodeQr(plain.body)).to.equal('https://example.com/01/05392000229648/10/LOT01/21/SERIAL01');
+    // The product's image on the fallback host: decoded, decompressed, resolved by the resolver.
+    const rice = await decodeQr((await image(lotCode, 'compressed=true')).body);
+    expect(digitalLink.Utils.decompressWebUri(rice)).to.equal(`http://localhost:3001${prefix}/01/${GTIN}/10/ABC1`);
+    const res = await get(`${new URL(rice).pathname}?linkType=gs1:recallStatus`);
+    expect(res.status).to.equal(307);
+    expect(res.headers.location).to.equal('https://brand.example/recall/abc1');
+    const ce = await get('/AQnO2IRCICDKWcnpqQtCQiJABemo', {}, 'example.com');
+    expect(ce.status).to.equal(307);
+    expect(ce.headers.link).to.include(
+      '<https://example.com/01/05392000229648/10/LOT01/21/SERIAL01>; rel="owl:sameAs"',
+    );
+    // Only a gs1 code has a compressed form.
+    const url = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'plain-url',
+      domain_ulid: fallback,
+      destination: 'https://x.example/',
+    });
+    const refused = await fetch(`${svc.url}/v1/qr-codes/${url.body.data.ulid}/image?compressed=true`, {
+      headers: { Authorization: `Bearer ${a.token}` },
+    });
+    expect(refused.status).to.equal(422);
+    expect(((await refused.json()) as { errors: Record<string, string[]> }).errors.compressed[0]).to.match(
+      /Only a gs1 code/,
+    );
+  });
+
+  it('a print run with gs1_compressed encodes its gs1 codes compressed and its other codes as usual', async () => {
+    const url = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'run-url',
+      domain_ulid: fallback,
+      destination: 'https://x.example/',
+    });
+    const run = await svc.post('/v1/qr-codes/exports', a.token, {
+      code_ulids: [productCode, url.body.data.ulid],
+      format: 'png',
+      size: 400,
+      gs1_compressed: true,
+    });
+    expect(run.status, run.text).to.equal(202);
+    expect(run.body.data.gs1_compressed).to.equal(true);
+    await runJobs(svc.app);
+    const zip = await fetch(`${svc.url}/v1/qr-codes/exports/${run.body.data.ulid}/download`, {
+      headers: { Authorization: `Bearer ${a.token}` },
+    });
+    const files = await unzip(Buffer.from(await zip.arrayBuffer()));
+    const product = await decodeQr(files.get('rice.png')!);
+    expect(digitalLink.Utils.decompressWebUri(product)).to.equal(`http://localhost:3001${prefix}/01/${GTIN}`);
+    expect(product).to.not.include('/01/');
+    expect(await decodeQr(files.get('run-url.png')!)).to.equal(url.body.data.public_url);
+  });
+
   it('SHOULD tolerate a trailing slash', async () => {
     const res = await get(`${prefix}/01/${GTIN}/`);
     expect(res.status).to.equal(307);
@@ -332,6 +447,9 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(onFallback.status).to.equal(200);
     const doc = JSON.parse(onFallback.body);
     expectValid(doc, 'gs1-description-file-schema.json');
+    // The schema leaves other properties open: the file holds only the ones it defines.
+    const defined = Object.keys(schema('gs1-description-file-schema.json').properties as object);
+    expect(Object.keys(doc).filter((k) => !defined.includes(k))).to.deep.equal([]);
     expect(doc.supportedPrimaryKeys).to.deep.equal(['01']);
     expect(doc.resolverRoot).to.equal('http://localhost:3001');
     const onCustom = JSON.parse((await get('/.well-known/gs1resolver', {}, customHost)).body);
@@ -391,6 +509,178 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     // A lot and serial without a code of their own are scans of the product.
     const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
     for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+  });
+
+  it('analytics per product and per lot: dimension=gtin and dimension=lot, bots left out, per organization', async () => {
+    const GT = '04012345000009';
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'stats-product',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GT,
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/stats', title: 'P', default: true }],
+      },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const lotMade = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'stats-lot',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: { gtin: GT, lot: 'L1', links: [] },
+    });
+    expect(lotMade.status, lotMade.text).to.equal(201);
+    for (const path of ['', '/10/L1', '/10/L1', '/10/L2', '/10/L2', '/10/L2']) await get(`${prefix}/01/${GT}${path}`);
+    await hit(rd.port, FALLBACK, `${prefix}/01/${GT}/10/L1`, {
+      headers: { 'User-Agent': 'Googlebot/2.1 (+http://www.google.com/bot.html)' },
+    });
+    // Another organization resolves the same GTIN under its own path: not in a's numbers.
+    const other = await svc.post('/v1/qr-codes', b.token, {
+      slug: 'stats-b',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GT,
+        links: [{ link_type: 'gs1:pip', href: 'https://b.example/', title: 'B', default: true }],
+      },
+    });
+    expect(other.status).to.equal(201);
+    await get(`/${b.org.slug}/01/${GT}/10/L1`);
+    await rd.scans.flush();
+    await rd.gs1.flush();
+    const entry = (
+      body: { data: { dimension_breakdown: { key: string; label: string; scans: number }[] } },
+      key: string,
+    ) => body.data.dimension_breakdown.find((e) => e.key === key);
+    const byGtin = await svc.get('/v1/analytics?dimension=gtin&range=7', a.token);
+    expect(byGtin.status, byGtin.text).to.equal(200);
+    expect(byGtin.body.data.dimension_label).to.equal('Product (GTIN)');
+    expect(entry(byGtin.body, GT)).to.include({ label: GT, scans: 6 });
+    const byLot = await svc.get('/v1/analytics?dimension=lot&range=7', a.token);
+    expect(entry(byLot.body, `${GT}/L1`)).to.include({ label: `${GT} lot L1`, scans: 2 });
+    expect(entry(byLot.body, `${GT}/L2`)).to.include({ scans: 3 });
+    const withBots = await svc.get('/v1/analytics?dimension=lot&range=7&include_bots=true', a.token);
+    expect(entry(withBots.body, `${GT}/L1`)).to.include({ scans: 3 });
+    const ofB = await svc.get('/v1/analytics?dimension=lot&range=7', b.token);
+    expect(ofB.body.data.dimension_breakdown).to.deep.equal([
+      { key: `${GT}/L1`, label: `${GT} lot L1`, scans: 1, uniques: 1 },
+    ]);
+    // Per code: the lot's code answered L1 only (L2 has no code: the product's answered it).
+    const perCode = await svc.get(`/v1/analytics/qr-codes/${lotMade.body.data.ulid}?dimension=lot&range=7`, a.token);
+    expect(perCode.body.data.dimension_breakdown.map((e: { key: string }) => e.key)).to.deep.equal([`${GT}/L1`]);
+    const exported = await svc.get('/v1/analytics/export?dimension=gtin&range=7', a.token);
+    expect(exported.body.data.csv_rows).to.deep.include({
+      date: new Date().toISOString().slice(0, 10),
+      gtin: GT,
+      scans: 6,
+    });
+    // MCP: analytics_read takes the same dimensions.
+    const tool = await toolOk(svc, a.token, 'analytics_read', { dimension: 'lot', range: 7 });
+    expect(tool.data.dimension_breakdown.find((e: { key: string }) => e.key === `${GT}/L2`).scans).to.equal(3);
+  });
+
+  describe('status, dates, schedule and cap: a gs1 code answers like other codes', () => {
+    const page = (href: string) => [{ link_type: 'gs1:pip', href, title: 'Product page', default: true }];
+    const product = async (gtin: string, extra: Record<string, unknown> = {}) => {
+      const res = await svc.post('/v1/qr-codes', a.token, {
+        slug: `avail-${gtin}-${Object.keys(extra).join('-') || 'plain'}`,
+        type: 'gs1',
+        domain_ulid: fallback,
+        destination: { gtin, links: page(`https://brand.example/${gtin}`) },
+        ...extra,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.data.ulid as string;
+    };
+    const lot = async (gtin: string, lotNo: string, extra: Record<string, unknown> = {}) => {
+      const res = await svc.post('/v1/qr-codes', a.token, {
+        slug: `avail-${gtin}-${lotNo}`,
+        type: 'gs1',
+        domain_ulid: fallback,
+        destination: { gtin, lot: lotNo, links: page(`https://brand.example/${gtin}/${lotNo}`) },
+        ...extra,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.data.ulid as string;
+    };
+    const until = (path: string, status: number) =>
+      waitFor(
+        () => get(path),
+        (r) => r.status === status,
+      );
+
+    it('paused: a paused lot falls back to its product, a paused product is 404', async () => {
+      await product('5901234123457');
+      const lotUlid = await lot('5901234123457', 'P1');
+      expect((await get(`${prefix}/01/5901234123457/10/P1`)).headers.location).to.equal(
+        'https://brand.example/5901234123457/P1',
+      );
+      await svc.patch(`/v1/qr-codes/${lotUlid}`, a.token, { status: 'paused' });
+      const fallen = await until(`${prefix}/01/5901234123457/10/P1`, 307);
+      await waitFor(
+        async () => (await get(`${prefix}/01/5901234123457/10/P1`)).headers.location,
+        (l) => l === 'https://brand.example/5901234123457',
+      );
+      expect(fallen.headers['access-control-allow-origin']).to.equal('*');
+      const productUlid = (
+        await svc.app.db('qr_codes').whereRaw("slug like '%/avail-5901234123457-plain'").first('ulid')
+      ).ulid;
+      await svc.patch(`/v1/qr-codes/${productUlid}`, a.token, { status: 'paused' });
+      const gone = await until(`${prefix}/01/5901234123457`, 404);
+      expect(gone.headers['access-control-allow-origin']).to.equal('*');
+    });
+
+    it('expired, not begun, outside the schedule: 410 with CORS, never 200; a lot of them falls back to the product', async () => {
+      const past = new Date(Date.now() - 3600_000).toISOString();
+      const future = new Date(Date.now() + 86_400_000).toISOString();
+      await product('96385074', { expire_at: past, date_begin: new Date(Date.now() - 7200_000).toISOString() });
+      const expired = await get(`${prefix}/01/96385074`);
+      expect(expired.status, expired.body).to.equal(410);
+      expect(expired.body).to.match(/no longer available/);
+      expect(expired.headers['access-control-allow-origin']).to.equal('*');
+      await product('4000417025005', { date_begin: future });
+      const early = await get(`${prefix}/01/4000417025005?linkType=linkset`);
+      expect(early.status).to.equal(410);
+      expect(early.body).to.match(/not available yet/);
+      // A schedule whose only window is never now (a day that is not today).
+      const days = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+      const other = days[(new Date().getUTCDay() + 2) % 7];
+      await product('8712345678906', {
+        schedule: { enabled: true, timezone: 'UTC', windows: [{ days: [other], start: '00:00', end: '00:01' }] },
+      });
+      expect((await get(`${prefix}/01/8712345678906`)).status).to.equal(410);
+      // An expired lot of a live product: the product answers.
+      await product('7622210449283');
+      await lot('7622210449283', 'OLD', { expire_at: past, date_begin: new Date(Date.now() - 7200_000).toISOString() });
+      const fallback = await get(`${prefix}/01/7622210449283/10/OLD`);
+      expect(fallback.status).to.equal(307);
+      expect(fallback.headers.location).to.equal('https://brand.example/7622210449283');
+    });
+
+    it('redirect_cap: resolutions beyond the cap are 410 and not recorded', async () => {
+      const capped = await product('5000112637922', { redirect_cap: 2 });
+      const before = await scans(capped);
+      expect((await get(`${prefix}/01/5000112637922`)).status).to.equal(307);
+      expect((await get(`${prefix}/01/5000112637922?linkType=linkset`)).status).to.equal(200);
+      const third = await get(`${prefix}/01/5000112637922`);
+      expect(third.status).to.equal(410);
+      expect(third.body).to.match(/limit/);
+      expect(third.headers['access-control-allow-origin']).to.equal('*');
+      expect(await scans(capped)).to.equal(before + 2);
+    });
+
+    it('a password is refused on a gs1 code (422): the resolver has no password step', async () => {
+      const pro = await svc.createOrg({ plan: 'professional_monthly' });
+      const res = await svc.post('/v1/qr-codes', pro.token, {
+        slug: 'locked',
+        type: 'gs1',
+        domain_ulid: fallback,
+        password: 'secret-1234',
+        destination: { gtin: GTIN, links: page('https://brand.example/x') },
+      });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.errors.password[0]).to.match(/cannot have a password/);
+    });
   });
 
   it('a change of the links is served at once (the cache follows the code)', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
+import { runJobs } from '../helpers/jobs.js';
 import { toolError, toolOk } from './mcp-helpers.js';
 
 const GTIN = '09506000134352';
@@ -80,6 +81,16 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
       ],
       [product({ data: { '17': '261341' } }), 'destination.data.17', /YYMMDD/],
       [
+        product({
+          links: [
+            { link_type: 'gs1:pip', href: 'https://x.example/', title: 'A', default: true },
+            { link_type: 'gs1:pip', href: 'https://x.example/zh', title: 'B', hreflang: ['zh-Hant'] },
+          ],
+        }),
+        'destination.links.1.hreflang.0',
+        /GS1 linkset schema/,
+      ],
+      [
         product({ links: [{ link_type: 'gs1:pip', href: 'ftp://x.example/', title: 'A', default: true }] }),
         'destination.links.0.href',
         /./,
@@ -149,6 +160,114 @@ describe('gs1 codes: GTIN products, lots and serials as codes', function () {
       field: 'destination.gtin',
       message: 'Wrong check digit: 6291041500214 should end in 3, not 4.',
     });
+  });
+
+  it('bulk import from CSV: one line per link makes a product and its lot, staged then created', async () => {
+    const file = [
+      'Slug,GTIN,Lot,Description,Link type,Href,Title,Hreflang,Default',
+      'csv-soap,4000417025005,,Lavender soap,gs1:pip,https://brand.example/soap,Product page,,yes',
+      'csv-soap,4000417025005,,,gs1:pip,https://brand.example/de/seife,Produktseite,de,yes',
+      'csv-soap,4000417025005,,,gs1:instructions,https://brand.example/soap/use,"How to use, safely",en,',
+      ',4000417025005,L42,,gs1:recallStatus,https://brand.example/soap/recall,Recall of lot L42,,',
+    ].join('\r\n');
+    const res = await svc.post('/v1/qr-codes/bulk', a.token, { csv: file, defaults: { domain_ulid: fallback } });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.data.total_rows).to.equal(2);
+    expect(res.body.data.valid_row_count).to.equal(2);
+    const done = await svc.post(`/v1/qr-codes/bulk/${res.body.data.ulid}/confirm`, a.token, {
+      confirm_token: res.body.meta.confirm_token,
+    });
+    expect(done.status, done.text).to.equal(202);
+    await runJobs(svc.app);
+    const soap = await svc.app.db('qr_codes').where({ org_id: a.org.id }).whereRaw("slug like '%/csv-soap'").first();
+    expect(soap.type).to.equal('gs1');
+    expect(soap.destination.gtin).to.equal('04000417025005');
+    expect(soap.destination.description).to.equal('Lavender soap');
+    expect(soap.destination.links).to.deep.equal([
+      { link_type: 'gs1:pip', href: 'https://brand.example/soap', title: 'Product page', default: true },
+      {
+        link_type: 'gs1:pip',
+        href: 'https://brand.example/de/seife',
+        title: 'Produktseite',
+        hreflang: ['de'],
+        default: true,
+      },
+      {
+        link_type: 'gs1:instructions',
+        href: 'https://brand.example/soap/use',
+        title: 'How to use, safely',
+        hreflang: ['en'],
+      },
+    ]);
+    const lot = await svc.app
+      .db('qr_codes')
+      .where({ org_id: a.org.id })
+      .whereRaw("slug like '%/04000417025005-L42'")
+      .first();
+    expect(lot.destination).to.deep.include({ gtin: '04000417025005', lot: 'L42' });
+  });
+
+  it('bulk import from CSV: every bad line is a 422 naming its line and column, and nothing is staged', async () => {
+    const file = [
+      'slug,gtin,link_type,href,title,default',
+      'bad1,9506000134353,gs1:pip,https://x.example/1,Page,yes',
+      'bad2,95060001343,gs1:pip,https://x.example/2,Page,yes',
+      'bad3,6291041500213,gs1:nonsense,https://x.example/3,Page,yes',
+      'bad4,96385074,gs1:pip,https://x.example/4,Page,yes',
+      'bad4,96385074,gs1:faqs,https://x.example/5,FAQ,yes',
+      'good,4006381333931,gs1:pip,https://x.example/6,Page,yes',
+      'bad5,5901234123457,gs1:pip,https://x.example/7,Page,maybe',
+    ].join('\n');
+    const before = await svc.app.db('bulk_imports').where({ org_id: a.org.id }).count({ n: '*' }).first();
+    const res = await svc.post('/v1/qr-codes/bulk', a.token, { csv: file, defaults: { domain_ulid: fallback } });
+    expect(res.status, res.text).to.equal(422);
+    expect(res.body.code).to.equal('validation_failed');
+    expect(res.body.errors).to.deep.equal({
+      'csv.2.gtin': ['Line 2: Wrong check digit: 9506000134353 should end in 2, not 3.'],
+      'csv.3.gtin': ['Line 3: Must be a GTIN of 8, 12, 13 or 14 digits.'],
+      'csv.4.link_type': [
+        'Line 4: Unknown link type "gs1:nonsense": use a link type of the GS1 Web Vocabulary, e.g. gs1:pip, gs1:recipeInfo, gs1:instructions (docs/gs1.md lists them).',
+      ],
+      'csv.5.default': ['Line 5: 2 links are the default (default: true without hreflang): exactly one is allowed.'],
+      'csv.6.default': ['Line 6: 2 links are the default (default: true without hreflang): exactly one is allowed.'],
+      'csv.8.default': ['Line 8: default is yes or no (true/false, 1/0); got "maybe".'],
+    });
+    expect(res.body.message).to.equal('6 lines of the CSV file are invalid; nothing was staged.');
+    const after = await svc.app.db('bulk_imports').where({ org_id: a.org.id }).count({ n: '*' }).first();
+    expect(after).to.deep.equal(before);
+    const unknown = await svc.post('/v1/qr-codes/bulk', a.token, { csv: 'slug,gtin,colour\nx,96385074,red' });
+    expect(unknown.status).to.equal(422);
+    expect(unknown.body.errors.csv[0]).to.match(/Unknown column "colour"/);
+    const both = await svc.post('/v1/qr-codes/bulk', a.token, {
+      csv: file,
+      rows: [{ slug: 'x', destination: 'https://x.example/' }],
+    });
+    expect(both.status).to.equal(422);
+  });
+
+  it('GET /v1/qr-codes?type=gs1&gtin=: the codes of one product, any GTIN length, only the organization’s', async () => {
+    const list = await svc.get('/v1/qr-codes?limit=100&type=gs1&gtin=9506000134352', a.token);
+    expect(list.status, list.text).to.equal(200);
+    expect(list.body.data.length).to.be.above(0);
+    for (const c of list.body.data) expect(c.destination.gtin).to.equal(GTIN);
+    const mine = (await svc.get('/v1/qr-codes?limit=100&type=gs1', a.token)).body.data;
+    expect(mine.every((c: { type: string }) => c.type === 'gs1')).to.equal(true);
+    const theirs = await svc.get('/v1/qr-codes?limit=100&gtin=9506000134352', b.token);
+    expect(theirs.body.data.map((c: { ulid: string }) => c.ulid)).to.not.include.members(
+      list.body.data.map((c: { ulid: string }) => c.ulid),
+    );
+    expect((await svc.get('/v1/qr-codes?gtin=123', a.token)).status).to.equal(422);
+  });
+
+  it('GET /v1/gs1/link-types: the vocabulary a link may use, without the derived link types', async () => {
+    const res = await svc.get('/v1/gs1/link-types', a.token);
+    expect(res.status, res.text).to.equal(200);
+    const types = res.body.data.map((t: { link_type: string }) => t.link_type);
+    expect(types).to.include.members(['gs1:pip', 'gs1:recipeInfo', 'gs1:recallStatus', 'gs1:instructions']);
+    expect(types).to.not.include.members(['gs1:defaultLink', 'gs1:defaultLinkMulti', 'gs1:handledBy']);
+    expect(res.body.data.find((t: { link_type: string }) => t.link_type === 'gs1:pip').title).to.be.a('string').and.not
+      .empty;
+    expect((await svc.get('/v1/gs1/link-types', '')).status).to.equal(401);
   });
 
   it('another organization cannot read or change a gs1 code (404)', async () => {

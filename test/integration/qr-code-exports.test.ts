@@ -2,39 +2,13 @@
 // job and read back with a real ZIP reader (yauzl) and a real QR decoder (ZXing-C++, test/helpers/qr-decode.ts).
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
-import yauzl from 'yauzl';
 import { pruneExports } from '../../server/qr-code-exports/job.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { decodeQr } from '../helpers/qr-decode.js';
+import { unzip } from '../helpers/zip.js';
 
 const MAX = 2000;
-
-/** Every file of a ZIP, read with yauzl (CRC checked). */
-async function unzip(zip: Buffer): Promise<Map<string, Buffer>> {
-  const zipfile = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(zip, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))),
-  );
-  const files = new Map<string, Buffer>();
-  await new Promise<void>((resolve, reject) => {
-    zipfile.on('entry', (entry: yauzl.Entry) => {
-      zipfile.openReadStream(entry, (err, stream) => {
-        if (err) return reject(err);
-        const parts: Buffer[] = [];
-        stream.on('data', (c: Buffer) => parts.push(c));
-        stream.on('error', reject);
-        stream.on('end', () => {
-          files.set(entry.fileName, Buffer.concat(parts));
-          zipfile.readEntry();
-        });
-      });
-    });
-    zipfile.on('end', resolve);
-    zipfile.on('error', reject);
-    zipfile.readEntry();
-  });
-  return files;
-}
 
 interface ManifestLine {
   slug: string;

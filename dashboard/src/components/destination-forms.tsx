@@ -16,8 +16,6 @@ interface TypeInfo {
   dynamic: boolean;
   /** Served as a hosted landing page. */
   landing: boolean;
-  /** Made through the API and qrctl only: the dashboard has no form for it yet. */
-  apiOnly?: boolean;
 }
 
 /** Every type of the API (a type it adds or drops fails the typecheck here). */
@@ -34,10 +32,9 @@ export const CODE_TYPES: Record<CodeType, TypeInfo> = {
   event: { label: 'Event', description: 'An event page with “Add to calendar”.', dynamic: true, landing: true },
   gs1: {
     label: 'GS1 product',
-    description: 'A GS1 Digital Link for packaging; created through the API or qrctl for now.',
+    description: 'A GS1 Digital Link for packaging: one GTIN (or a lot of it) and its links.',
     dynamic: true,
     landing: false,
-    apiOnly: true,
   },
   wifi: { label: 'Wi-Fi', description: 'Joins a wireless network.', dynamic: false, landing: false },
   text: { label: 'Text', description: 'Shows a text.', dynamic: false, landing: false },
@@ -62,8 +59,7 @@ export function TypePicker(props: {
         {(Object.keys(CODE_TYPES) as CodeType[])
           .filter((t) => CODE_TYPES[t].dynamic === dynamic)
           .map((t) => {
-            const disabled =
-              (props.allowed ? !props.allowed(t) : false) || (CODE_TYPES[t].apiOnly && props.value !== t);
+            const disabled = props.allowed ? !props.allowed(t) : false;
             return (
               <label key={t} class={`type-card${props.value === t ? ' chosen' : ''}${disabled ? ' disabled' : ''}`}>
                 <input
@@ -288,6 +284,8 @@ export function DestinationForm(props: {
   value: Obj;
   onChange: (o: Obj) => void;
   error: FieldErrorOf;
+  /** gs1: the link types of the GS1 Web Vocabulary the service accepts (GET /v1/gs1/link-types). */
+  linkTypes?: { link_type: string; title: string }[];
 }) {
   const { value: d, onChange, error } = props;
   const f = fieldsOf(d, onChange, error, 'destination');
@@ -515,15 +513,88 @@ export function DestinationForm(props: {
         type: 'tel',
         hint: 'Ideally international: +49 30 1234567.',
       });
-    case 'gs1':
-      return (
-        <p class="hint" data-testid="gs1-summary">
-          GTIN {text(d, 'gtin')}
-          {d.lot ? `, lot ${text(d, 'lot')}` : ''}
-          {d.serial ? `, serial ${text(d, 'serial')}` : ''}: the product and its links are changed through the API
-          (PATCH /v1/qr-codes/{'{code_ulid}'}) or qrctl.
-        </p>
+    case 'gs1': {
+      const types = props.linkTypes ?? [];
+      // Empty qualifiers are left out: an empty lot is no lot.
+      const qualifier = (key: string, label: string, hint: string) => (
+        <TextField
+          label={label}
+          value={text(d, key)}
+          onValue={(v) => onChange(put(d, key, v || undefined))}
+          hint={hint}
+          error={error(`destination.${key}`)}
+          {...{ maxLength: 20 }}
+        />
       );
+      return (
+        <>
+          <div class="grid">
+            {f.line('gtin', 'GTIN', {
+              required: true,
+              maxLength: 14,
+              hint: '8, 12, 13 or 14 digits with their check digit (AI 01).',
+            })}
+            {qualifier('lot', 'Batch/lot (optional)', 'AI 10: a lot overrides the product’s links it names.')}
+            {qualifier('serial', 'Serial (optional)', 'AI 21.')}
+            {qualifier('cpv', 'Consumer product variant (optional)', 'AI 22.')}
+          </div>
+          {f.area('description', 'Description', 500, 'Carried in the linkset.')}
+          <ListEditor
+            legend="Links (a product needs one default link without languages)"
+            item="Link"
+            items={list(d, 'links')}
+            max={100}
+            blank={{ link_type: 'gs1:pip', href: '', title: '' }}
+            onChange={(v) => onChange(put(d, 'links', v))}
+          >
+            {(l, set, i) => (
+              <>
+                <SelectField
+                  label={`Link ${i + 1}: link type`}
+                  value={text(l, 'link_type')}
+                  onValue={(v) => set({ ...l, link_type: v })}
+                  options={types.map((t) => ({ value: t.link_type, label: `${t.title} (${t.link_type})` }))}
+                  error={error(`destination.links.${i}.link_type`)}
+                />
+                <TextField
+                  label={`Link ${i + 1}: title`}
+                  value={text(l, 'title')}
+                  onValue={(v) => set({ ...l, title: v })}
+                  error={error(`destination.links.${i}.title`)}
+                  {...{ maxLength: 200 }}
+                />
+                <TextField
+                  label={`Link ${i + 1}: URL`}
+                  type="url"
+                  value={text(l, 'href')}
+                  onValue={(v) => set({ ...l, href: v })}
+                  error={error(`destination.links.${i}.href`)}
+                />
+                <TextField
+                  label={`Link ${i + 1}: languages (hreflang)`}
+                  value={Array.isArray(l.hreflang) ? (l.hreflang as string[]).join(', ') : ''}
+                  onValue={(v) => {
+                    const langs = v
+                      .split(/[\s,]+/)
+                      .map((x) => x.trim())
+                      .filter(Boolean);
+                    set(put(l, 'hreflang', langs.length ? langs : undefined));
+                  }}
+                  hint="e.g. en, de-CH; empty: any language."
+                  error={error(`destination.links.${i}.hreflang`) ?? error(`destination.links.${i}.hreflang.0`)}
+                />
+                <CheckboxField
+                  label={`Link ${i + 1}: default link`}
+                  checked={l.default === true}
+                  onChecked={(v) => set(put(l, 'default', v || undefined))}
+                />
+              </>
+            )}
+          </ListEditor>
+          {error('destination.links') && <p class="field-error">{error('destination.links')}</p>}
+        </>
+      );
+    }
     case 'geo':
       return (
         <div class="grid">

@@ -19,6 +19,7 @@ import {
   useLoad,
 } from '../components/ui';
 import { CodeAside } from '../components/code-aside';
+import { Gs1Product } from '../components/gs1-product';
 import { CODE_TYPES, DestinationForm, LandingConfigForm, TypePicker } from '../components/destination-forms';
 import { LandingPreview } from '../components/landing-preview';
 import { RoutingEditor, ScheduleEditor } from '../components/rules';
@@ -217,7 +218,12 @@ export default function CodeEdit(props: { org: string; code?: string; membership
         : Promise.resolve({ data: [] as QrStyle[] }),
     ]);
     const code = props.code ? (await api.get<{ data: QrCode }>(`/v1/qr-codes/${props.code}`)).data : null;
-    return { domains: domains.data, brands: brands.data, styles: styles.data, code };
+    // The GS1 Web Vocabulary's link types, for a gs1 code's links (a new code may become one).
+    const linkTypes =
+      !code || code.type === 'gs1'
+        ? (await api.get<{ data: { link_type: string; title: string }[] }>('/v1/gs1/link-types')).data
+        : [];
+    return { domains: domains.data, brands: brands.data, styles: styles.data, code, linkTypes };
   }, [props.org, props.code]);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saved, setSaved] = useState<QrCode | null>(null);
@@ -340,6 +346,7 @@ export default function CodeEdit(props: { org: string; code?: string; membership
                   value={draft.objects[draft.type] ?? {}}
                   onChange={setObject}
                   error={fieldError}
+                  linkTypes={refs.data.linkTypes}
                 />
                 {fieldError('destination') && <p class="field-error">{fieldError('destination')}</p>}
               </>
@@ -555,6 +562,9 @@ export default function CodeEdit(props: { org: string; code?: string; membership
         </div>
       </div>
 
+      {!creating && saved?.type === 'gs1' && (
+        <Gs1Product org={props.org} code={saved} analytics={can(props.membership, 'analytics.view')} />
+      )}
       {!creating && saved && (
         <section aria-labelledby="code-actions">
           <h2 id="code-actions">Status and deletion</h2>
