@@ -58,7 +58,7 @@ type LiveScanOut = RawExportRow & {
 };
 
 /** A landing-page action as the stream sends it (an `action` event): the raw export's action row, the code, its brand. */
-export type LiveActionOut = RawExportActionRow & {
+type LiveActionOut = RawExportActionRow & {
   code_ulid: string;
   slug: string;
   brand_ulid: string | null;

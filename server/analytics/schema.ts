@@ -12,7 +12,7 @@ export type RangeDays = (typeof RANGES)[number];
  * Dimensions of the organization-level endpoints (spec: country, device, referrer, language; then
  * the pixel consent, the operating system, the browser and the landing-page actions).
  */
-export const ORG_DIMENSIONS = [
+const ORG_DIMENSIONS = [
   'country',
   'device',
   'referrer',
@@ -25,7 +25,7 @@ export const ORG_DIMENSIONS = [
   'lot',
 ] as const;
 /** The per-code endpoint adds provider. */
-export const CODE_DIMENSIONS = [
+const CODE_DIMENSIONS = [
   'country',
   'device',
   'referrer',
@@ -407,7 +407,7 @@ function pageMeta(extra: Record<string, JsonSchema> = {}): JsonSchema {
   };
 }
 
-export const RawExportScan: JsonSchema = {
+const RawExportScan: JsonSchema = {
   $id: 'RawExportScan',
   type: 'object',
   description: 'One scan (kind=scans).',
@@ -430,7 +430,7 @@ export const RawExportScan: JsonSchema = {
 /** Every action scan_actions holds: the landing page's, and the pixel page's consent answers. */
 const SCAN_ACTIONS = [...LANDING_ACTIONS, 'consent_asked', ...CONSENT_OUTCOMES.map((o) => `consent_${o}`)];
 
-export const RawExportAction: JsonSchema = {
+const RawExportAction: JsonSchema = {
   $id: 'RawExportAction',
   type: 'object',
   description: 'One action on the landing page or answer of the pixel page (kind=actions).',

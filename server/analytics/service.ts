@@ -125,7 +125,7 @@ type ScopeConversions = ConversionTotals & { by_brand?: ConversionEntry[]; by_co
 const CONVERSION_CODES = 100;
 
 /** The hours of hourly_series: the last 48, the current one last. */
-export const HOURLY_HOURS = 48;
+const HOURLY_HOURS = 48;
 const HOUR_MS = 3_600_000;
 
 /** The last HOURLY_HOURS UTC hours up to now (the current hour last), zeros included. */
@@ -139,7 +139,7 @@ async function hourlySeries(app: AppContext, filter: RollupFilter): Promise<{ ho
   });
 }
 
-export interface CodeRef {
+interface CodeRef {
   id: number;
   ulid: string;
   name: string | null;

@@ -9,7 +9,7 @@ import { headerKey } from '../imports/sources/csv.js';
 import { gs1DefaultSlug } from '../qr-codes/gs1.js';
 
 /** The columns a CSV bulk import knows, as written in its header (matched ignoring case, spaces, - and _). */
-export const CSV_COLUMNS = {
+const CSV_COLUMNS = {
   code: ['slug', 'name', 'type', 'destination', 'domain_ulid', 'brand_ulid', 'style_ulid', 'status'],
   gs1: ['gtin', 'cpv', 'lot', 'serial', 'data', 'description'],
   link: ['link_type', 'href', 'title', 'hreflang', 'media_type', 'context', 'default'],

@@ -44,12 +44,12 @@ export const INVALID_PARAMS = -32602;
  * 2026-07-28: the request's protocol version is not one this server speaks (HTTP 400). The
  * revision's schema renumbered it from the draft's -32004 into the range reserved for MCP.
  */
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 /**
  * 2026-07-28 (Streamable HTTP, Server Validation): a mirror header (MCP-Protocol-Version,
  * Mcp-Method, Mcp-Name) is missing, malformed or differs from the body (HTTP 400).
  */
-export const HEADER_MISMATCH = -32020;
+const HEADER_MISMATCH = -32020;
 /** 2026-07-28: every result says what it is; this server never asks for input (no MRTR). */
 export const RESULT_TYPE_COMPLETE = 'complete';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
@@ -116,7 +116,7 @@ const NAMED_BY = new Map([
  * A header value as the revision encodes it: plain visible ASCII (and inner spaces), or
  * `=?base64?<UTF-8 in Base64>?=`. Null when it is malformed.
  */
-export function decodeHeaderValue(value: string): string | null {
+function decodeHeaderValue(value: string): string | null {
   const m = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
   if (m) {
     if (m[1].length % 4 !== 0) return null;

@@ -66,7 +66,7 @@ function originAllowed(origin: string, allowed: readonly string[]): boolean {
 }
 
 /** Whether an Accept header lets us answer application/json (absent means anything). */
-export function acceptsJson(accept: string): boolean {
+function acceptsJson(accept: string): boolean {
   return acceptsType(accept, ['application/json', 'application/*', '*/*']);
 }
 
@@ -84,7 +84,7 @@ function acceptsType(accept: string, ranges: string[]): boolean {
 }
 
 /** Whether an Accept header lets us answer an event stream (absent means anything). */
-export function acceptsEventStream(accept: string): boolean {
+function acceptsEventStream(accept: string): boolean {
   return acceptsType(accept, ['text/event-stream', 'text/*', '*/*']);
 }
 

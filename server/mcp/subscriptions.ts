@@ -15,7 +15,7 @@ import { ApiError } from '../errors.js';
 import { INVALID_PARAMS, RESULT_TYPE_COMPLETE, RpcError, type JsonRpcId } from './protocol.js';
 
 export const LISTEN_METHOD = 'subscriptions/listen';
-export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 /** Open listen streams one organization may hold on one server process; more is 429. */
 export const LISTEN_STREAMS_PER_ORG = 10;
 

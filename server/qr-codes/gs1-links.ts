@@ -12,11 +12,7 @@ const vocabulary = JSON.parse(readFileSync(new URL('./gs1-link-types.json', impo
   linkTypes: Record<string, string>;
 };
 /** Every link type of the shipped vocabulary, as CURIEs (`gs1:pip`). */
-export const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
-/** The title of a link type (for a linkset entry without its own). */
-export function linkTypeTitle(curie: string): string | undefined {
-  return vocabulary.linkTypes[curie.slice(4)];
-}
+const LINK_TYPES: ReadonlySet<string> = new Set(Object.keys(vocabulary.linkTypes).map((n) => `gs1:${n}`));
 /** The link types a link may have (the vocabulary less the derived ones), with their titles, in the vocabulary's order. */
 export function settableLinkTypes(): { link_type: string; title: string }[] {
   return Object.entries(vocabulary.linkTypes)

@@ -299,8 +299,6 @@ const writable = {
   },
 } satisfies Record<string, JsonSchema>;
 
-export type WritableField = keyof typeof writable;
-
 const CREATE_REQUIRED = ['slug', 'destination', 'domain_ulid'];
 
 /**
@@ -365,7 +363,7 @@ export const updateCodeBody: JsonSchema = withDocumentForm(
 export const codeParams = objectSchema('codes.params', { code_ulid: ulid }, ['code_ulid']);
 
 /** Orders of the code list: creation order either way, or by name (the slug when there is none). */
-export const CODE_ORDERS = ['oldest', 'newest', 'name', 'name_desc'] as const;
+const CODE_ORDERS = ['oldest', 'newest', 'name', 'name_desc'] as const;
 
 export interface ListCodesQuery extends PageQuery {
   search?: string;

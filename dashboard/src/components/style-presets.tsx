@@ -9,7 +9,7 @@ type PresetPart = Pick<
   'dotsOptions' | 'cornersSquareOptions' | 'cornersDotOptions' | 'backgroundOptions' | 'frame'
 >;
 
-export const STYLE_PRESETS: { name: string; config: PresetPart }[] = [
+const STYLE_PRESETS: { name: string; config: PresetPart }[] = [
   {
     name: 'Classic',
     config: {

@@ -52,7 +52,7 @@ function loadShapes(): Promise<Shape[]> {
  * Integer class limits for counts up to max: SHADES steps of equal width, none repeated, so a
  * count's shade is the first limit it does not exceed.
  */
-export function shadeLimits(max: number): number[] {
+function shadeLimits(max: number): number[] {
   const limits: number[] = [];
   for (let i = 1; i <= SHADES; i++) {
     const limit = Math.ceil((max * i) / SHADES);

@@ -18,6 +18,7 @@ import {
   useLoad,
   EmptyRow,
   HiddenHeader,
+  UrlText,
 } from '../components/ui';
 import { useOrgList } from '../components/org-list';
 import { useUrlState } from '../components/url-state';
@@ -313,7 +314,9 @@ export default function Codes(props: { org: string; membership: Membership }) {
                   <a href={`/app/o/${props.org}/codes/${c.ulid}`}>{c.name || c.slug.split('/')[1]}</a>
                 </td>
                 <td>{CODE_TYPES[c.type]?.label ?? c.type}</td>
-                <td class="mono">{c.public_url}</td>
+                <td>
+                  <UrlText url={c.public_url} />
+                </td>
                 <td class="mono">{destinationSummary(c)}</td>
                 <td>
                   <span class={`badge ${c.status}`}>{c.status}</span>
