@@ -108,7 +108,8 @@ export async function startRedirectListener(
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs, spillDir });
   counters.start();
   // The scans' journal groups a turn's rows and holds their answers until they are written; orphan
-  // rows (404s, sampled) are written one by one and hold nothing.
+  // rows (404s, sampled), landing-page actions and GS1 resolutions are written one by one and hold
+  // nothing. All four are journaled in every mode (a crash loses none of them) unless journal: false.
   const journaled = opts.journal ?? true;
   const scanJournal = journaled ? new FileJournal(spillDir, 'scan_events', app.log, true) : undefined;
   const buffer = <R extends object>(
@@ -155,7 +156,7 @@ export async function startRedirectListener(
     'scan_actions',
     SCAN_ACTION_COLUMNS,
     undefined,
-    opts.journal ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
+    journaled ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
     undefined,
     scanBatchPublisher(app.db, app.log, SCAN_ACTION_COLUMNS, 'action'),
   );
@@ -163,7 +164,7 @@ export async function startRedirectListener(
     'gs1_resolutions',
     GS1_RESOLUTION_COLUMNS,
     undefined,
-    opts.journal ? new FileJournal(spillDir, 'gs1_resolutions', app.log) : undefined,
+    journaled ? new FileJournal(spillDir, 'gs1_resolutions', app.log) : undefined,
   );
   scans.start();
   orphans.start();
