@@ -155,14 +155,14 @@ export function pageChecks(): {
   look(page: Page, name: string): Promise<void>;
   violations: Record<string, AxeViolation[]>;
 } {
-  const shots = outputDir();
   const violations: Record<string, AxeViolation[]> = {};
   return {
     violations,
     async look(page, name) {
       await page.waitForLoadState('networkidle');
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+      // The output directory is known once the test stores run (not when a suite is declared).
+      await page.screenshot({ path: path.join(outputDir(), `${name}.png`), fullPage: true });
       violations[name] = await seriousViolations(page);
     },
   };
