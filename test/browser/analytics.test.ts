@@ -198,7 +198,7 @@ describe('dashboard Analytics page in a real browser', function () {
       'Landing-page actions',
     ]);
     // The landing page's actions: three contact downloads by two visitors.
-    expect(await rows('breakdown-action')).to.deep.equal([['Contact saved', '3', '2']]);
+    expect(await rows('breakdown-action')).to.deep.equal([['Contact download', '3', '2']]);
   });
 
   it('draws the world map with the most scanned country darkest, countries without scans grey, and a text summary', async () => {

@@ -116,8 +116,8 @@ describe('Analytics: os, browser and action breakdowns, and the last 48 hours ho
     const d = await get(a.token, 'dimension=action');
     expect(d.dimension_label).to.equal('Landing-page action');
     expect(d.dimension_breakdown).to.deep.equal([
-      { key: 'vcard', label: 'Contact saved', scans: 2, uniques: 1 },
-      { key: 'link', label: 'Link opened', scans: 1, uniques: 1 },
+      { key: 'vcard', label: 'Contact download', scans: 2, uniques: 1 },
+      { key: 'link', label: 'Link', scans: 1, uniques: 1 },
     ]);
     const code = (await svc.get(`/v1/analytics/qr-codes/${c1.ulid}?range=7&dimension=action`, a.token)).body.data;
     expect(code.dimension_breakdown).to.deep.equal(d.dimension_breakdown);

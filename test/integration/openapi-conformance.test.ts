@@ -75,7 +75,7 @@ describe('OpenAPI conformance of every answer (Prism validator)', () => {
     const typo = await svc.get('/v1/analytics?rnage=7', token);
     expect(typo.status).to.equal(422);
     expect(typo.body.errors).to.deep.equal({
-      rnage: ['This field is not allowed. Accepted: range, dimension, brand_ulid, code_ulid, include_bots.'],
+      rnage: ['This field is not allowed. Accepted: range, dimension, brand_ulid, code_ulid, include_bots, hourly.'],
     });
     const none = await svc.get('/v1/status?verbose=1', token);
     expect(none.status).to.equal(422);
