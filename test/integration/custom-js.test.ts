@@ -342,7 +342,12 @@ describe('custom_js: a code’s own script on its organization’s verified cust
         custom_js: 'void "b";',
       });
       expect(bCode.status, bCode.text).to.equal(201);
-      const bPage = await hit(rd.port, bHost, `/${slug}`);
+      // The redirect learns of the new code through its cache's notification (asynchronous): the
+      // script path asked above cached that B's domain had no such code.
+      const bPage = await waitFor(
+        () => hit(rd.port, bHost, `/${slug}`),
+        (r) => r.status === 200,
+      );
       const bSrc = scriptOf(bPage).src;
       expect((await hit(rd.port, bHost, bSrc)).body).to.equal('void "b";');
       expect((await hit(rd.port, aHost, bSrc)).status).to.equal(404);
