@@ -26,7 +26,17 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 	@echo "==> Dependencies installed"
 
-install: node_modules/.installed
+# The MCP Inspector that the tests run declares Node 22.19 or later: it lives in tools/inspector with
+# its own lock file and the Node it needs (the `node` package, 24), and is installed by that Node's
+# npm (`npx -y node@<that version>`, from the npm registry), so npm on Node 20 meets no engine it
+# does not satisfy (no EBADENGINE).
+INSPECTOR_NODE = $(shell node -p "require('./tools/inspector/package.json').dependencies.node")
+tools/inspector/node_modules/.installed: tools/inspector/package.json tools/inspector/package-lock.json
+	@echo "==> Installing the MCP Inspector of the tests with Node $(INSPECTOR_NODE)"
+	cd tools/inspector && npx -y node@$(INSPECTOR_NODE) "$$(npm root -g)/npm/bin/npm-cli.js" ci --no-audit --no-fund --loglevel=$(NPM_LOGLEVEL)
+	@touch $@
+
+install: node_modules/.installed tools/inspector/node_modules/.installed
 
 # The OpenAPI document, written again when a server source changed (`make openapi` always writes it).
 var/openapi.json: node_modules/.installed $(SERVER_SRC)
@@ -166,4 +176,4 @@ docs-images: install dashboard
 	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(TSX) test/docs/dashboard-images.ts
 
 clean:
-	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated
+	rm -rf var node_modules/.installed tools/inspector/node_modules/.installed dashboard/dist dashboard/src/generated

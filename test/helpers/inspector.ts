@@ -1,5 +1,5 @@
-// The official MCP Inspector's CLI (`inspector --cli`), run by the tests as a person runs it, with
-// a home of its own under the test run's directory: its catalog, its OAuth state and its secrets
+// The official MCP Inspector's CLI (`inspector --cli`), run by the tests as a person runs it, on the
+// Node it requires, with a home of its own under the test run's directory: its catalog, its OAuth state and its secrets
 // (MCP_INSPECTOR_SECRET_STORE=file: this machine has no keychain) stay there.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,8 +27,17 @@ export function inspectorHome(name: string): string {
   return home;
 }
 
-/** The launcher's entry point: the package's `inspector` bin. */
-const LAUNCHER = path.resolve('node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+// The Inspector declares Node 22.19 or later, so it is installed apart, in tools/inspector, with the
+// Node it runs on (the `node` package): `make install` does it.
+const INSPECTOR_DIR = path.resolve('tools/inspector/node_modules');
+const NODE = path.join(INSPECTOR_DIR, 'node/bin/node');
+const LAUNCHER = path.join(INSPECTOR_DIR, '@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+
+function assertInstalled(): void {
+  for (const file of [NODE, LAUNCHER]) {
+    if (!fs.existsSync(file)) throw new Error(`${file} is missing: run "make install" (it installs tools/inspector)`);
+  }
+}
 
 /**
  * Starts `inspector --cli <args>` with HOME set to `home`. The Inspector never opens a desktop
@@ -36,6 +45,7 @@ const LAUNCHER = path.resolve('node_modules/@modelcontextprotocol/inspector/clie
  * uses on Linux, runs) is `true`, so the CLI only prints the sign-in URL as it does for a person.
  */
 export function startInspector(args: string[], home: string, env: NodeJS.ProcessEnv = {}): InspectorProcess {
+  assertInstalled();
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     HOME: home,
@@ -47,7 +57,7 @@ export function startInspector(args: string[], home: string, env: NodeJS.Process
   for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XDG_CURRENT_DESKTOP', 'DESKTOP_SESSION', 'MCP_CATALOG_PATH']) {
     delete childEnv[key];
   }
-  const child = spawn(process.execPath, [LAUNCHER, '--cli', ...args], {
+  const child = spawn(NODE, [LAUNCHER, '--cli', ...args], {
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
