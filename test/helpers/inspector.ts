@@ -28,14 +28,16 @@ export function inspectorHome(name: string): string {
 }
 
 // The Inspector declares Node 22.19 or later, so it is installed apart, in tools/inspector, with the
-// Node it runs on (the `node` package): `make install` does it.
+// Node it runs on (the `node` package): make's test targets do it.
+const INSTALLED = 'tools/inspector/node_modules/.installed';
 const INSPECTOR_DIR = path.resolve('tools/inspector/node_modules');
 const NODE = path.join(INSPECTOR_DIR, 'node/bin/node');
 const LAUNCHER = path.join(INSPECTOR_DIR, '@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
 function assertInstalled(): void {
   for (const file of [NODE, LAUNCHER]) {
-    if (!fs.existsSync(file)) throw new Error(`${file} is missing: run "make install" (it installs tools/inspector)`);
+    if (!fs.existsSync(file))
+      throw new Error(`${file} is missing: make's test targets install tools/inspector (make ${INSTALLED})`);
   }
 }
 
