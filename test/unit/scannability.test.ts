@@ -355,6 +355,60 @@ describe('scannability rules', function () {
       expect(tiny.robustness_margin).to.be.below(1);
     });
 
+    // The smallest print size is searched on a ladder of sizes around the declared one (two steps
+    // each way: the middle one, then the one beside it on the side the answer lies). Each row takes
+    // one way down that ladder; the figures are the service's own for these styles (captures from
+    // fixed seeds, ZBar's reader made afresh for each image), so any change of the ladder shows.
+    const at = (size_mm: number) => ({ size_mm, distance_mm: 200 });
+    const ladder: [string, StyleConfig, string | undefined, number | null, number | null][] = [
+      // Passing as declared: 1.5 times smaller passes, and so does half the size.
+      ['half the size (a short text: a small version)', {}, 'hi', 10, 2],
+      // 1.5 times smaller passes, half the size does not.
+      ['1.5 times smaller', {}, undefined, 13.3, 1.5],
+      // 1.5 times smaller does not pass, 1.25 times smaller does.
+      ['1.25 times smaller', { frame: { style: 'box', text: 'Scan the menu' } }, undefined, 16, 1.25],
+      // Neither: the declared size is the smallest.
+      [
+        'the declared size',
+        {
+          dotsOptions: { type: 'classy-rounded' },
+          cornersSquareOptions: { type: 'square' },
+          cornersDotOptions: { type: 'dot' },
+          qrOptions: { errorCorrectionLevel: 'H' },
+        },
+        undefined,
+        20,
+        1,
+      ],
+      // Not passing as declared: 1.5 times larger passes, and so does 1.25 times larger.
+      ['1.25 times larger', { print: at(10) }, undefined, 12.5, 0.8],
+      // 1.5 times larger passes, 1.25 times larger does not.
+      ['1.5 times larger', { print: at(11) }, undefined, 16.5, 0.67],
+      // 1.5 times larger does not pass, twice the size does.
+      ['twice the size', { print: at(7) }, undefined, 14, 0.5],
+      // Not even twice the size.
+      ['none up to twice the size', { print: at(4) }, undefined, null, null],
+    ];
+    for (const [name, config, text, smallest, margin] of ladder) {
+      it(`finds the smallest print size that passes: ${name}`, async () => {
+        const r = await checkScannability(config, text);
+        expect(r.check).to.equal('full');
+        expect({ smallest: r.smallest_print_size_mm, margin: r.robustness_margin }).to.deep.equal({ smallest, margin });
+        // Passing as declared or not decides which way the ladder goes.
+        expect(r.verdict).to.equal(margin !== null && margin >= 1 ? 'pass' : 'warn');
+        expect(r.misses!.length === 0).to.equal(margin !== null && margin >= 1);
+      });
+    }
+
+    it('passes at the smallest print size it reports, smaller or larger than the declared one', async () => {
+      for (const config of [{}, { print: at(10) }] as StyleConfig[]) {
+        const r = await checkScannability(config);
+        const again = await checkScannability({ ...config, print: at(r.smallest_print_size_mm!) });
+        expect(again.verdict, JSON.stringify(again.misses)).to.equal('pass');
+        expect(again.misses).to.deep.equal([]);
+      }
+    });
+
     it('reports the same verdict on every run (captures from fixed seeds)', async () => {
       const config: StyleConfig = { dotsOptions: { type: 'dots' }, print: { size_mm: 15, distance_mm: 200 } };
       const [a, b] = [await checkScannability(config), await checkScannability(config)];
