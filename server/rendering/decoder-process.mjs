@@ -1,6 +1,6 @@
-// The decoder process: the families of the scannability verdict that are not read in the render
-// thread, each a long-lived instance in a process of its own, so that they read while the thread
-// makes the next capture and runs ZXing-C++ (./decoders.ts):
+// A decoder process: the families of the scannability verdict that are not read in the render
+// thread, in long-lived processes of their own (./decoders.ts starts one for each family), so that
+// they read while the thread makes the next capture and runs ZXing-C++:
 // - ZBar's QR reader (the C library, LGPL-2.1-or-later, compiled to WebAssembly by
 //   @undecaf/zbar-wasm), which must run apart from the service because of its licence: the service
 //   talks to this process only over stdin/stdout;

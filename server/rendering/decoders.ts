@@ -3,8 +3,9 @@
 //   this thread; its binary is read from the package, never fetched;
 // - `jsqr`: jsQR (Apache-2.0), a JavaScript reader of its own, and
 // - `zbar`: ZBar (LGPL-2.1-or-later, via @undecaf/zbar-wasm), the reader behind many scanner apps
-//   and point-of-sale readers, both in the decoder process (./decoder-process.mjs): ZBar because of
-//   its licence, jsQR so that it reads while this thread makes captures and runs ZXing-C++.
+//   and point-of-sale readers, each in a decoder process of its own (./decoder-process.mjs): ZBar
+//   because of its licence, jsQR so that it reads while this thread makes captures and runs
+//   ZXing-C++.
 // Every image is greyscale, one byte per pixel.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -64,7 +65,7 @@ const FLAGS = { zbar: 1, jsqr: 2, inverted: 4 } as const;
 
 type Answer = Partial<Record<Aside, string[]>>;
 
-/** The decoder process of this thread: started on first use, started again if it dies. */
+/** A decoder process of this thread: started on first use, started again if it dies. */
 class DecoderProcess {
   private child?: ChildProcessWithoutNullStreams;
   private ready?: Promise<void>;
@@ -129,8 +130,8 @@ class DecoderProcess {
     }
   }
 
-  /** What `families` read in the image. */
-  async decode(img: Gray, families: readonly Aside[], inverted: boolean): Promise<Answer> {
+  /** The texts `family` reads in the image. */
+  async decode(img: Gray, family: Aside, inverted: boolean): Promise<string[]> {
     if (!this.ready) this.ready = this.start();
     this.hold(true);
     try {
@@ -139,15 +140,14 @@ class DecoderProcess {
       if (!this.waiting.size) this.hold(false);
     }
     const id = this.nextId++ >>> 0;
-    let flags = inverted ? FLAGS.inverted : 0;
-    for (const f of families) flags |= FLAGS[f];
+    const flags = FLAGS[family] | (inverted ? FLAGS.inverted : 0);
     const header = Buffer.alloc(HEADER_BYTES);
     header.writeUInt32LE(id, 0);
     header.writeUInt32LE(img.width, 4);
     header.writeUInt32LE(img.height, 8);
     header.writeUInt32LE(flags, 12);
-    return new Promise<Answer>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+    return new Promise<string[]>((resolve, reject) => {
+      this.waiting.set(id, { resolve: (a) => resolve(a[family] ?? []), reject });
       this.hold(true);
       this.child!.stdin.write(header);
       this.child!.stdin.write(img.data);
@@ -155,27 +155,32 @@ class DecoderProcess {
   }
 }
 
-const aside = new DecoderProcess();
+/**
+ * Two decoder processes, one a family: each reads beside the other and beside this thread (the
+ * machine's cores are shared by all three).
+ */
+const aside: Record<Aside, DecoderProcess> = { jsqr: new DecoderProcess(), zbar: new DecoderProcess() };
 
 /**
- * Compiles ZXing-C++'s WebAssembly and starts the decoder process ahead of the first verdict (a
+ * Compiles ZXing-C++'s WebAssembly and starts the decoder processes ahead of the first verdict (a
  * render thread calls it when it starts), so the first check is not the one that pays for them.
  */
 export function warmDecoders(): void {
   void zxing().catch(() => undefined);
-  aside.warm();
+  aside.jsqr.warm();
+  aside.zbar.warm();
 }
 
 /** The texts a family reads in a greyscale image (none: empty). */
 export async function decodeWith(family: DecoderFamily, img: Gray, inverted = false): Promise<string[]> {
   if (family === 'zxing-cpp') return decodeZxing(img);
-  return (await aside.decode(img, [family], inverted))[family] ?? [];
+  return aside[family].decode(img, family, inverted);
 }
 
 /**
  * Which families read `text` in each of `count` images, made by `image(i)` one after another: each
- * goes to the decoder process (jsQR, ZBar) as soon as it is made, and this thread runs ZXing-C++ on
- * it and makes the next while that process reads. With `stopAtFirst`, it stops at the first image
+ * goes to the decoder processes (jsQR, ZBar) as soon as it is made, and this thread runs ZXing-C++ on
+ * it and makes the next while they read. With `stopAtFirst`, it stops at the first image
  * some family misses (the images after it are not made); the answer then ends with that image.
  */
 export async function familiesReading(
@@ -191,16 +196,15 @@ export async function familiesReading(
     const img = await image(i);
     const set = new Set<DecoderFamily>();
     read.push(set);
-    answers.push(
-      aside.decode(img, ['jsqr', 'zbar'], opts.inverted ?? false).then((a) => {
-        for (const f of ['jsqr', 'zbar'] as const) {
-          if (a[f]!.includes(text)) set.add(f);
-          else missed = true;
-        }
-      }),
-    );
-    // An abandoned answer must not become an unhandled rejection.
-    answers[i].catch(() => undefined);
+    for (const f of ['jsqr', 'zbar'] as const) {
+      const answer = aside[f].decode(img, f, opts.inverted ?? false).then((texts) => {
+        if (texts.includes(text)) set.add(f);
+        else missed = true;
+      });
+      // An abandoned answer must not become an unhandled rejection.
+      answer.catch(() => undefined);
+      answers.push(answer);
+    }
     if ((await decodeZxing(img)).includes(text)) set.add('zxing-cpp');
     else missed = true;
   }

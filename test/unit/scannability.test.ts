@@ -298,7 +298,9 @@ describe('scannability rules', function () {
     });
 
     it('fails a symbol that decodes to another text than the one checked', async () => {
-      const r = await measure(sceneOf({ text: 'https://other.example/', config: {}, margin: 4 }), TEXT, 'Q');
+      const r = await measure(sceneOf({ text: 'https://other.example/', config: {}, margin: 4 }), TEXT, 'Q', {
+        full: true,
+      });
       expect(r).to.deep.include({ verdict: 'fail', decoded: false, reasons: ['decoded_text_mismatch'] });
     });
   });
@@ -407,6 +409,35 @@ describe('scannability rules', function () {
         expect(again.verdict, JSON.stringify(again.misses)).to.equal('pass');
         expect(again.misses).to.deep.equal([]);
       }
+    });
+
+    it('makes no captures for a failing style: no misses, margin or smallest print size', async () => {
+      // Readable by every family (black on a mid grey), but under 3:1.
+      const r = await checkScannability({ backgroundOptions: { color: '#555555' } });
+      expect(r).to.include({ check: 'full', verdict: 'fail', decoded: true });
+      expect(r.reasons).to.deep.equal(['low_contrast']);
+      expect(r).to.not.have.any.keys('misses', 'robustness_margin', 'smallest_print_size_mm');
+    });
+
+    it('names ZBar as missing the ideal image of an inverted style, and searches no print size', async () => {
+      const r = await checkScannability({ dotsOptions: { color: '#ffffff' }, backgroundOptions: { color: '#263238' } });
+      expect(r.verdict).to.equal('warn');
+      expect(r.reasons).to.deep.equal(['decoder_missed_symbol', 'capture_not_decoded', 'inverted_colors']);
+      // ZBar reads no light-on-dark symbol; the other two read it (jsQR trying both binarisations).
+      expect(r.misses!.filter((m) => m.family !== 'zbar')).to.deep.equal([]);
+      expect(r.misses!.map((m) => m.capture)).to.deep.equal([
+        'ideal',
+        'blur',
+        'jpeg',
+        'rotation',
+        'tilt',
+        'lighting',
+        'noise',
+      ]);
+      expect({ smallest: r.smallest_print_size_mm, margin: r.robustness_margin }).to.deep.equal({
+        smallest: null,
+        margin: null,
+      });
     });
 
     it('reports the same verdict on every run (captures from fixed seeds)', async () => {
