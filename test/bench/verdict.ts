@@ -96,7 +96,7 @@ console.log(
 );
 console.log(`verdicts per case: ${N}, styles 1024 px: ${STYLES.length} in turn`);
 console.log(
-  '| case | p50 ms | p95 ms | CPU ms per call, this process | CPU ms per call, decoder process (jsQR, ZBar) |',
+  '| case | p50 ms | p95 ms | CPU ms per call, this process | CPU ms per call, decoder processes (jsQR, ZBar) |',
 );
 console.log('|---|---|---|---|---|');
 for (const r of rows) {
