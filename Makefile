@@ -161,7 +161,7 @@ bench-webhooks: install
 bench-import: install
 	$(TSX) test/bench/import.ts
 
-## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS), then an export of 10,000 SVGs timed and its memory sampled (BENCH_EXPORT_CODES), then the redirect's p99 alone and beside heavy renders (BENCH_RENDER_CLIENTS) and identical second requests, then the full scannability verdict of 1024 px styles beside the quick check and the qrcode PNG (BENCH_VERDICTS)
+## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS), then an export of 10,000 SVGs timed and its memory sampled (BENCH_EXPORT_CODES), then the redirect's p99 alone and beside heavy renders (BENCH_RENDER_CLIENTS) and identical second requests, then the full scannability verdict of 1024 px styles beside the quick check and the qrcode PNG (BENCH_VERDICTS; exits non-zero when its p95 goal of 150 ms is missed)
 bench-render: install
 	$(TSX) test/bench/render.ts
 	node --expose-gc --import tsx test/bench/render-export.ts
