@@ -2,7 +2,8 @@
 // (auth + rate limit + last_used) at 50 connections against the service, and the same body on a
 // bare Koa route, in one run, with Debian's wrk (a C load generator, test/bench/wrk.ts) so the
 // client is not the limit. Prints req/s, p50, p99, the service's CPU time per request, its RSS, and
-// checks that every 200 the service answered to the metered read was counted once in Postgres.
+// checks that every 200 the service answered to the metered read was counted once in Postgres (once
+// the service has given back its leases' unspent calls, docs/api.md, Leases).
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-api
 //   BENCH_PROFILE=<dir>  also writes a V8 CPU profile of the service (node --cpu-prof) into <dir>
 import os from 'node:os';
@@ -33,6 +34,19 @@ await db.connect();
 async function billed(): Promise<number> {
   const { rows } = await db.query<{ n: string }>('select coalesce(sum(calls), 0) as n from api_usage_months');
   return Number(rows[0].n);
+}
+
+/**
+ * Waits until the service has given back every lease's unspent calls (it does within a second or
+ * two of its last call), so that the billed count is that of the answered calls.
+ */
+async function leasesSettled(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await db.query<{ n: string }>('select count(*) as n from api_leases where settled_at is null');
+    if (Number(rows[0].n) === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('leases still open 20 s after the load');
 }
 
 /** 200 answers the service gave on a route (its own metrics). */
@@ -72,6 +86,7 @@ try {
   await run('warmup', statusUrl, { seconds: 3, headers });
 
   const bare = await run('bare Koa route', bareUrl, {}, baseline.child.pid);
+  await leasesSettled();
   const billed0 = await billed();
   const answered0 = await answered('/v1/organization');
   const orgRead = await run('GET /v1/organization (metered)', orgUrl, { headers }, pid);
@@ -82,6 +97,7 @@ try {
     await new Promise((r) => setTimeout(r, 300));
     settled = await answered('/v1/organization');
   }
+  await leasesSettled();
   const billedDelta = (await billed()) - billed0;
   const answeredDelta = settled - answered0;
   const status = await run('GET /v1/status', statusUrl, { headers }, pid);
