@@ -152,7 +152,7 @@ try {
       `principal cache: ${hits} hits, ${misses} misses\n`,
   );
   if (status.non2xx || orgRead.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
-  if (answeredDelta !== billedDelta) process.exitCode = 1;
+  if (answeredDelta !== billedDelta || ratio < GOAL) process.exitCode = 1;
 } finally {
   await db.end();
   await stopChild(baseline.child);
