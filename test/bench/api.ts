@@ -75,7 +75,7 @@ async function run(
   return { ...r, cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests)) };
 }
 
-let failed = true;
+let failed: boolean;
 try {
   const rssIdle = await rssMiB(pid);
   const bareUrl = `http://127.0.0.1:${baseline.port}/v1/status`;
