@@ -59,6 +59,11 @@ declare
   v_free bigint;
 begin
   select * into r from api_admit_batch(p_org, p_tokens, p_now, p_n, p_limit, null, null, p_billable, p_included, p_txn_ulid) a;
+  -- The window counted all p_n; only the calls waiting and the lease granted were asked for.
+  if p_n > greatest(p_spend, r.funded) then
+    update rate_windows set hits = hits - (p_n - greatest(p_spend, r.funded))
+     where org_id = p_org and bucket = 'api' and window_start = date_trunc('minute', p_now);
+  end if;
   if r.funded > p_spend then
     if not p_billable or p_included is null then
       v_free := r.funded;
