@@ -196,6 +196,24 @@ export const CONFIG_KEYS = {
     parse: integer(1),
     help: 'Platform ceiling of the per-organization minute window; the effective limit is max(this, plan limit).',
   },
+  apiLeaseCalls: {
+    env: 'API_LEASE_CALLS',
+    default: '256',
+    parse: integer(1),
+    help: 'Most API calls one process leases at once from an organization’s minute window and prepaid calls, then admits without a round trip to Postgres; the unspent ones are given back in the background. Each process may hold this many beyond what it has answered, so another process can be refused by the window or the wallet while they are held (docs/api.md, Leases). 1 turns leases off: every call is admitted in its own round trip.',
+  },
+  apiLeaseSeconds: {
+    env: 'API_LEASE_SECONDS',
+    default: '10',
+    parse: integer(1),
+    help: 'Lifetime of an API call lease (never past the end of its minute window); a crashed process’s unspent calls come back this long (plus 5 s) after it took them.',
+  },
+  apiLeaseDir: {
+    env: 'API_LEASE_DIR',
+    default: '',
+    parse: optional,
+    help: 'Where each process journals the calls it admits from a lease (one byte per call, so a crashed process’s spent calls are known); every process of a host must share it. Unset: DATA_DIR/api-leases.',
+  },
   rawExportRateLimitPerMin: {
     env: 'RAW_EXPORT_RATE_LIMIT_PER_MIN',
     default: '6',

@@ -31,6 +31,8 @@ export interface OrgRecord {
   createdAt: Date;
   updatedAt: Date;
   plan: PlanRecord | null;
+  /** The organization's pixel_consent setting (sql/0060); cached with the rest of the row. */
+  pixelConsent: string;
 }
 
 /**
@@ -97,6 +99,7 @@ interface PrincipalRow {
   currency: string;
   org_created_at: Date;
   org_updated_at: Date;
+  pixel_consent: string;
   plan_id: number | null;
   plan_code: string | null;
   plan_name: string | null;
@@ -120,7 +123,7 @@ export async function authenticate(
   const { rows } = await db.raw<{ rows: PrincipalRow[] }>(
     `select t.id as token_id, t.name as token_name, t.abilities, t.audience, t.secret_hash, t.expires_at, t.revoked_at,
             t.user_id, m.role, o.id as org_id, o.ulid as org_ulid, o.name as org_name, o.slug as org_slug,
-            o.locale, o.currency, o.created_at as org_created_at, o.updated_at as org_updated_at,
+            o.locale, o.currency, o.created_at as org_created_at, o.updated_at as org_updated_at, o.pixel_consent,
             p.id as plan_id, p.code as plan_code, p.name as plan_name, p.api_access, p.api_rate_limit_per_min,
             p.calls_included_month, p.features
        from api_tokens t
@@ -148,6 +151,7 @@ export async function authenticate(
       currency: row.currency,
       createdAt: row.org_created_at,
       updatedAt: row.org_updated_at,
+      pixelConsent: row.pixel_consent,
       plan:
         row.plan_id === null
           ? null

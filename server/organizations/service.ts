@@ -37,6 +37,7 @@ interface OrgRow {
   plan_id: number | null;
   created_at: Date;
   updated_at: Date;
+  pixel_consent: string;
 }
 
 export function toOrgRecord(r: OrgRow, plan: PlanRecord | null): OrgRecord {
@@ -50,6 +51,7 @@ export function toOrgRecord(r: OrgRow, plan: PlanRecord | null): OrgRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     plan,
+    pixelConsent: r.pixel_consent,
   };
 }
 
@@ -194,22 +196,22 @@ function renderOrganization(org: OrgRecord) {
   };
 }
 
-/** The organization's own settings (read from the row: the principal cache holds the rest). */
-async function organizationSettings(db: Knex, org: OrgRecord): Promise<{ pixel_consent: PixelConsent }> {
-  const row = await db('organizations').where({ id: org.id }).first('pixel_consent');
-  return { pixel_consent: (row?.pixel_consent ?? 'required') as PixelConsent };
-}
-
-/** The organization as GET /v1/organization shows it. */
-export async function readOrganization(app: AppContext, org: OrgRecord) {
-  return { ...renderOrganization(org), ...(await organizationSettings(app.db, org)) };
+/**
+ * The organization as GET /v1/organization shows it: from the record the principal cache holds
+ * (a change of the row evicts it, sql/0007), so a read costs no query.
+ */
+export function readOrganization(org: OrgRecord) {
+  return { ...renderOrganization(org), pixel_consent: org.pixelConsent as PixelConsent };
 }
 
 /** PATCH /v1/organization: the settings given change (the redirect's cached codes follow, sql/0060). */
 export async function updateOrganization(app: AppContext, org: OrgRecord, patch: OrganizationSettings) {
-  if (patch.pixel_consent !== undefined)
+  if (patch.pixel_consent !== undefined) {
     await app.db('organizations').where({ id: org.id }).update({ pixel_consent: patch.pixel_consent });
-  return readOrganization(app, org);
+    // This process's next call reads the new setting at once (others learn by NOTIFY, sql/0007).
+    app.principals.forgetOrg(org.id);
+  }
+  return readOrganization({ ...org, pixelConsent: patch.pixel_consent ?? org.pixelConsent });
 }
 
 /** Organizations by name or slug fragment with their wallet balance (the staff area), by name. */

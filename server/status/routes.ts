@@ -81,9 +81,9 @@ const organizationRead = defineOperation({
   ability: null,
   billable: true,
   response: { status: 200, description: 'The organization.', schema: dataEnvelope(Organization) },
-  handler: async ({ app, principal }) => ({
+  handler: async ({ principal }) => ({
     status: 200,
-    body: { data: await readOrganization(app, principal.org) },
+    body: { data: readOrganization(principal.org) },
   }),
 });
 

@@ -170,6 +170,9 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
       // the budget itself set their own.
       renderTimeoutMs: 60_000,
       scannabilityTimeoutMs: 120_000,
+      // Every call admitted in its own round trip, so that tests read exact counts, windows and
+      // balances at once; the tests of leases (api-leases.test.ts) turn them on.
+      apiLeaseCalls: 1,
       ...opts.config,
     },
   );
