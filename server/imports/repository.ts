@@ -60,6 +60,13 @@ export async function findImport(db: Db, org: OrgRecord, ulid: string, forUpdate
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
 }
 
+/** A page of the organization's imports, newest first, after (below) the id `beforeId` (0: from the newest). */
+export function listImportsPage(db: Db, org: OrgRecord, beforeId: number, n: number): Promise<ImportRow[]> {
+  const q = db('imports').where({ org_id: org.id });
+  if (beforeId) q.where('id', '<', beforeId);
+  return q.orderBy('id', 'desc').limit(n);
+}
+
 export async function importById(db: Db, id: number, forUpdate = false): Promise<ImportRow | null> {
   const q = db('imports').where({ id }).first();
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;

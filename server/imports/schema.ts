@@ -1,4 +1,5 @@
 // JSON Schemas of imports (POST /v1/imports and the import it answers with).
+import { pageQueryProperties } from '../schemas/paging.js';
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { SOURCES, type SourceName } from './sources/types.js';
@@ -84,6 +85,8 @@ export const createImportBody = objectSchema(
   },
   ['source'],
 );
+
+export const listImportsQuery = objectSchema('imports.list.query', { ...pageQueryProperties });
 
 export const importParams = objectSchema('imports.params', { import_ulid: ulid }, ['import_ulid']);
 

@@ -612,5 +612,33 @@ describe('Imports: /v1/imports', () => {
     });
     expect(res.status).to.equal(403);
     expect(res.body.required_ability).to.equal('imports.manage');
+    expect((await svc.get('/v1/imports', viewer)).status).to.equal(403);
+  });
+
+  it('lists an organization’s own imports newest first, page by page, and never another one’s', async () => {
+    const c = await svc.createOrg({ plan: 'business_monthly', slug: 'impc' });
+    const d = await svc.createOrg({ plan: 'business_monthly', slug: 'impd' });
+    const made: string[] = [];
+    for (const slug of ['l1', 'l2', 'l3']) {
+      const res = await svc.post('/v1/imports', c.token, {
+        source: 'csv',
+        file: `long_url,short_code\nhttps://x.com,${slug}\n`,
+      });
+      made.push(res.body.data.ulid);
+    }
+    await svc.post('/v1/imports', d.token, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,other\n' });
+    await runJobs();
+    const all = await svc.get('/v1/imports', c.token);
+    expect(all.status, all.text).to.equal(200);
+    expect(all.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([...made].reverse());
+    expect(all.body.data[0]).to.deep.include({ source: 'csv', status: 'staged', awaiting_confirmation: true });
+    expect(all.body.data[0].progress.links_total).to.equal(1);
+    const first = await svc.get('/v1/imports?limit=2', c.token);
+    expect(first.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([made[2], made[1]]);
+    const second = await svc.get(`/v1/imports?limit=2&cursor=${first.body.meta.next_cursor}`, c.token);
+    expect(second.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([made[0]]);
+    expect(second.body.meta.next_cursor).to.equal(null);
+    expect((await svc.get('/v1/imports', d.token)).body.data).to.have.length(1);
+    expect((await svc.get('/v1/imports?cursor=nonsense', c.token)).status).to.equal(422);
   });
 });
