@@ -101,6 +101,7 @@ export type Conversions = NonNullable<Analytics['conversions']>;
 export type ConversionEntry = NonNullable<Conversions['by_code']>[number];
 export type Organization = Schemas['Organization'];
 export type BulkImport = Schemas['BulkImport'];
+export type LinkImport = Schemas['Import'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 
