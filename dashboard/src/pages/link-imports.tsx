@@ -202,7 +202,7 @@ function ImportRow(props: { org: string; imp: LinkImport; token?: string; onChan
         {SOURCES[imp.source].label.split(' (')[0]} import of {formatDate(imp.created_at)}:{' '}
         <span class={`badge ${imp.status}`}>{imp.status.replace(/_/g, ' ')}</span>
       </h3>
-      {imp.status !== 'previewing' && imp.status !== 'staged' && imp.status !== 'expired' && (
+      {imp.confirmed_at && (
         <>
           <label for={`progress-${imp.ulid}`}>
             {pr.percent ?? 0}% done{running && pr.eta_seconds ? `, ${eta(pr.eta_seconds)}` : ''}
