@@ -102,6 +102,7 @@ export type ConversionEntry = NonNullable<Conversions['by_code']>[number];
 export type Organization = Schemas['Organization'];
 export type BulkImport = Schemas['BulkImport'];
 export type LinkImport = Schemas['Import'];
+export type QrCodeExport = Schemas['QrCodeExport'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 
