@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { codeScansOnDays } from '../../server/analytics/queries.js';
+import { importedLinks } from '../../server/imports/repository.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { BitlyServer, DubServer, KuttServer, ShlinkServer, type ShlinkUrl } from '../helpers/source-servers.js';
@@ -613,6 +614,20 @@ describe('Imports: /v1/imports', () => {
     expect(res.status).to.equal(403);
     expect(res.body.required_ability).to.equal('imports.manage');
     expect((await svc.get('/v1/imports', viewer)).status).to.equal(403);
+  });
+
+  it('matches the links of an earlier import among the 10,000 links of a large preview in one query', async () => {
+    const e = await svc.createOrg({ plan: 'business_monthly', slug: 'impe' });
+    const { imp, token } = await start(e, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,big7\n' });
+    await confirm(e, imp.ulid, token);
+    const earlier = await svc.app.db('imported_links').where({ org_id: e.org.id }).first();
+    const keys = Array.from({ length: 10_000 }, (_, i) => ({ domain: earlier.source_domain, key: `/other${i}` }));
+    keys[7] = { domain: earlier.source_domain, key: earlier.source_key };
+    const seen = await importedLinks(svc.app.db, e.org, 'csv', keys);
+    const id = `${earlier.source_domain}\n${earlier.source_key}`;
+    expect([...seen.keys()]).to.deep.equal([id]);
+    expect(seen.get(id)?.code_id).to.equal(Number(earlier.code_id));
+    expect((await importedLinks(svc.app.db, e.org, 'shlink', keys)).size).to.equal(0);
   });
 
   it('lists an organization’s own imports newest first, page by page, and never another one’s', async () => {
