@@ -19,7 +19,8 @@ import {
   TextField,
   useLoad,
 } from '../components/ui';
-import type { Brand, Domain, LinkImport, Membership, Paged } from '../types';
+import { useImportDefaults } from '../components/org-list';
+import type { LinkImport, Membership, Paged } from '../types';
 
 type Source = LinkImport['source'];
 type Preview = NonNullable<LinkImport['preview']>;
@@ -257,13 +258,7 @@ function ImportRow(props: { org: string; imp: LinkImport; token?: string; onChan
 
 export default function LinkImports(props: { org: string; membership: Membership }) {
   const api = orgApi(props.org);
-  const refs = useLoad(async () => {
-    const [domains, brands] = await Promise.all([
-      api.get<Paged<Domain>>('/v1/domains'),
-      api.get<Paged<Brand>>('/v1/brands'),
-    ]);
-    return { domains: domains.data.filter((d) => d.status === 'active'), brands: brands.data };
-  }, [props.org]);
+  const refs = useImportDefaults(props.org);
   const list = useLoad(() => api.get<Paged<LinkImport>>('/v1/imports?limit=20'), [props.org]);
   // The confirm tokens of the imports this page started (the service shows each once).
   const [tokens, setTokens] = useState<Record<string, string>>({});
