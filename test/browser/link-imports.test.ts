@@ -7,11 +7,10 @@
 // docs/dashboard.md.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
+import type { TestService } from '../helpers/harness.js';
 import { runJobs } from '../helpers/jobs.js';
 import { ShlinkServer, type ShlinkUrl } from '../helpers/source-servers.js';
-import { heading, launchBrowser, pageChecks, signedInAcme, tmpFile } from './browser.js';
+import { heading, pageChecks, signedInDashboard, tmpFile } from './browser.js';
 
 const DAY = 86_400_000;
 const UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1';
@@ -36,7 +35,6 @@ describe('the Imports view (link services) in a real browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
     shlink = await ShlinkServer.start();
     shlink.urls = [
       {
@@ -69,9 +67,9 @@ describe('the Imports view (link services) in a real browser', function () {
         visits: [],
       },
     ];
-    svc = await startTestService({ config: { importAllowPrivateSources: true, importMaxRetryAfterSeconds: 2 } });
-    browser = await launchBrowser();
-    ({ page, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, token } = await signedInDashboard({
+      service: { config: { importAllowPrivateSources: true, importMaxRetryAfterSeconds: 2 } },
+    }));
     // A code already holds the slug menu: the import renames the Shlink link.
     const domain = (await svc.get('/v1/domains', token)).body.data[0].ulid;
     const taken = await svc.post('/v1/qr-codes', token, {
