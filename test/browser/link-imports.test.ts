@@ -89,6 +89,15 @@ describe('the Imports view (link services) in a real browser', function () {
   const imports = async () => (await svc.get('/v1/imports', token)).body.data;
   const card = (n = 0) => page.getByTestId('import').nth(n);
 
+  /** Confirms the previewed import on the page and, once the service has queued it, runs its job. */
+  async function confirmAndRun() {
+    await card()
+      .getByRole('button', { name: /^Import \d+ new links$/ })
+      .click();
+    await card().locator('.badge.queued').waitFor();
+    await runJobs(svc.app);
+  }
+
   async function startShlink(apiKey: string) {
     await page.getByLabel('Source', { exact: true }).selectOption('shlink');
     await page.getByLabel('Source address').fill(shlink.url);
@@ -124,10 +133,7 @@ describe('the Imports view (link services) in a real browser', function () {
     expect(await unmappable.innerText()).to.match(/spring[\s\S]*query-param table=7/);
     await look(page, 'link-imports-preview');
 
-    await card()
-      .getByRole('button', { name: /^Import \d+ new links$/ })
-      .click();
-    await runJobs(svc.app);
+    await confirmAndRun();
     await card().locator('.badge.completed').waitFor();
     const [done] = await imports();
     expect(done.status).to.equal('completed');
@@ -164,10 +170,7 @@ describe('the Imports view (link services) in a real browser', function () {
     await card().getByRole('status').filter({ hasText: '5 links read' }).waitFor();
     // The autumn link's visits answer 500 once: the run stops there, resumable.
     shlink.faults.push({ match: /\/autumn\/visits/, status: 500, times: 1 });
-    await card()
-      .getByRole('button', { name: /^Import \d+ new links$/ })
-      .click();
-    await runJobs(svc.app);
+    await confirmAndRun();
     await card().locator('.badge.failed').waitFor();
     expect(await card().getByRole('alert').innerText()).to.match(/500/);
     expect((await imports())[0].resumable).to.equal(true);
@@ -177,7 +180,7 @@ describe('the Imports view (link services) in a real browser', function () {
     await resume.getByLabel('Source address again').fill(shlink.url);
     await resume.getByLabel('API key again').fill(shlink.apiKey);
     await resume.getByRole('button', { name: 'Resume from where it stopped' }).click();
-    await card().locator('.badge.queued, .badge.running, .badge.completed').first().waitFor();
+    await card().locator('.badge.queued').waitFor();
     await runJobs(svc.app);
     await card().locator('.badge.completed').waitFor();
     const [done] = await imports();
@@ -202,10 +205,7 @@ describe('the Imports view (link services) in a real browser', function () {
     await page.getByRole('status').filter({ hasText: 'nothing is imported until you confirm' }).waitFor();
     await runJobs(svc.app);
     await card().getByRole('status').filter({ hasText: '2 links read' }).waitFor();
-    await card()
-      .getByRole('button', { name: /^Import \d+ new links$/ })
-      .click();
-    await runJobs(svc.app);
+    await confirmAndRun();
     await card().locator('.badge.completed_with_errors').waitFor();
     await card().getByRole('button', { name: 'Show the report' }).click();
     const report = card().locator('table', { has: page.locator('caption', { hasText: 'Links that lost' }) });
