@@ -58,7 +58,11 @@ function toGray(canvas: Canvas): Gray {
   return { data: out, width, height };
 }
 
-/** A separable Gaussian blur. */
+/**
+ * A separable Gaussian blur, edges clamped. Each output row adds the kernel's taps in order, each tap
+ * over the whole row (a straight run through memory); every pixel's sum runs in the same order as a
+ * pixel-by-pixel loop would.
+ */
 function gaussianBlur(img: Gray, sigma: number): Gray {
   const r = Math.max(1, Math.ceil(sigma * 3));
   const k = new Float32Array(2 * r + 1);
@@ -66,21 +70,34 @@ function gaussianBlur(img: Gray, sigma: number): Gray {
   for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
   for (let i = 0; i < k.length; i++) k[i] /= sum;
   const { width: w, height: h } = img;
+  const src = img.data;
   const tmp = new Float32Array(w * h);
   const out = new Uint8Array(w * h);
+  const acc = new Float64Array(w);
   for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r] * img.data[y * w + Math.min(w - 1, Math.max(0, x + i))];
-      tmp[y * w + x] = s;
+    const row = y * w;
+    acc.fill(0);
+    for (let i = 0; i < k.length; i++) {
+      const ki = k[i];
+      const d = i - r;
+      // Columns whose neighbour x + d falls outside take the edge pixel.
+      const lo = Math.max(0, -d);
+      const hi = Math.min(w, w - d);
+      for (let x = 0; x < lo; x++) acc[x] += ki * src[row];
+      for (let x = lo, j = row + lo + d; x < hi; x++, j++) acc[x] += ki * src[j];
+      for (let x = hi; x < w; x++) acc[x] += ki * src[row + w - 1];
     }
+    tmp.set(acc, row);
   }
   for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
-      out[y * w + x] = Math.round(s);
+    acc.fill(0);
+    for (let i = 0; i < k.length; i++) {
+      const ki = k[i];
+      const from = Math.min(h - 1, Math.max(0, y + i - r)) * w;
+      for (let x = 0; x < w; x++) acc[x] += ki * tmp[from + x];
     }
+    const row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = Math.round(acc[x]);
   }
   return { data: out, width: w, height: h };
 }
@@ -164,16 +181,31 @@ function seeded(seed: number): () => number {
   };
 }
 
-function noise(img: Gray, sigma: number, seed: number): Gray {
+/** The noise of `length` pixels from `seed`: the same deviates every time, kept for a few sizes. */
+const deviatesKept = new Map<string, Float64Array>();
+function deviates(length: number, sigma: number, seed: number): Float64Array {
+  const key = `${length} ${sigma} ${seed}`;
+  let dev = deviatesKept.get(key);
+  if (dev) return dev;
   const rand = seeded(seed);
-  const out = new Uint8Array(img.data.length);
-  for (let i = 0; i < out.length; i += 2) {
+  dev = new Float64Array(length);
+  for (let i = 0; i < length; i += 2) {
     // Box–Muller: two normal deviates from two uniform ones.
     const r = Math.sqrt(-2 * Math.log(1 - rand())) * sigma;
     const a = 2 * Math.PI * rand();
-    out[i] = Math.min(255, Math.max(0, Math.round(img.data[i] + r * Math.cos(a))));
-    if (i + 1 < out.length) out[i + 1] = Math.min(255, Math.max(0, Math.round(img.data[i + 1] + r * Math.sin(a))));
+    dev[i] = r * Math.cos(a);
+    if (i + 1 < length) dev[i + 1] = r * Math.sin(a);
   }
+  // A symbol's version and print size give few capture sizes; the oldest is forgotten past eight.
+  if (deviatesKept.size >= 8) deviatesKept.delete(deviatesKept.keys().next().value!);
+  deviatesKept.set(key, dev);
+  return dev;
+}
+
+function noise(img: Gray, sigma: number, seed: number): Gray {
+  const dev = deviates(img.data.length, sigma, seed);
+  const out = new Uint8Array(img.data.length);
+  for (let i = 0; i < out.length; i++) out[i] = Math.min(255, Math.max(0, Math.round(img.data[i] + dev[i])));
   return { data: out, width: img.width, height: img.height };
 }
 
@@ -192,17 +224,31 @@ async function jpeg(img: Gray, quality: number): Promise<Gray> {
   return toGray(back);
 }
 
-/** One capture of a photograph (./photograph). */
-export async function capture(photo: Canvas, kind: CaptureKind): Promise<Gray> {
+/**
+ * The captures of one photograph (./photograph), each made when first asked for; what they share
+ * (the grey image, the lens's blur of it) is made once.
+ */
+export function captures(photo: Canvas): (kind: CaptureKind) => Promise<Gray> {
   const I = IMPAIRMENTS;
   const lens = (g: Gray) => gaussianBlur(g, I.lensSigmaPx);
-  if (kind === 'rotation') return lens(toGray(rotated(photo, I.rotationDeg)));
-  const flat = toGray(photo);
-  if (kind === 'blur') return gaussianBlur(flat, I.defocusSigmaPx);
-  if (kind === 'jpeg') return jpeg(lens(flat), I.jpegQuality);
-  if (kind === 'tilt') return lens(tilt(flat, I.tiltDeg));
-  if (kind === 'lighting') return lens(lighting(flat, I.darkestLight));
-  return noise(lens(flat), I.noiseSigma, I.noiseSeed);
+  let flat: Gray | undefined;
+  let lensed: Gray | undefined;
+  const flatOf = () => (flat ??= toGray(photo));
+  const lensedOf = () => (lensed ??= lens(flatOf()));
+  const make = async (kind: CaptureKind): Promise<Gray> => {
+    if (kind === 'rotation') return lens(toGray(rotated(photo, I.rotationDeg)));
+    if (kind === 'blur') return gaussianBlur(flatOf(), I.defocusSigmaPx);
+    if (kind === 'jpeg') return jpeg(lensedOf(), I.jpegQuality);
+    if (kind === 'tilt') return lens(tilt(flatOf(), I.tiltDeg));
+    if (kind === 'lighting') return lens(lighting(flatOf(), I.darkestLight));
+    return noise(lensedOf(), I.noiseSigma, I.noiseSeed);
+  };
+  const made = new Map<CaptureKind, Promise<Gray>>();
+  return (kind) => {
+    let img = made.get(kind);
+    if (!img) made.set(kind, (img = make(kind)));
+    return img;
+  };
 }
 
 /** Camera pixels per module for a symbol of `modules` printed `print.size_mm` wide. */

@@ -1,19 +1,22 @@
 // The three decoder families the scannability verdict asks, each of its own lineage:
 // - `zxing-cpp`: ZXing-C++ compiled to WebAssembly (zxing-wasm, MIT; ZXing-C++ is Apache-2.0), in
 //   this thread; its binary is read from the package, never fetched;
-// - `jsqr`: jsQR (Apache-2.0), a JavaScript reader of its own, in this thread;
+// - `jsqr`: jsQR (Apache-2.0), a JavaScript reader of its own, and
 // - `zbar`: ZBar (LGPL-2.1-or-later, via @undecaf/zbar-wasm), the reader behind many scanner apps
-//   and point-of-sale readers, in a separate process (./zbar-process.mjs) because of its licence.
+//   and point-of-sale readers, each in a decoder process of its own (./decoder-process.mjs): ZBar
+//   because of its licence, jsQR so that it reads while this thread makes captures and runs
+//   ZXing-C++.
 // Every image is greyscale, one byte per pixel.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import jsqrModule from 'jsqr';
 import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
 
 export const DECODER_FAMILIES = ['zxing-cpp', 'jsqr', 'zbar'] as const;
 export type DecoderFamily = (typeof DECODER_FAMILIES)[number];
+/** The families the decoder process reads. */
+type Aside = Exclude<DecoderFamily, 'zxing-cpp'>;
 
 export interface Gray {
   data: Uint8Array;
@@ -21,9 +24,6 @@ export interface Gray {
   height: number;
 }
 
-// jsqr is CommonJS whose module.exports is the function itself; under NodeNext its default import
-// is typed as the module namespace.
-const jsQR = jsqrModule as unknown as typeof jsqrModule.default;
 const require = createRequire(import.meta.url);
 
 function rgba(img: Gray): Uint8ClampedArray {
@@ -58,23 +58,22 @@ async function decodeZxing(img: Gray): Promise<string[]> {
   return found.filter((b) => b.isValid).map((b) => b.text);
 }
 
-function decodeJsqr(img: Gray, inverted: boolean): string[] {
-  // One binarisation for a dark-on-light symbol; both for an inverted one (jsqr's onlyInvert throws).
-  const found = jsQR(rgba(img), img.width, img.height, { inversionAttempts: inverted ? 'attemptBoth' : 'dontInvert' });
-  return found ? [found.data] : [];
-}
+const DECODER_ENTRY = fileURLToPath(new URL('./decoder-process.mjs', import.meta.url));
+/** The request header (id, width, height, flags) and its flags, as ./decoder-process.mjs reads them. */
+const HEADER_BYTES = 16;
+const FLAGS = { zbar: 1, jsqr: 2, inverted: 4 } as const;
 
-const ZBAR_ENTRY = fileURLToPath(new URL('./zbar-process.mjs', import.meta.url));
+type Answer = Partial<Record<Aside, string[]>>;
 
-/** The ZBar process of this thread: started on first use, started again if it dies. */
-class ZbarProcess {
+/** A decoder process of this thread: started on first use, started again if it dies. */
+class DecoderProcess {
   private child?: ChildProcessWithoutNullStreams;
   private ready?: Promise<void>;
   private nextId = 1;
-  private waiting = new Map<number, { resolve: (t: string[]) => void; reject: (e: Error) => void }>();
+  private waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
 
   private start(): Promise<void> {
-    const child = spawn(process.execPath, [ZBAR_ENTRY], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [DECODER_ENTRY], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     let buffered = '';
     let onReady: () => void;
@@ -84,14 +83,14 @@ class ZbarProcess {
       buffered += s;
       let nl: number;
       while ((nl = buffered.indexOf('\n')) >= 0) {
-        const msg = JSON.parse(buffered.slice(0, nl)) as { ready?: boolean; id?: number; texts?: string[] };
+        const msg = JSON.parse(buffered.slice(0, nl)) as Answer & { ready?: boolean; id?: number };
         buffered = buffered.slice(nl + 1);
         if (msg.ready) onReady();
         const w = msg.id !== undefined ? this.waiting.get(msg.id) : undefined;
         if (w) {
           this.waiting.delete(msg.id!);
           if (!this.waiting.size) this.hold(false);
-          w.resolve(msg.texts ?? []);
+          w.resolve(msg);
         }
       }
     });
@@ -100,7 +99,7 @@ class ZbarProcess {
       if (this.child !== child) return;
       this.child = undefined;
       this.ready = undefined;
-      for (const w of this.waiting.values()) w.reject(new Error(`the ZBar process ended: ${why}`));
+      for (const w of this.waiting.values()) w.reject(new Error(`the decoder process ended: ${why}`));
       this.waiting.clear();
     };
     child.on('exit', (code, signal) => gone(`exit ${code ?? signal}`));
@@ -110,7 +109,9 @@ class ZbarProcess {
     this.hold(false);
     return Promise.race([
       ready,
-      new Promise<void>((_, reject) => child.once('exit', () => reject(new Error('the ZBar process did not start')))),
+      new Promise<void>((_, reject) =>
+        child.once('exit', () => reject(new Error('the decoder process did not start'))),
+      ),
     ]);
   }
 
@@ -129,7 +130,8 @@ class ZbarProcess {
     }
   }
 
-  async decode(img: Gray): Promise<string[]> {
+  /** The texts `family` reads in the image. */
+  async decode(img: Gray, family: Aside, inverted: boolean): Promise<string[]> {
     if (!this.ready) this.ready = this.start();
     this.hold(true);
     try {
@@ -138,60 +140,74 @@ class ZbarProcess {
       if (!this.waiting.size) this.hold(false);
     }
     const id = this.nextId++ >>> 0;
-    const header = Buffer.alloc(12);
+    const flags = FLAGS[family] | (inverted ? FLAGS.inverted : 0);
+    const header = Buffer.alloc(HEADER_BYTES);
     header.writeUInt32LE(id, 0);
     header.writeUInt32LE(img.width, 4);
     header.writeUInt32LE(img.height, 8);
+    header.writeUInt32LE(flags, 12);
     return new Promise<string[]>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      this.waiting.set(id, { resolve: (a) => resolve(a[family] ?? []), reject });
       this.hold(true);
-      this.child!.stdin.write(Buffer.concat([header, img.data]));
+      this.child!.stdin.write(header);
+      this.child!.stdin.write(img.data);
     });
   }
 }
 
-const zbar = new ZbarProcess();
+/**
+ * Two decoder processes, one a family: each reads beside the other and beside this thread (the
+ * machine's cores are shared by all three).
+ */
+const aside: Record<Aside, DecoderProcess> = { jsqr: new DecoderProcess(), zbar: new DecoderProcess() };
 
 /**
- * Compiles ZXing-C++'s WebAssembly and starts ZBar's process ahead of the first verdict (a render
- * thread calls it when it starts), so the first check is not the one that pays for them.
+ * Compiles ZXing-C++'s WebAssembly and starts the decoder processes ahead of the first verdict (a
+ * render thread calls it when it starts), so the first check is not the one that pays for them.
  */
 export function warmDecoders(): void {
   void zxing().catch(() => undefined);
-  zbar.warm();
+  aside.jsqr.warm();
+  aside.zbar.warm();
 }
 
 /** The texts a family reads in a greyscale image (none: empty). */
 export async function decodeWith(family: DecoderFamily, img: Gray, inverted = false): Promise<string[]> {
   if (family === 'zxing-cpp') return decodeZxing(img);
-  if (family === 'jsqr') return decodeJsqr(img, inverted);
-  return zbar.decode(img);
+  return aside[family].decode(img, family, inverted);
 }
 
 /**
- * Which families read `text` in each image: ZBar's requests all go out first, so its process works
- * while this thread runs the other two families. With `stopAtFirst`, the in-thread families stop at
- * the first image one of them misses (ZBar's answers are then not awaited).
+ * Which families read `text` in each of `count` images, made by `image(i)` one after another: each
+ * goes to the decoder processes (jsQR, ZBar) as soon as it is made, and this thread runs ZXing-C++ on
+ * it and makes the next while they read. With `stopAtFirst`, it stops at the first image
+ * some family misses (the images after it are not made); the answer then ends with that image.
  */
 export async function familiesReading(
-  imgs: Gray[],
+  count: number,
+  image: (i: number) => Promise<Gray>,
   text: string,
-  opts: { families?: readonly DecoderFamily[]; inverted?: boolean; stopAtFirst?: boolean } = {},
+  opts: { inverted?: boolean; stopAtFirst?: boolean } = {},
 ): Promise<Set<DecoderFamily>[]> {
-  const families = opts.families ?? DECODER_FAMILIES;
-  const zbarAnswers = families.includes('zbar') ? imgs.map((img) => zbar.decode(img)) : [];
-  // An abandoned answer must not become an unhandled rejection.
-  for (const a of zbarAnswers) a.catch(() => undefined);
   const read: Set<DecoderFamily>[] = [];
-  for (const img of imgs) {
+  const answers: Promise<void>[] = [];
+  let missed = false;
+  for (let i = 0; i < count && !(opts.stopAtFirst && missed); i++) {
+    const img = await image(i);
     const set = new Set<DecoderFamily>();
-    for (const f of families) {
-      if (f !== 'zbar' && (await decodeWith(f, img, opts.inverted)).includes(text)) set.add(f);
-    }
     read.push(set);
-    if (opts.stopAtFirst && families.some((f) => f !== 'zbar' && !set.has(f))) return read;
+    for (const f of ['jsqr', 'zbar'] as const) {
+      const answer = aside[f].decode(img, f, opts.inverted ?? false).then((texts) => {
+        if (texts.includes(text)) set.add(f);
+        else missed = true;
+      });
+      // An abandoned answer must not become an unhandled rejection.
+      answer.catch(() => undefined);
+      answers.push(answer);
+    }
+    if ((await decodeZxing(img)).includes(text)) set.add('zxing-cpp');
+    else missed = true;
   }
-  const texts = await Promise.all(zbarAnswers);
-  texts.forEach((t, i) => t.includes(text) && read[i].add('zbar'));
+  if (!(opts.stopAtFirst && missed)) await Promise.all(answers);
   return read;
 }

@@ -7,7 +7,7 @@
 // in-thread families) is what a live preview asks while the user types; the full verdict adds ZBar,
 // the captures and the smallest print size.
 import {
-  capture,
+  captures,
   capturePxPerModule,
   CAPTURES,
   photograph,
@@ -161,22 +161,21 @@ async function readIdeal(
   return { read, other };
 }
 
-/** Every capture at the print size read by every family: the misses (or the first one only, when `stopAtFirst`). */
-async function captureMisses(
-  scene: Scene,
-  text: string,
-  print: PrintHint,
-  stopAtFirst: boolean,
-  inverted: boolean,
-): Promise<Miss[]> {
+/** The captures at a print size, made from one photograph at the camera's resolution for that size. */
+async function capturesAt(scene: Scene, print: PrintHint): Promise<(i: number) => Promise<Gray>> {
   const photo = await photograph(scene, Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print)));
-  const imgs = await Promise.all(CAPTURES.map((kind) => capture(photo, kind)));
-  const read = await familiesReading(imgs, text, { inverted, stopAtFirst });
+  const made = captures(photo);
+  return (i) => made(CAPTURES[i]);
+}
+
+/** Every capture at the print size read by every family: the misses. */
+async function captureMisses(scene: Scene, text: string, print: PrintHint, inverted: boolean): Promise<Miss[]> {
+  const read = await familiesReading(CAPTURES.length, await capturesAt(scene, print), text, { inverted });
   const misses: Miss[] = [];
   read.forEach((set, i) => {
     for (const family of DECODER_FAMILIES) if (!set.has(family)) misses.push({ family, capture: CAPTURES[i] });
   });
-  return stopAtFirst ? misses.slice(0, 1) : misses;
+  return misses;
 }
 
 const mm = (x: number) => Math.round(x * 10) / 10;
@@ -189,8 +188,13 @@ async function smallestPrintSize(
   passesAsDeclared: boolean,
   inverted: boolean,
 ): Promise<number | null> {
-  const passes = async (f: number) =>
-    (await captureMisses(scene, text, { ...print, size_mm: print.size_mm / f }, true, inverted)).length === 0;
+  const passes = async (f: number) => {
+    const at = await capturesAt(scene, { ...print, size_mm: print.size_mm / f });
+    // Stryker disable next-line BooleanLiteral,ObjectLiteral: stopping at the first miss saves time only; the ladder runs only when ZBar read the ideal image, which it does not for an inverted style
+    const read = await familiesReading(CAPTURES.length, at, text, { inverted, stopAtFirst: true });
+    // Stopped early, the last image's families are incomplete.
+    return read.every((set) => set.size === DECODER_FAMILIES.length);
+  };
   if (passesAsDeclared) {
     // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not.
     const [small, mid, smallest] = SHRINK;
@@ -207,7 +211,7 @@ async function smallestPrintSize(
 
 export interface MeasureOptions {
   /** The full verdict (every family, the captures, the smallest print size); else the quick check. */
-  full?: boolean;
+  full: boolean;
   print?: Partial<PrintHint>;
 }
 
@@ -215,9 +219,9 @@ export async function measure(
   scene: Scene,
   text: string,
   level: ErrorCorrectionLevel,
-  options: MeasureOptions = {},
+  options: MeasureOptions,
 ): Promise<Scannability> {
-  const full = options.full ?? true;
+  const { full } = options;
   const print: PrintHint = { ...DEFAULT_PRINT, ...options.print };
   const reasons: Reason[] = [];
   // Colours: the background's (transparent: white, as most print), the foreground's every stop.
@@ -259,7 +263,7 @@ export async function measure(
   if (full && decoded && !reasons.some((r) => REASONS[r].startsWith('fail'))) {
     const misses: Miss[] = families.filter((f) => !ideal.read.has(f)).map((family) => ({ family, capture: 'ideal' }));
     if (misses.length) reasons.push('decoder_missed_symbol');
-    const captured = await captureMisses(scene, text, print, false, isInverted);
+    const captured = await captureMisses(scene, text, print, isInverted);
     if (captured.length) reasons.push('capture_not_decoded');
     misses.push(...captured);
     result.misses = misses;

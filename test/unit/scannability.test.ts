@@ -298,7 +298,9 @@ describe('scannability rules', function () {
     });
 
     it('fails a symbol that decodes to another text than the one checked', async () => {
-      const r = await measure(sceneOf({ text: 'https://other.example/', config: {}, margin: 4 }), TEXT, 'Q');
+      const r = await measure(sceneOf({ text: 'https://other.example/', config: {}, margin: 4 }), TEXT, 'Q', {
+        full: true,
+      });
       expect(r).to.deep.include({ verdict: 'fail', decoded: false, reasons: ['decoded_text_mismatch'] });
     });
   });
@@ -353,6 +355,89 @@ describe('scannability rules', function () {
       // It passes larger; the margin says by how much it falls short.
       expect(tiny.smallest_print_size_mm).to.be.a('number').above(10).and.at.most(20);
       expect(tiny.robustness_margin).to.be.below(1);
+    });
+
+    // The smallest print size is searched on a ladder of sizes around the declared one (two steps
+    // each way: the middle one, then the one beside it on the side the answer lies). Each row takes
+    // one way down that ladder; the figures are the service's own for these styles (captures from
+    // fixed seeds, ZBar's reader made afresh for each image), so any change of the ladder shows.
+    const at = (size_mm: number) => ({ size_mm, distance_mm: 200 });
+    const ladder: [string, StyleConfig, string | undefined, number | null, number | null][] = [
+      // Passing as declared: 1.5 times smaller passes, and so does half the size.
+      ['half the size (a short text: a small version)', {}, 'hi', 10, 2],
+      // 1.5 times smaller passes, half the size does not.
+      ['1.5 times smaller', {}, undefined, 13.3, 1.5],
+      // 1.5 times smaller does not pass, 1.25 times smaller does.
+      ['1.25 times smaller', { frame: { style: 'box', text: 'Scan the menu' } }, undefined, 16, 1.25],
+      // Neither: the declared size is the smallest.
+      [
+        'the declared size',
+        {
+          dotsOptions: { type: 'classy-rounded' },
+          cornersSquareOptions: { type: 'square' },
+          cornersDotOptions: { type: 'dot' },
+          qrOptions: { errorCorrectionLevel: 'H' },
+        },
+        undefined,
+        20,
+        1,
+      ],
+      // Not passing as declared: 1.5 times larger passes, and so does 1.25 times larger.
+      ['1.25 times larger', { print: at(10) }, undefined, 12.5, 0.8],
+      // 1.5 times larger passes, 1.25 times larger does not.
+      ['1.5 times larger', { print: at(11) }, undefined, 16.5, 0.67],
+      // 1.5 times larger does not pass, twice the size does.
+      ['twice the size', { print: at(7) }, undefined, 14, 0.5],
+      // Not even twice the size.
+      ['none up to twice the size', { print: at(4) }, undefined, null, null],
+    ];
+    for (const [name, config, text, smallest, margin] of ladder) {
+      it(`finds the smallest print size that passes: ${name}`, async () => {
+        const r = await checkScannability(config, text);
+        expect(r.check).to.equal('full');
+        expect({ smallest: r.smallest_print_size_mm, margin: r.robustness_margin }).to.deep.equal({ smallest, margin });
+        // Passing as declared or not decides which way the ladder goes.
+        expect(r.verdict).to.equal(margin !== null && margin >= 1 ? 'pass' : 'warn');
+        expect(r.misses!.length === 0).to.equal(margin !== null && margin >= 1);
+      });
+    }
+
+    it('passes at the smallest print size it reports, smaller or larger than the declared one', async () => {
+      for (const config of [{}, { print: at(10) }] as StyleConfig[]) {
+        const r = await checkScannability(config);
+        const again = await checkScannability({ ...config, print: at(r.smallest_print_size_mm!) });
+        expect(again.verdict, JSON.stringify(again.misses)).to.equal('pass');
+        expect(again.misses).to.deep.equal([]);
+      }
+    });
+
+    it('makes no captures for a failing style: no misses, margin or smallest print size', async () => {
+      // Readable by every family (black on a mid grey), but under 3:1.
+      const r = await checkScannability({ backgroundOptions: { color: '#555555' } });
+      expect(r).to.include({ check: 'full', verdict: 'fail', decoded: true });
+      expect(r.reasons).to.deep.equal(['low_contrast']);
+      expect(r).to.not.have.any.keys('misses', 'robustness_margin', 'smallest_print_size_mm');
+    });
+
+    it('names ZBar as missing the ideal image of an inverted style, and searches no print size', async () => {
+      const r = await checkScannability({ dotsOptions: { color: '#ffffff' }, backgroundOptions: { color: '#263238' } });
+      expect(r.verdict).to.equal('warn');
+      expect(r.reasons).to.deep.equal(['decoder_missed_symbol', 'capture_not_decoded', 'inverted_colors']);
+      // ZBar reads no light-on-dark symbol; the other two read it (jsQR trying both binarisations).
+      expect(r.misses!.filter((m) => m.family !== 'zbar')).to.deep.equal([]);
+      expect(r.misses!.map((m) => m.capture)).to.deep.equal([
+        'ideal',
+        'blur',
+        'jpeg',
+        'rotation',
+        'tilt',
+        'lighting',
+        'noise',
+      ]);
+      expect({ smallest: r.smallest_print_size_mm, margin: r.robustness_margin }).to.deep.equal({
+        smallest: null,
+        margin: null,
+      });
     });
 
     it('reports the same verdict on every run (captures from fixed seeds)', async () => {
