@@ -20,6 +20,7 @@ const Domains = lazy(() => import('./pages/domains'));
 const Styles = lazy(() => import('./pages/styles'));
 const StyleDesigner = lazy(() => import('./pages/style-designer'));
 const Imports = lazy(() => import('./pages/imports'));
+const LinkImports = lazy(() => import('./pages/link-imports'));
 const Tokens = lazy(() => import('./pages/tokens'));
 const Webhooks = lazy(() => import('./pages/webhooks'));
 const Wallet = lazy(() => import('./pages/wallet'));
@@ -42,6 +43,7 @@ const SECTIONS: { path: string; label: string; ability?: string; page: PageCompo
   { path: 'domains', label: 'Domains', ability: 'domains.view', page: Domains },
   { path: 'styles', label: 'Styles', ability: 'styles.manage', page: Styles },
   { path: 'imports', label: 'Bulk import', ability: 'codes.create', page: Imports },
+  { path: 'link-imports', label: 'Import from a service', ability: 'imports.manage', page: LinkImports },
   { path: 'tokens', label: 'API tokens', ability: 'api.tokens.manage', page: Tokens },
   { path: 'webhooks', label: 'Webhooks', ability: 'webhooks.manage', page: Webhooks },
   { path: 'wallet', label: 'Wallet', ability: 'wallet.view', page: Wallet },

@@ -101,6 +101,8 @@ export type Conversions = NonNullable<Analytics['conversions']>;
 export type ConversionEntry = NonNullable<Conversions['by_code']>[number];
 export type Organization = Schemas['Organization'];
 export type BulkImport = Schemas['BulkImport'];
+export type LinkImport = Schemas['Import'];
+export type QrCodeExport = Schemas['QrCodeExport'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 

@@ -60,6 +60,13 @@ export async function findImport(db: Db, org: OrgRecord, ulid: string, forUpdate
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
 }
 
+/** A page of the organization's imports, newest first, after (below) the id `beforeId` (0: from the newest). */
+export function listImportsPage(db: Db, org: OrgRecord, beforeId: number, n: number): Promise<ImportRow[]> {
+  const q = db('imports').where({ org_id: org.id });
+  if (beforeId) q.where('id', '<', beforeId);
+  return q.orderBy('id', 'desc').limit(n);
+}
+
 export async function importById(db: Db, id: number, forUpdate = false): Promise<ImportRow | null> {
   const q = db('imports').where({ id }).first();
   return ((await (forUpdate ? q.forUpdate() : q)) as ImportRow | undefined) ?? null;
@@ -110,7 +117,11 @@ export interface ImportedLink {
   scans_through: Date | null;
 }
 
-/** Links imported earlier from the source whose code is still live, by domain + key. */
+/**
+ * Links imported earlier from the source whose code is still live, by domain + key. The keys go as
+ * two array parameters joined through unnest: a tuple IN list of every link of a large import (the
+ * preview asks for all of them) passed Postgres' max_stack_depth at 10,000 links.
+ */
 export async function importedLinks(
   db: Db,
   org: OrgRecord,
@@ -119,13 +130,13 @@ export async function importedLinks(
 ): Promise<Map<string, ImportedLink>> {
   if (!keys.length) return new Map();
   const rows = (await db('imported_links as l')
+    .joinRaw(
+      'join unnest(?::text[], ?::text[]) as k(source_domain, source_key) on k.source_domain = l.source_domain and k.source_key = l.source_key',
+      [keys.map((k) => k.domain), keys.map((k) => k.key)],
+    )
     .join('qr_codes as c', 'c.id', 'l.code_id')
     .where({ 'l.org_id': org.id, 'l.source': source })
     .whereNull('c.deleted_at')
-    .whereIn(
-      ['l.source_domain', 'l.source_key'],
-      keys.map((k) => [k.domain, k.key]),
-    )
     .select('l.source_domain', 'l.source_key', 'l.code_id', 'l.scans_through')) as ImportedLink[];
   return new Map(rows.map((r) => [`${r.source_domain}\n${r.source_key}`, { ...r, code_id: Number(r.code_id) }]));
 }

@@ -1,17 +1,28 @@
+import { listResult } from '../operations/list-result.js';
 import { defineOperation } from '../operations/operation.js';
 import { dataEnvelope } from '../schemas/common.js';
+import { pagedEnvelope, type PageQuery } from '../schemas/paging.js';
 import {
   confirmBody,
   createImportBody,
   ImportOut,
   importParams,
   ImportReport,
+  listImportsQuery,
   resumeBody,
   type CreateImportInput,
   type Credentials,
   type ImportParams,
 } from './schema.js';
-import { confirmImport, createImport, importReport, readImport, resumeImport } from './service.js';
+import {
+  confirmImport,
+  createImport,
+  importReport,
+  listImports,
+  readImport,
+  renderImport,
+  resumeImport,
+} from './service.js';
 
 const Created = {
   type: 'object',
@@ -45,6 +56,25 @@ const importsCreate = defineOperation<Record<string, never>, Record<string, neve
     const created = await createImport(app, principal.org, body, { tokenId: principal.token.id });
     return { status: 202, body: { data: created.data, meta: { confirm_token: created.confirmToken } } };
   },
+});
+
+// GET /v1/imports
+const importsList = defineOperation<Record<string, never>, PageQuery>({
+  id: 'imports.list',
+  method: 'GET',
+  path: '/v1/imports',
+  summary: 'The organization’s imports, newest first, each with its status and progress',
+  tag: 'Imports',
+  ability: 'imports.manage',
+  billable: true,
+  query: listImportsQuery,
+  response: { status: 200, description: 'The imports, newest first.', schema: pagedEnvelope(ImportOut) },
+  handler: async (call, { query }) =>
+    listResult(call, query, {
+      fetch: (before, n) => listImports(call.app, call.principal.org, before, n),
+      id: (row) => row.id,
+      render: (row) => renderImport(row, call.app.clock.now()),
+    }),
 });
 
 // GET /v1/imports/{import_ulid}
@@ -126,4 +156,4 @@ const importsResume = defineOperation<ImportParams, Record<string, never>, { cre
   }),
 });
 
-export const importOperations = [importsCreate, importsRead, importsReport, importsConfirm, importsResume];
+export const importOperations = [importsList, importsCreate, importsRead, importsReport, importsConfirm, importsResume];

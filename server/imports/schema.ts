@@ -1,4 +1,5 @@
 // JSON Schemas of imports (POST /v1/imports and the import it answers with).
+import { pageQueryProperties } from '../schemas/paging.js';
 import { dateTime, nullableDateTime, objectSchema, ulid } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validation.js';
 import { SOURCES, type SourceName } from './sources/types.js';
@@ -85,6 +86,8 @@ export const createImportBody = objectSchema(
   ['source'],
 );
 
+export const listImportsQuery = objectSchema('imports.list.query', { ...pageQueryProperties });
+
 export const importParams = objectSchema('imports.params', { import_ulid: ulid }, ['import_ulid']);
 
 export const confirmBody = objectSchema(
@@ -144,11 +147,35 @@ export const ImportOut: JsonSchema = {
       type: ['object', 'null'],
       description: 'Counts, the first 50 mappings, every clash and every unmappable field, the plan’s code limit.',
       properties: {
-        counts: { type: 'object' },
+        counts: {
+          type: 'object',
+          properties: Object.fromEntries(
+            [
+              'links',
+              'new',
+              'matched',
+              'clashes',
+              'renamed',
+              'domains_not_kept',
+              'skipped',
+              'failed',
+              'unmappable_links',
+              'scans_expected',
+            ].map((k) => [k, { type: 'integer' }]),
+          ),
+        },
         mappings: { type: 'array', items: linkReport },
         clashes: { type: 'array', items: linkReport },
         unmappable: { type: 'array', items: linkReport },
-        code_limit: { type: 'object' },
+        code_limit: {
+          type: 'object',
+          properties: {
+            limit: { type: ['integer', 'null'], description: 'The plan’s max_codes (null: no limit).' },
+            live: { type: 'integer' },
+            new: { type: 'integer' },
+            exceeded: { type: 'boolean' },
+          },
+        },
       },
     },
     error_message: { type: ['string', 'null'] },

@@ -26,6 +26,7 @@ import {
   importById,
   importedLinks,
   linkRows,
+  listImportsPage,
   liveCodeCount,
   recountLinks,
   updateImport,
@@ -62,7 +63,7 @@ export interface LinkReport {
   problems: { field: string; message: string }[];
 }
 
-function renderImport(r: ImportRow, now: Date) {
+export function renderImport(r: ImportRow, now: Date) {
   const scansTotal = Number(r.scans_total);
   const scansDone = Number(r.scans_done);
   const work = r.links_total + scansTotal;
@@ -201,6 +202,12 @@ export async function readImport(app: AppContext, org: OrgRecord, ulid: string):
 }
 
 /** Every link that could not keep its slug or domain, was skipped or failed, or lost a field. */
+/** A page of imports for GET /v1/imports, newest first, each expired when its confirm token lapsed (as readImport). */
+export async function listImports(app: AppContext, org: OrgRecord, beforeId: number, n: number): Promise<ImportRow[]> {
+  const rows = await listImportsPage(app.db, org, beforeId, n);
+  return Promise.all(rows.map((r) => expireIfStale(app, app.db, r)));
+}
+
 export async function importReport(app: AppContext, org: OrgRecord, ulid: string): Promise<LinkReport[]> {
   const row = await findImport(app.db, org, ulid);
   if (!row) throw ApiError.notFound('import');

@@ -1,12 +1,18 @@
 // The Codes list in Debian's Chromium: each filter (status, type, brand, domain), the search and
 // the order shows the codes the API lists for the same query, in the same order; everything is in
 // the address, so a reload, back and forward keep the filters, the order and the page (keyset
-// cursors included); a filter change starts again at page 1; axe-core finds no violation of any
-// impact; a screenshot goes under the test output for docs/dashboard.md.
+// cursors included); a filter change starts again at page 1; a print run of the selected codes (or
+// of every code on the page) is a ZIP of exactly those codes; axe-core finds no violation of any
+// impact; screenshots go under the test output for docs/dashboard.md.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ulid } from 'ulid';
+import { parse } from 'csv-parse/sync';
+import fs from 'node:fs';
 import type { TestService } from '../helpers/harness.js';
+import { runJobs } from '../helpers/jobs.js';
+import { decodeQr } from '../helpers/qr-decode.js';
+import { unzip } from '../helpers/zip.js';
 import { axeViolations, heading, pageChecks, signedInDashboard } from './browser.js';
 
 /** The dashboard's page size (dashboard/src/pages/codes.tsx). */
@@ -204,5 +210,65 @@ describe('dashboard Codes list filters, order and paging in a real browser', fun
     await page.getByTestId('code-thumb').first().waitFor();
     expect(await axeViolations(page)).to.deep.equal([]);
     await look(page, 'codes-list-filtered');
+  });
+
+  /** Starts the print run of the selection, runs its job and returns the ZIP's manifest and files. */
+  async function printRun(count: number, format?: string, size?: string) {
+    const form = page.getByRole('form', { name: 'Print run of the selected codes' });
+    if (!(await form.isVisible())) await page.getByText('Print run of the selection').click();
+    if (format) await form.getByLabel('Format').selectOption(format);
+    if (size) await form.getByLabel('Size').fill(size);
+    await form.getByRole('button', { name: `Start a print run of ${count} codes` }).click();
+    await page
+      .getByText(/^Status: |Ready\./)
+      .first()
+      .waitFor();
+    await runJobs(svc.app);
+    const button = page.getByRole('button', { name: 'Download the ZIP' });
+    await button.waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    expect(download.suggestedFilename()).to.match(/^qr-codes-[0-9A-Z]{26}\.zip$/);
+    const files = await unzip(fs.readFileSync(await download.path()));
+    const manifest = parse(files.get('manifest.csv') as Buffer, { columns: true }) as {
+      slug: string;
+      public_url: string;
+      file: string;
+    }[];
+    return { manifest, files };
+  }
+
+  /** The ulids of the rows shown, in the list's order. */
+  const rowUlids = async () =>
+    (
+      await page.locator('table tbody tr td:nth-child(3) a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
+    ).map((h) => h!.split('/').pop()!);
+
+  it('starts a print run of exactly the selected codes, with the chosen format and size, and of every code on the page', async () => {
+    await page.goto(codesUrl('?order=name'));
+    await heading(page, 'Codes');
+    const all = (await svc.get('/v1/qr-codes?order=name&limit=25', token)).body.data as {
+      ulid: string;
+      slug: string;
+      public_url: string;
+    }[];
+    await shown((await apiPage('order=name')).names);
+    expect(await rowUlids()).to.deep.equal(all.map((c) => c.ulid));
+    const picked = [2, 5, 11];
+    for (const i of picked) await page.locator('table tbody tr').nth(i).getByRole('checkbox').check();
+    const { manifest, files } = await printRun(3, 'png', '256');
+    expect(manifest.map((l) => l.slug)).to.deep.equal(picked.map((i) => all[i].slug.split('/')[1]));
+    expect(files.size).to.equal(4);
+    for (const line of manifest) {
+      expect(line.file).to.match(/\.png$/);
+      expect(await decodeQr(files.get(line.file) as Buffer)).to.equal(line.public_url);
+    }
+    const runs = await svc.app.db('qr_code_exports').orderBy('id', 'desc').first('format', 'size', 'total');
+    expect(runs).to.deep.equal({ format: 'png', size: 256, total: 3 });
+    await look(page, 'codes-print-run');
+    expect(await axeViolations(page)).to.deep.equal([]);
+
+    await page.getByRole('checkbox', { name: 'Select every code on this page' }).check();
+    const whole = await printRun(25, 'svg');
+    expect(whole.manifest.map((l) => l.slug)).to.deep.equal(all.map((c) => c.slug.split('/')[1]));
   });
 });

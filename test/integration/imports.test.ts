@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { codeScansOnDays } from '../../server/analytics/queries.js';
+import { importedLinks } from '../../server/imports/repository.js';
 import { runJobs as runJobsOnce } from '../helpers/jobs.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { BitlyServer, DubServer, KuttServer, ShlinkServer, type ShlinkUrl } from '../helpers/source-servers.js';
@@ -612,5 +613,47 @@ describe('Imports: /v1/imports', () => {
     });
     expect(res.status).to.equal(403);
     expect(res.body.required_ability).to.equal('imports.manage');
+    expect((await svc.get('/v1/imports', viewer)).status).to.equal(403);
+  });
+
+  it('matches the links of an earlier import among the 10,000 links of a large preview in one query', async () => {
+    const e = await svc.createOrg({ plan: 'business_monthly', slug: 'impe' });
+    const { imp, token } = await start(e, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,big7\n' });
+    await confirm(e, imp.ulid, token);
+    const earlier = await svc.app.db('imported_links').where({ org_id: e.org.id }).first();
+    const keys = Array.from({ length: 10_000 }, (_, i) => ({ domain: earlier.source_domain, key: `/other${i}` }));
+    keys[7] = { domain: earlier.source_domain, key: earlier.source_key };
+    const seen = await importedLinks(svc.app.db, e.org, 'csv', keys);
+    const id = `${earlier.source_domain}\n${earlier.source_key}`;
+    expect([...seen.keys()]).to.deep.equal([id]);
+    expect(seen.get(id)?.code_id).to.equal(Number(earlier.code_id));
+    expect((await importedLinks(svc.app.db, e.org, 'shlink', keys)).size).to.equal(0);
+  });
+
+  it('lists an organization’s own imports newest first, page by page, and never another one’s', async () => {
+    const c = await svc.createOrg({ plan: 'business_monthly', slug: 'impc' });
+    const d = await svc.createOrg({ plan: 'business_monthly', slug: 'impd' });
+    const made: string[] = [];
+    for (const slug of ['l1', 'l2', 'l3']) {
+      const res = await svc.post('/v1/imports', c.token, {
+        source: 'csv',
+        file: `long_url,short_code\nhttps://x.com,${slug}\n`,
+      });
+      made.push(res.body.data.ulid);
+    }
+    await svc.post('/v1/imports', d.token, { source: 'csv', file: 'long_url,short_code\nhttps://x.com,other\n' });
+    await runJobs();
+    const all = await svc.get('/v1/imports', c.token);
+    expect(all.status, all.text).to.equal(200);
+    expect(all.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([...made].reverse());
+    expect(all.body.data[0]).to.deep.include({ source: 'csv', status: 'staged', awaiting_confirmation: true });
+    expect(all.body.data[0].progress.links_total).to.equal(1);
+    const first = await svc.get('/v1/imports?limit=2', c.token);
+    expect(first.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([made[2], made[1]]);
+    const second = await svc.get(`/v1/imports?limit=2&cursor=${first.body.meta.next_cursor}`, c.token);
+    expect(second.body.data.map((i: { ulid: string }) => i.ulid)).to.deep.equal([made[0]]);
+    expect(second.body.meta.next_cursor).to.equal(null);
+    expect((await svc.get('/v1/imports', d.token)).body.data).to.have.length(1);
+    expect((await svc.get('/v1/imports?cursor=nonsense', c.token)).status).to.equal(422);
   });
 });

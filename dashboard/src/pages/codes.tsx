@@ -2,7 +2,8 @@
 // name either way) and keyset paging, so it stays fast at 100,000 codes. All of it lives in the
 // address: the page's cursors too, so reload, a shared link and back/forward come back to the same
 // page. Each row shows the code's QR code as the service renders it; rows can be selected for a
-// bulk pause, resume or delete, and the list as filtered and ordered downloads as CSV.
+// bulk pause, resume or delete or a print run (a ZIP of their images), and the list as filtered
+// and ordered downloads as CSV.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import Papa from 'papaparse';
 import { orgApi, query } from '../api';
@@ -21,9 +22,10 @@ import {
   UrlText,
 } from '../components/ui';
 import { useOrgList } from '../components/org-list';
+import { PrintRun } from '../components/print-run';
 import { useUrlState } from '../components/url-state';
 import { can } from '../session';
-import type { Brand, Domain, Membership, Paged, QrCode } from '../types';
+import type { Brand, Domain, Membership, Paged, QrCode, QrStyle } from '../types';
 
 /** At most this many rows go into the CSV of the list. */
 const CSV_MAX_ROWS = 10_000;
@@ -92,6 +94,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
   }, [search]);
   const brands = useOrgList<Brand>(props.org, props.membership, 'brands.view', '/v1/brands');
   const domains = useOrgList<Domain>(props.org, props.membership, 'domains.view', '/v1/domains');
+  const styles = useOrgList<QrStyle>(props.org, props.membership, 'styles.manage', '/v1/qr-styles');
   const filters = { search: term, status, type, brand_ulid: brand, domain_ulid: domain, order };
   // The answer carries the term it was asked with, so the caption always describes the rows shown.
   const page = useLoad(
@@ -257,6 +260,7 @@ export default function Codes(props: { org: string; membership: Membership }) {
           Download CSV
         </button>
       </div>
+      <PrintRun org={props.org} codeUlids={chosen.map((c) => c.ulid)} styles={styles.data ?? []} />
       {notice && <StatusMessage>{notice}</StatusMessage>}
       <ErrorMessage error={page.error || bulkError} />
       {page.loading && !page.data ? (

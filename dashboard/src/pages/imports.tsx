@@ -3,8 +3,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import Papa from 'papaparse';
 import { orgApi } from '../api';
-import { ErrorMessage, Form, Loading, Page, SelectField, StatusMessage, useLoad } from '../components/ui';
-import type { Brand, BulkImport, Domain, Membership, Paged } from '../types';
+import { ErrorMessage, Form, Loading, Page, SelectField, StatusMessage } from '../components/ui';
+import { useImportDefaults } from '../components/org-list';
+import type { BulkImport, Membership } from '../types';
 
 const COLUMNS = ['slug', 'destination', 'name', 'domain_ulid', 'brand_ulid', 'style_ulid', 'status'];
 const DONE = ['completed', 'completed_with_errors', 'failed', 'expired'];
@@ -31,13 +32,7 @@ function parseCsv(text: string): Parsed {
 
 export default function Imports(props: { org: string; membership: Membership }) {
   const api = orgApi(props.org);
-  const refs = useLoad(async () => {
-    const [domains, brands] = await Promise.all([
-      api.get<Paged<Domain>>('/v1/domains'),
-      api.get<Paged<Brand>>('/v1/brands'),
-    ]);
-    return { domains: domains.data.filter((d) => d.status === 'active'), brands: brands.data };
-  }, [props.org]);
+  const refs = useImportDefaults(props.org);
   const [file, setFile] = useState<File | null>(null);
   const [domain, setDomain] = useState('');
   const [brand, setBrand] = useState('');
