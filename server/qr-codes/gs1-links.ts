@@ -182,7 +182,7 @@ export interface Gs1Resolution<T extends Gs1Level = Gs1Level> {
   description: string | undefined;
 }
 
-export function resolutionOf<T extends Gs1Level>(levels: T[]): Gs1Resolution<T> {
+function resolutionOf<T extends Gs1Level>(levels: T[]): Gs1Resolution<T> {
   return {
     levels,
     links: mergeLinks(levels),
