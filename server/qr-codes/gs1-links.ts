@@ -374,14 +374,12 @@ export function chooseLink(
 ): Choice {
   const asked = req.linkType === null ? null : linkTypeCurie(req.linkType);
   if (asked === 'linkset' || asked === 'all' || (asked === null && req.wantsLinkset)) return { kind: 'linkset' };
-  const accepted = acceptedLanguages(req.acceptLanguage);
   if (asked === null || asked === 'gs1:defaultLink') {
     const defaults = links.filter((l) => l.default);
-    const lang = narrow(
-      defaults.filter((l) => l.hreflang?.length),
-      accepted,
-      null,
-    ).filter((l) => languageRank(l, accepted) !== Infinity);
+    const byLanguage = defaults.filter((l) => l.hreflang?.length);
+    // Without a default per language, Accept-Language cannot change the choice: not read.
+    const accepted = byLanguage.length ? acceptedLanguages(req.acceptLanguage) : [];
+    const lang = narrow(byLanguage, accepted, null).filter((l) => languageRank(l, accepted) !== Infinity);
     const pick = lang.length === 1 ? lang[0] : defaults.find((l) => !l.hreflang?.length);
     if (!pick) return { kind: 'no_link', message: 'This item has no default link.' };
     return { kind: 'redirect', link: pick, served: linkTypeCurie(pick.link_type) };
@@ -395,7 +393,7 @@ export function chooseLink(
   }
   const ofType = links.filter((l) => l.link_type === asked);
   if (!ofType.length) return { kind: 'no_link', message: `No link of type ${req.linkType} for this item.` };
-  const pool = narrow(ofType, accepted, req.context);
+  const pool = narrow(ofType, acceptedLanguages(req.acceptLanguage), req.context);
   if (pool.length === 1) return { kind: 'redirect', link: pool[0], served: asked };
   return { kind: 'multiple', links: pool, served: asked };
 }

@@ -163,12 +163,25 @@ export function gs1Answer(
         asked: asked || 'linkset',
         served: 'linkset',
       };
-    case 'redirect': {
-      const headers = answerHeaders(link);
-      headers.Location = params ? withQuery(choice.link.href, params) : choice.link.href;
-      headers['Content-Length'] = '0';
-      return { status: GS1_REDIRECT_STATUS, headers, body: '', code, key, asked, served: choice.served };
-    }
+    case 'redirect':
+      // The answer to most requests: its headers in one literal (spreading CORS into a new object showed as 4% of the profile).
+      return {
+        status: GS1_REDIRECT_STATUS,
+        headers: {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Expose-Headers': EXPOSED,
+          Link: link,
+          Vary: 'Accept, Accept-Language',
+          'Cache-Control': 'private, max-age=0',
+          Location: params ? withQuery(choice.link.href, params) : choice.link.href,
+          'Content-Length': '0',
+        },
+        body: '',
+        code,
+        key,
+        asked,
+        served: choice.served,
+      };
     case 'multiple':
       return {
         status: 300,
