@@ -32,6 +32,17 @@ const CONSENT_LABELS: Record<string, string> = {
   not_required: 'Not required',
 };
 
+/**
+ * An action as the live stream names it: the landing-page action (a link by its number, 1 first) or,
+ * from the pixel page, the consent banner shown (`consent_asked`) and its answer.
+ */
+export function actionEventLabel(action: string, target: number | null): string {
+  if (action === 'link' && target !== null) return `Link ${target + 1}`;
+  if (action === 'consent_asked') return 'Consent asked';
+  if (action.startsWith('consent_')) return `Consent: ${CONSENT_LABELS[action.slice(8)] ?? action.slice(8)}`;
+  return ACTION_LABELS[action] ?? action;
+}
+
 const DEVICE_LABELS: Record<string, string> = {
   mobile: 'Mobile',
   tablet: 'Tablet',

@@ -31,6 +31,7 @@ import {
   SCAN_STREAM_CHANNEL,
   type StoredBatch,
 } from './live-batches.js';
+import { actionEventLabel } from './labels.js';
 import { actionsOfBatches, scansOfBatches, type LiveAction, type LiveScan } from './queries.js';
 import {
   encodeCursor,
@@ -57,13 +58,19 @@ type LiveScanOut = RawExportRow & {
   bot: boolean;
 };
 
-/** A landing-page action as the stream sends it (an `action` event): the raw export's action row, the code, its brand. */
+/** A landing-page action as the stream sends it (an `action` event): the raw export's action row, its label, the code, its brand. */
 type LiveActionOut = RawExportActionRow & {
+  label: string;
   code_ulid: string;
   slug: string;
   brand_ulid: string | null;
   brand_name: string | null;
 };
+
+function actionOut(r: LiveAction, about: Omit<LiveActionOut, keyof RawExportActionRow | 'label'>): LiveActionOut {
+  const row = rawExportActionRow(r);
+  return { ...row, label: actionEventLabel(row.action, row.target), ...about };
+}
 
 /** A row of the stream: a scan (scan_events) or an action on a landing page (scan_actions). */
 type LiveRow = (LiveScan & { kind: 'scan' }) | (LiveAction & { kind: 'action' });
@@ -305,7 +312,7 @@ class Labels {
     const frame =
       r.kind === 'scan'
         ? sseEvent('scan', { ...rawExportRow(r), ...about, bot: r.is_bot === 1 } satisfies LiveScanOut, id)
-        : sseEvent('action', { ...rawExportActionRow(r), ...about } satisfies LiveActionOut, id);
+        : sseEvent('action', actionOut(r, about), id);
     return { seq, row: r, codeUlid: code.ulid, frame };
   }
 }

@@ -64,26 +64,27 @@ export async function replayLeftovers(app: AppContext): Promise<void> {
  */
 export async function replayLegacyLeftovers(app: AppContext): Promise<void> {
   const { reservationsSince } = await countingEras(app.db);
-  const legacyFiles = (await fs.readdir(spillDir(app)).catch(() => [] as string[])).some((f) => {
-    if (!f.endsWith('.tsv') && !f.endsWith('.ndjson')) return false;
-    try {
-      return (
-        decodeTime(
-          f
-            .replace(/\.(tsv|ndjson)$/, '')
-            .split('-')
-            .pop()!,
-        ) < reservationsSince
-      );
-    } catch {
-      return false; // not named by a ULID (a batch re-queued from the quarantine)
-    }
-  });
+  const legacyFiles = (await spillFiles(app)).some((f) => mintedBefore(f, reservationsSince));
   if (legacyFiles || (await listedRecounts(app.db, app.config.scanRetentionDays)).length) await replayLeftovers(app);
 }
 
 function spillDir(app: AppContext): string {
   return path.join(app.config.dataDir, 'spill');
+}
+
+function spillFiles(app: AppContext): Promise<string[]> {
+  return fs.readdir(spillDir(app)).catch(() => [] as string[]);
+}
+
+/** A spill file or journal (`<table>-…-<ulid>.tsv|.ndjson`) whose batch was minted before `ms`. */
+function mintedBefore(file: string, ms: number): boolean {
+  const name = /^(.*)\.(tsv|ndjson)$/.exec(file);
+  if (!name) return false;
+  try {
+    return decodeTime(name[1].split('-').pop()!) < ms;
+  } catch {
+    return false; // not named by a ULID (a batch re-queued from the quarantine)
+  }
 }
 
 /**
@@ -96,21 +97,9 @@ async function recountListed(app: AppContext): Promise<void> {
   const listed = await listedRecounts(app.db, app.config.scanRetentionDays);
   if (!listed.length) return;
   const { reservationsSince } = await countingEras(app.db);
-  const waiting = (await fs.readdir(spillDir(app)).catch(() => [] as string[])).filter((f) => {
-    try {
-      return (
-        f.startsWith('scan_events-') &&
-        decodeTime(
-          f
-            .replace(/\.(tsv|ndjson)$/, '')
-            .split('-')
-            .pop()!,
-        ) < reservationsSince
-      );
-    } catch {
-      return false;
-    }
-  });
+  const waiting = (await spillFiles(app)).filter(
+    (f) => f.startsWith('scan_events-') && mintedBefore(f, reservationsSince),
+  );
   if (waiting.length) {
     app.log.warn(
       { files: waiting },

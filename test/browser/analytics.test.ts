@@ -10,10 +10,9 @@ import { ulid } from 'ulid';
 import { clickHouseTime } from '../../server/analytics/scan-event.js';
 import { insertScanEvents } from '../../server/analytics/synthetic-scans.js';
 import { insertText } from '../../server/stores/clickhouse.js';
-import { loadDashboard } from '../../server/web/assets.js';
 import { scanRow } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
-import { axeViolations, heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import type { TestService } from '../helpers/harness.js';
+import { axeViolations, heading, pageChecks, signedInDashboard } from './browser.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -40,13 +39,9 @@ describe('dashboard Analytics page in a real browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
     // One instant for the page's calls and the test's: the last 48 hours are the same hours.
     const now = Math.floor(Date.now() / HOUR) * HOUR + 30 * 60_000;
-    svc.clock.set(new Date(now));
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard({ at: new Date(now) }));
     const domain = (await svc.get('/v1/domains', token)).body.data[0].ulid;
     brandUlid = (await svc.post('/v1/brands', token, { name: 'Coffee', slug: 'coffee' })).body.data.ulid;
     const menu = (

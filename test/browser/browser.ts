@@ -8,7 +8,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { AppContext } from '../../server/context.js';
-import type { TestService } from '../helpers/harness.js';
+import { startTestService, type StartOptions, type TestService } from '../helpers/harness.js';
+import { loadDashboard } from '../../server/web/assets.js';
 import { testRoot } from '../helpers/stores.js';
 import { qrctl } from '../helpers/web-client.js';
 
@@ -186,4 +187,18 @@ export async function signedInAcme(
   await setFirstPassword(page, 'a long enough password');
   await heading(page, 'Acme Coffee: overview');
   return { page, orgUlid: created.organization.ulid, token: created.token };
+}
+
+/**
+ * A dashboard suite's start: a service on fresh stores (the dashboard built), Chromium, and Acme's
+ * first member signed in; `at` fixes the service's clock first. Close `browser` and `svc` in after().
+ */
+export async function signedInDashboard(
+  opts: { service?: StartOptions; viewport?: { width: number; height: number }; at?: Date } = {},
+): Promise<{ svc: TestService; browser: Browser; page: Page; orgUlid: string; token: string }> {
+  if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
+  const svc = await startTestService(opts.service);
+  if (opts.at) svc.clock.set(opts.at);
+  const browser = await launchBrowser();
+  return { svc, browser, ...(await signedInAcme(svc, browser, opts.viewport)) };
 }

@@ -7,9 +7,8 @@ import fs from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
-import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import type { TestService } from '../helpers/harness.js';
+import { heading, pageChecks, signedInDashboard } from './browser.js';
 
 describe('code types in the dashboard in a real browser', function () {
   this.timeout(120_000);
@@ -24,10 +23,7 @@ describe('code types in the dashboard in a real browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard());
     page.on('console', (m) => {
       if (/Content Security Policy|Refused/i.test(m.text())) csp.push(m.text());
     });

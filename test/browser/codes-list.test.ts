@@ -6,9 +6,8 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ulid } from 'ulid';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
-import { axeViolations, heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import type { TestService } from '../helpers/harness.js';
+import { axeViolations, heading, pageChecks, signedInDashboard } from './browser.js';
 
 /** The dashboard's page size (dashboard/src/pages/codes.tsx). */
 const PAGE_SIZE = 25;
@@ -26,10 +25,7 @@ describe('dashboard Codes list filters, order and paging in a real browser', fun
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard());
     const shared = (await svc.get('/v1/domains', token)).body.data[0].ulid;
     custom = ulid();
     const org = await svc.app.db('organizations').where({ ulid: orgUlid }).first('id');

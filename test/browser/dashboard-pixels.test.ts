@@ -7,10 +7,9 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { insertScanEvents } from '../../server/analytics/synthetic-scans.js';
 import { examplePixelId } from '../../server/qr-codes/pixels.js';
-import { loadDashboard } from '../../server/web/assets.js';
 import { scanRow } from '../helpers/fixtures.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
-import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import type { TestService } from '../helpers/harness.js';
+import { heading, pageChecks, signedInDashboard } from './browser.js';
 
 describe('tracking pixels, consent and conversions in the dashboard', function () {
   this.timeout(120_000);
@@ -24,10 +23,7 @@ describe('tracking pixels, consent and conversions in the dashboard', function (
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard());
   });
 
   after(async () => {

@@ -5,10 +5,9 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
+import type { TestService } from '../helpers/harness.js';
 import { DESKTOP, FALLBACK, hit } from '../integration/redirect-fixtures.js';
-import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import { heading, pageChecks, signedInDashboard } from './browser.js';
 
 describe('GS1 products in the dashboard in a real browser', function () {
   this.timeout(120_000);
@@ -23,11 +22,8 @@ describe('GS1 products in the dashboard in a real browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard());
     rd = await startRedirectListener(svc.app, 0, '127.0.0.1', { flushMs: 50 });
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser));
   });
 
   after(async () => {

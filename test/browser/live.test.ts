@@ -1,6 +1,7 @@
 // The dashboard's Live page in Debian's Chromium: the organization's scans appear as the redirect
 // records them (the browser's own EventSource through the session), with the per-second count of
-// the last five minutes; the code's Live page shows only that code's scans; axe-core finds nothing
+// the last five minutes; a landing page's action is listed by the service's name for it with its page
+// view's visitor; the code's Live page shows only that code's scans; axe-core finds nothing
 // serious and a screenshot of each goes under the test output.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
@@ -8,6 +9,7 @@ import { startRedirectListener, type RedirectListener } from '../../server/redir
 import { loadDashboard } from '../../server/web/assets.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { FALLBACK, hit, IPHONE, ANDROID } from '../integration/redirect-fixtures.js';
+import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { createAcme, heading, launchBrowser, pageChecks, setFirstPassword } from './browser.js';
 
 describe('dashboard Live page in a real browser', function () {
@@ -38,6 +40,14 @@ describe('dashboard Live page in a real browser', function () {
       });
       codes[slug] = res.body.data.ulid;
     }
+    const links = await svc.post('/v1/qr-codes', created.token, {
+      slug: 'links',
+      name: 'Links',
+      type: 'links',
+      destination: LANDING_CASES.links,
+      domain_ulid: domain,
+    });
+    expect(links.status).to.equal(201);
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await context.newPage();
     await page.goto(created.sign_in_link);
@@ -75,6 +85,23 @@ describe('dashboard Live page in a real browser', function () {
       await page.getByRole('img', { name: /Scans per second over the last 5 minutes: 3 in all/ }).count(),
     ).to.equal(1);
     await look(page, 'live');
+  });
+
+  it('lists a landing page’s action by its name, with the country, device and language of its page view', async () => {
+    const view = await hit(redirect.port, FALLBACK, '/acme/links', {
+      headers: { 'User-Agent': ANDROID, 'Accept-Language': 'de-DE' },
+    });
+    expect(view.status).to.equal(200);
+    // The action follows once the page view's scan is listed (its visitor tells the row's columns).
+    await page.getByRole('cell', { name: 'acme/links' }).waitFor({ timeout: 20_000 });
+    const second = await hit(redirect.port, FALLBACK, '/acme/links?qr_action=link&i=1', {
+      headers: { 'User-Agent': ANDROID, 'Accept-Language': 'de-DE' },
+    });
+    expect(second.headers.location).to.equal('https://github.com/example');
+    await page.getByRole('cell', { name: 'Link 2', exact: true }).waitFor({ timeout: 20_000 });
+    const cells = await rows().first().locator('td').allInnerTexts();
+    expect(cells.slice(1)).to.deep.equal(['acme/links', '–', 'mobile', 'de', '–', 'Link 2']);
+    expect(await rows().nth(1).locator('td').last().innerText()).to.equal('Scan');
   });
 
   it('shows only the code’s scans on the code’s Live page', async () => {

@@ -6,10 +6,9 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
+import type { TestService } from '../helpers/harness.js';
 import { qrctl } from '../helpers/web-client.js';
-import { axeViolations, launchBrowser, outputDir, PHONE, signedInAcme, type AxeViolation } from './browser.js';
+import { axeViolations, outputDir, PHONE, signedInDashboard, type AxeViolation } from './browser.js';
 
 describe('the dashboard on a phone-sized screen', function () {
   this.timeout(180_000);
@@ -27,10 +26,7 @@ describe('the dashboard on a phone-sized screen', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
-    svc = await startTestService();
-    browser = await launchBrowser();
-    ({ page, orgUlid, token } = await signedInAcme(svc, browser, PHONE));
+    ({ svc, browser, page, orgUlid, token } = await signedInDashboard({ viewport: PHONE }));
     // The owner is platform staff too, so the staff area is one of the pages.
     await qrctl(svc.app, ['user', 'staff', '--email', 'owner@acme.example']);
     const domain = (await svc.get('/v1/domains', token)).body.data[0].ulid;

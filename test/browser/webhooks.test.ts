@@ -4,11 +4,10 @@
 // rotation, pausing. axe-core on the page and a screenshot of it.
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { loadDashboard } from '../../server/web/assets.js';
-import { startTestService, type TestService } from '../helpers/harness.js';
+import type { TestService } from '../helpers/harness.js';
 import { runJobs } from '../helpers/jobs.js';
 import { verified, WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { heading, launchBrowser, pageChecks, signedInAcme } from './browser.js';
+import { heading, pageChecks, signedInDashboard } from './browser.js';
 
 describe('the webhooks page in a real browser', function () {
   this.timeout(120_000);
@@ -21,11 +20,10 @@ describe('the webhooks page in a real browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    if (!loadDashboard()) throw new Error('dashboard/dist is missing: run make dashboard (make test does)');
     receiver = await WebhookReceiver.start();
-    svc = await startTestService({ config: { webhookAllowedTargets: ['127.0.0.1/32'] } });
-    browser = await launchBrowser();
-    ({ page, token } = await signedInAcme(svc, browser));
+    ({ svc, browser, page, token } = await signedInDashboard({
+      service: { config: { webhookAllowedTargets: ['127.0.0.1/32'] } },
+    }));
   });
 
   after(async () => {

@@ -21,9 +21,12 @@ async function connect(svc: TestService, token: string): Promise<Client> {
 describe('the official MCP SDK 2.x client pinned to 2026-07-28', () => {
   let svc: TestService;
   let token: string;
+  let orgUlid: string;
   before(async () => {
     svc = await startTestService();
-    ({ token } = await svc.createOrg({ plan: 'business_monthly' }));
+    let org: { ulid: string };
+    ({ token, org } = await svc.createOrg({ plan: 'business_monthly' }));
+    orgUlid = org.ulid;
   });
   after(() => svc.close());
 
@@ -36,7 +39,7 @@ describe('the official MCP SDK 2.x client pinned to 2026-07-28', () => {
       expect(tools).to.have.length(25);
       const result = await client.callTool({ name: 'organization_read', arguments: {} });
       expect(result.isError).to.equal(false);
-      expect((result.structuredContent as { data: { ulid: string } }).data.ulid).to.be.a('string');
+      expect((result.structuredContent as { data: { ulid: string } }).data.ulid).to.equal(orgUlid);
     } finally {
       await client.close();
     }

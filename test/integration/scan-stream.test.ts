@@ -223,13 +223,21 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     expect(first.data).to.deep.include({
       action: 'link',
       target: 1,
+      label: 'Link 2',
       code_ulid: made.body.data.ulid,
       slug: `${a.org.slug}/${slug}`,
       brand_ulid: null,
       brand_name: null,
       bot: false,
     });
-    expect(first.data).to.have.keys(...RAW_EXPORT_ACTION_COLUMNS, 'code_ulid', 'slug', 'brand_ulid', 'brand_name');
+    expect(first.data).to.have.keys(
+      ...RAW_EXPORT_ACTION_COLUMNS,
+      'label',
+      'code_ulid',
+      'slug',
+      'brand_ulid',
+      'brand_name',
+    );
     expect(first.id).to.match(new RegExp(`^\\d+-${first.data.action_id}$`));
     // The page view is the scan, sent before the actions; its visitor is the actions' visitor.
     const viewScan = all.scans().find((e) => e.data.code_ulid === made.body.data.ulid)!;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { dimensionValueLabel } from '../../server/analytics/labels.js';
+import { actionEventLabel, dimensionValueLabel } from '../../server/analytics/labels.js';
 import { dayRange, decodeCursor, encodeCursor, fillDays, totalsOf } from '../../server/analytics/service.js';
 import { ApiError } from '../../server/errors.js';
 
@@ -75,6 +75,19 @@ describe('analytics: ranges, totals and labels', () => {
     expect(dimensionValueLabel('referrer', 'news.ycombinator.com')).to.equal('news.ycombinator.com');
     expect(dimensionValueLabel('provider', '')).to.equal('Unknown');
     expect(dimensionValueLabel('provider', 'Deutsche Telekom')).to.equal('Deutsche Telekom');
+  });
+
+  it('names a live action: the landing page’s actions, a link by its number, the consent banner and each answer', () => {
+    expect(actionEventLabel('vcard', null)).to.equal('Contact download');
+    expect(actionEventLabel('ics', null)).to.equal('Calendar download');
+    expect(actionEventLabel('link', 0)).to.equal('Link 1');
+    expect(actionEventLabel('link', 2)).to.equal('Link 3');
+    expect(actionEventLabel('play_store', null)).to.equal('Google Play');
+    expect(actionEventLabel('consent_asked', null)).to.equal('Consent asked');
+    expect(actionEventLabel('consent_granted', null)).to.equal('Consent: Accepted');
+    expect(actionEventLabel('consent_not_required', null)).to.equal('Consent: Not required');
+    expect(actionEventLabel('consent_later', null)).to.equal('Consent: later');
+    expect(actionEventLabel('new_kind', null)).to.equal('new_kind');
   });
 
   it('shows a malformed country or language code as recorded instead of failing', () => {

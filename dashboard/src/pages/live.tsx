@@ -24,6 +24,8 @@ interface LiveAction {
   scanned_at: string;
   action: string;
   target: number | null;
+  /** The service's name for the action (Contact download, Link 2, Consent: Accepted, …). */
+  label: string;
   visitor_id: string;
   slug: string;
   code_ulid: string;
@@ -40,21 +42,6 @@ interface Row {
   language: string;
   referrer: string;
   action: string;
-}
-
-const ACTION_LABELS: Record<string, string> = {
-  vcard: 'Contact download',
-  ics: 'Calendar download',
-  link: 'Link',
-  app_store: 'App Store',
-  play_store: 'Google Play',
-  website: 'Website',
-};
-
-function actionLabel(a: LiveAction): string {
-  if (a.action === 'link' && a.target !== null) return `Link ${a.target + 1}`;
-  if (a.action.startsWith('consent_')) return `Consent: ${a.action.slice(8).replace('_', ' ')}`;
-  return ACTION_LABELS[a.action] ?? a.action;
 }
 
 /** Rows listed, newest first. */
@@ -110,7 +97,7 @@ export default function Live(props: { org: string; code?: string; membership: Me
         device_type: seen?.device_type ?? '',
         language: seen?.language ?? '',
         referrer: '',
-        action: actionLabel(action),
+        action: action.label,
       };
       setScans((list) => [row, ...list].slice(0, KEEP));
     });
