@@ -12,7 +12,8 @@
 //   BENCH_SCANS=off      the scan row is built but not buffered (no ClickHouse work)
 //   BENCH_JOURNAL=off    no scan journal (the baseline of what journaling every scan costs)
 //   BENCH_EXPERIMENT=bare302  the handler is replaced by the bare 302, inside this process
-//   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of the measured run alone,
+//   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of one measured row alone (the
+//                        mix, or BENCH_PROFILE_ROW; redirect.ts sends SIGUSR2 before and after it),
 //                        written to <file>; test/bench/flamegraph.ts makes it an SVG
 import fs from 'node:fs';
 import inspector from 'node:inspector';

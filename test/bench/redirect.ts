@@ -162,12 +162,14 @@ try {
   await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid, mixTraffic);
   rss.push(`after warm-up ${await rssMiB(servicePid)}`);
   const profile = process.env.BENCH_PROFILE;
-  let probing = process.env.BENCH_PROBE !== '1' && !profile; // the first SIGUSR2 starts the probe
+  // BENCH_PROBE alone: the first SIGUSR2, before the first row measured, starts the probe; with
+  // BENCH_PROFILE, the two around the profiled row start the probe and the profile, and stop the profile.
+  let probeWaits = process.env.BENCH_PROBE === '1' && !profile;
   /** One row against the service; the profiled row (BENCH_PROFILE_ROW) between two SIGUSR2s. */
   const measure = async (row: string, label: string, url: string, traffic?: Parameters<typeof run>[4]) => {
     const profiled = !!profile && row === profileRow;
-    if ((!probing && !profile) || profiled) {
-      probing = true;
+    if (probeWaits || profiled) {
+      probeWaits = false;
       service.child.kill('SIGUSR2'); // measure from here
     }
     const r = await run(label, `http://127.0.0.1:${service.port}${url}`, duration, servicePid, traffic);
