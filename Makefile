@@ -26,7 +26,20 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 	@echo "==> Dependencies installed"
 
+# The MCP Inspector that the tests run (the service never does) declares Node 22.19 or later: it lives
+# in tools/inspector with its own lock file and the Node it needs (the `node` package, 24), and is
+# installed by that Node's npm (`npx -y node@<that version>`, from the npm registry), so npm on
+# Node 20 meets no engine it does not satisfy (no EBADENGINE).
+INSPECTOR_NODE = $(shell node -p "require('./tools/inspector/package.json').dependencies.node")
+tools/inspector/node_modules/.installed: tools/inspector/package.json tools/inspector/package-lock.json
+	@echo "==> Installing the MCP Inspector of the tests with Node $(INSPECTOR_NODE)"
+	cd tools/inspector && npx -y node@$(INSPECTOR_NODE) "$$(npm root -g)/npm/bin/npm-cli.js" ci --no-audit --no-fund --loglevel=$(NPM_LOGLEVEL)
+	@touch $@
+
 install: node_modules/.installed
+
+# What the suites need besides the project's dependencies (the service itself never runs the Inspector).
+INSPECTOR := tools/inspector/node_modules/.installed
 
 # The OpenAPI document, written again when a server source changed (`make openapi` always writes it).
 var/openapi.json: node_modules/.installed $(SERVER_SRC)
@@ -54,23 +67,23 @@ start: install dashboard
 	@trap : TERM INT; QR_PRINT_BANNER=1 $(TSX) server/main.ts || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; }
 
 ## test: install if needed and run the whole suite (unit + integration + browser, real embedded stores)
-test: install dashboard
+test: install $(INSPECTOR) dashboard
 	$(MOCHA) $(SPECS)
 
 test-unit: install
 	$(MOCHA) 'test/unit/**/*.test.ts'
 
-test-integration: install
+test-integration: install $(INSPECTOR)
 	$(MOCHA) 'test/integration/**/*.test.ts'
 
 ## test-node22, test-node24: the unit and integration suites on Node 22 or 24, taken from the npm
 ## registry as the `node` package (`npx -y node@22`); NODE_SPECS narrows them to some files.
 NODE_SPECS ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
-test-node22 test-node24: test-node%: install dashboard
+test-node22 test-node24: test-node%: install $(INSPECTOR) dashboard
 	npx -y node@$* node_modules/mocha/bin/mocha.js $(NODE_SPECS)
 
 ## test-browser: the dashboard in Debian's Chromium (installed with apt-get when missing)
-test-browser: install dashboard
+test-browser: install $(INSPECTOR) dashboard
 	$(MOCHA) 'test/browser/**/*.test.ts'
 
 ## lint: eslint + prettier, the import rules (dependency-cruiser), and the OpenAPI document linted by redocly
@@ -166,4 +179,4 @@ docs-images: install dashboard
 	TEST_OUTPUT_DIR=$(abspath $(DOCS_SHOTS)) $(TSX) test/docs/dashboard-images.ts
 
 clean:
-	rm -rf var node_modules/.installed dashboard/dist dashboard/src/generated
+	rm -rf var node_modules/.installed tools/inspector/node_modules/.installed dashboard/dist dashboard/src/generated

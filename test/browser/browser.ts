@@ -3,7 +3,6 @@
 // `make test`; playwright's own browser downloads are never used.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -103,8 +102,9 @@ export async function axeViolations(
     }));
 }
 
+/** A file to upload, in the test run's own directory (removed with it). */
 export function tmpFile(name: string, content: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qr-browser-'));
+  const dir = fs.mkdtempSync(path.join(testRoot(), 'upload-'));
   const file = path.join(dir, name);
   fs.writeFileSync(file, content);
   return file;

@@ -23,7 +23,9 @@ import type {
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { redeemLink } from '../../server/accounts/service.js';
 import { addMember, requireOrganization } from '../../server/organizations/service.js';
+import { freePort } from '../../server/stores/postgres.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
+import { inspectorHome, runInspector, startInspector } from '../helpers/inspector.js';
 import { createTestCa } from '../helpers/test-certs.js';
 import { linkSecret, qrctl } from '../helpers/web-client.js';
 import { createAcme, heading, launchBrowser, outputDir, tmpFile } from './browser.js';
@@ -548,6 +550,94 @@ describe('MCP sign-in with OAuth (SDK client, consent in Chromium)', function ()
         refresh_token: tokens.refresh_token,
       });
       expect(refresh.body.error).to.equal('invalid_grant');
+    });
+  });
+
+  // The MCP Inspector (2.x) signs in by itself, the documented way for a person at a terminal: its
+  // CLI meets the 401, discovers the metadata, registers (DCR), prints the authorization URL and
+  // waits on its loopback callback; the person (Chromium here) signs in and consents; the CLI
+  // exchanges the code with its PKCE verifier and makes the call. A second run reuses its stored tokens.
+  describe('the MCP Inspector’s own sign-in (its CLI, consent in Chromium)', () => {
+    let home: string;
+    let inspectorCallback: string;
+    let inspectorClientId: string;
+    const mcpUrl = () => `${svc.url}/mcp`;
+    const cliArgs = (...method: string[]) => [
+      mcpUrl(),
+      '--transport',
+      'http',
+      '--callback-url',
+      inspectorCallback,
+      '--format',
+      'json',
+      ...method,
+    ];
+
+    before(async () => {
+      home = inspectorHome('inspector-oauth');
+      inspectorCallback = `http://127.0.0.1:${await freePort()}/oauth/callback`;
+    });
+
+    it('discovers, registers, signs in with PKCE through the consent page, and lists the tools', async () => {
+      // No TTY here: MCP_AUTO_OPEN_ENABLED=true is the Inspector's documented admission of interactive OAuth.
+      const cli = startInspector(cliArgs('--method', 'tools/list'), home, { MCP_AUTO_OPEN_ENABLED: 'true' });
+      try {
+        const [, printed] = await cli.stderrMatch(/Please navigate to: (\S+)/);
+        const authUrl = new URL(printed);
+        expect(authUrl.origin + authUrl.pathname).to.equal(`${svc.url}/oauth/authorize`);
+        expect(authUrl.searchParams.get('code_challenge_method')).to.equal('S256');
+        expect(authUrl.searchParams.get('code_challenge')).to.match(/^[\w-]{43}$/);
+        expect(authUrl.searchParams.get('resource')).to.equal(mcpUrl());
+        expect(authUrl.searchParams.get('redirect_uri')).to.equal(inspectorCallback);
+        inspectorClientId = authUrl.searchParams.get('client_id')!;
+        expect(inspectorClientId, 'registered by DCR').to.match(/^dcr_/);
+        const query = await consent(owner, authUrl, { uncheck: ['codes.create'] });
+        expect(query.get('iss')).to.equal(svc.url);
+      } catch (err) {
+        cli.kill();
+        throw err;
+      }
+      const run = await cli.done;
+      expect(run.code, run.stderr).to.equal(0);
+      const listed = JSON.parse(run.stdout).result as { tools: { name: string }[] };
+      expect(listed.tools.map((t) => t.name)).to.include.members(['codes_list', 'codes_create']);
+      // The grant is a connected app of the organization, under the client the Inspector registered.
+      const apps = (await svc.get('/v1/tokens', apiToken)).body.data.filter(
+        (t: { connected_app: { client_id: string } | null }) => t.connected_app?.client_id === inspectorClientId,
+      );
+      expect(apps, 'one connected app for the Inspector').to.have.length(1);
+      expect(apps[0].connected_app.redirect_host).to.equal(new URL(inspectorCallback).host);
+      expect(apps[0].abilities).to.include('codes.view').and.not.include('codes.create');
+    });
+
+    it('calls a granted tool with its stored tokens, and gets a tool error for an ability left unticked', async () => {
+      // No interactive sign-in allowed now: the tokens of the first run must do.
+      const listed = await runInspector(
+        cliArgs('--stored-auth-only', '--method', 'tools/call', '--tool-name', 'codes_list'),
+        home,
+      );
+      expect(listed.code, listed.stderr).to.equal(0);
+      const result = JSON.parse(listed.stdout).result;
+      expect(result.isError).to.not.equal(true);
+      // The code the DCR client made above (slugs carry the organization's path).
+      expect(result.structuredContent.data.map((c: { slug: string }) => c.slug)).to.include('acme/from-dcr');
+      const refused = await runInspector(
+        cliArgs(
+          '--stored-auth-only',
+          '--method',
+          'tools/call',
+          '--tool-name',
+          'codes_create',
+          '--tool-args-json',
+          JSON.stringify({ slug: 'from-inspector', destination: 'https://example.com/inspector' }),
+        ),
+        home,
+      );
+      // Exit 5 is the Inspector's "tool error"; the body is REST's 403.
+      expect(refused.code, refused.stderr).to.equal(5);
+      const toolError = JSON.parse(refused.stdout).result;
+      expect(toolError.isError).to.equal(true);
+      expect(JSON.parse(toolError.content[0].text)).to.include({ code: 'forbidden', required_ability: 'codes.create' });
     });
   });
 
