@@ -164,9 +164,74 @@ function keyCovers(code: Gs1Key, request: Gs1Key): boolean {
   );
 }
 
-/** The levels among `all` that cover the request, least specific first. */
+/** Levels least specific first (a GTIN before its lots, a lot before its serials): how the cache keeps them. */
+export function byDepth<T extends Gs1Level>(levels: T[]): T[] {
+  return levels.sort((a, b) => depth(a.key) - depth(b.key));
+}
+
+/** The levels among `all` (least specific first, byDepth) that cover the request, in that order. */
 export function levelsFor<T extends Gs1Level>(all: T[], request: Gs1Key): T[] {
-  return all.filter((l) => keyCovers(l.key, request)).sort((a, b) => depth(a.key) - depth(b.key));
+  return all.filter((l) => keyCovers(l.key, request));
+}
+
+/** What the levels that answer a request resolve to: their links merged, the description of the most specific. */
+export interface Gs1Resolution<T extends Gs1Level = Gs1Level> {
+  /** Least specific first; the last is the code that answered (the scan's). */
+  levels: T[];
+  links: Gs1Link[];
+  description: string | undefined;
+}
+
+function resolutionOf<T extends Gs1Level>(levels: T[]): Gs1Resolution<T> {
+  return {
+    levels,
+    links: mergeLinks(levels),
+    description: levels
+      .map((l) => l.description)
+      .filter(Boolean)
+      .pop(),
+  };
+}
+
+/**
+ * A level's chain: the level and those above it on its resolver (its ancestors among `scope`, least
+ * specific first), resolved once when its GTIN's codes are read (the cache reads them again when one
+ * changes), with the time in which every one of them answers: from the latest date_begin to the
+ * earliest expire_at (ms). `scheduled` when one of them has a schedule (which only a request's time
+ * can settle).
+ */
+export interface Gs1Chain<T extends Gs1Level = Gs1Level> extends Gs1Resolution<T> {
+  from: number;
+  until: number;
+  scheduled: boolean;
+}
+
+export function chainOf<T extends Gs1Level & Gs1Availability>(level: T, scope: T[]): Gs1Chain<T> {
+  const levels = levelsFor(scope, level.key);
+  return {
+    ...resolutionOf(levels),
+    from: Math.max(-Infinity, ...levels.map((l) => l.dateBegin?.getTime() ?? -Infinity)),
+    until: Math.min(Infinity, ...levels.map((l) => l.expireAt?.getTime() ?? Infinity)),
+    scheduled: levels.some((l) => l.schedule !== null),
+  };
+}
+
+/**
+ * What a request resolves to now, from the levels that cover it (levelsFor): the chain of the most
+ * specific when they are exactly that chain and all answer now (the usual case: no per-request
+ * work); otherwise the levels that answer now, merged (a level not begun, expired or outside its
+ * schedule is left out like a paused one: a lot's links fall back to the product's). null when
+ * none answers.
+ */
+export function resolveNow<T extends Gs1Level & Gs1Availability & { chain: Gs1Chain<T> }>(
+  covering: T[],
+  now: Date,
+): Gs1Resolution<T> | null {
+  const chain = covering[covering.length - 1].chain;
+  const t = now.getTime();
+  if (chain.levels.length === covering.length && !chain.scheduled && t >= chain.from && t < chain.until) return chain;
+  const levels = covering.filter((l) => gs1Unavailable(l, now) === null);
+  return levels.length ? resolutionOf(levels) : null;
 }
 
 /**
@@ -309,14 +374,12 @@ export function chooseLink(
 ): Choice {
   const asked = req.linkType === null ? null : linkTypeCurie(req.linkType);
   if (asked === 'linkset' || asked === 'all' || (asked === null && req.wantsLinkset)) return { kind: 'linkset' };
-  const accepted = acceptedLanguages(req.acceptLanguage);
   if (asked === null || asked === 'gs1:defaultLink') {
     const defaults = links.filter((l) => l.default);
-    const lang = narrow(
-      defaults.filter((l) => l.hreflang?.length),
-      accepted,
-      null,
-    ).filter((l) => languageRank(l, accepted) !== Infinity);
+    const byLanguage = defaults.filter((l) => l.hreflang?.length);
+    // Without a default per language, Accept-Language cannot change the choice: not read.
+    const accepted = byLanguage.length ? acceptedLanguages(req.acceptLanguage) : [];
+    const lang = narrow(byLanguage, accepted, null).filter((l) => languageRank(l, accepted) !== Infinity);
     const pick = lang.length === 1 ? lang[0] : defaults.find((l) => !l.hreflang?.length);
     if (!pick) return { kind: 'no_link', message: 'This item has no default link.' };
     return { kind: 'redirect', link: pick, served: linkTypeCurie(pick.link_type) };
@@ -330,7 +393,7 @@ export function chooseLink(
   }
   const ofType = links.filter((l) => l.link_type === asked);
   if (!ofType.length) return { kind: 'no_link', message: `No link of type ${req.linkType} for this item.` };
-  const pool = narrow(ofType, accepted, req.context);
+  const pool = narrow(ofType, acceptedLanguages(req.acceptLanguage), req.context);
   if (pool.length === 1) return { kind: 'redirect', link: pool[0], served: asked };
   return { kind: 'multiple', links: pool, served: asked };
 }

@@ -7,7 +7,15 @@ import type { Knex } from 'knex';
 import { parseCode, parseSchedule, type CodeSettings, type ParsedCode } from './routing.js';
 import { landingEntryOf, type LandingEntry } from '../landing/page.js';
 import { pixelPageEntry, pixelsFor, type PixelPageEntry } from './pixels.js';
-import { keyOf, type Gs1Availability, type Gs1Destination, type Gs1Level } from './gs1-links.js';
+import {
+  byDepth,
+  chainOf,
+  keyOf,
+  type Gs1Availability,
+  type Gs1Chain,
+  type Gs1Destination,
+  type Gs1Level,
+} from './gs1-links.js';
 import { customScriptEntry, servesCustomJs, type CustomScriptEntry } from './custom-js.js';
 import { publicSlug } from './slug.js';
 
@@ -361,13 +369,20 @@ export interface Gs1ScanCode extends Gs1Level, Gs1Availability {
   domainId: number;
   domainType: string;
   redirectCap: number | null;
+  /** The level and those above it on the same resolver (its domain; every fallback host is one), resolved. */
+  chain: Gs1Chain<Gs1ScanCode>;
 }
 
 /** Every active gs1 code of one GTIN in one organization (by its slug), on every domain of it. */
 export interface Gs1Entry {
   orgId: number;
+  /** Least specific first (byDepth). */
   codes: Gs1ScanCode[];
 }
+
+/** The resolver a gs1 code answers on: its custom domain, or the fallback hosts (which serve the same codes). */
+export const gs1Scope = (c: { domainType: string; domainId: number }): string =>
+  c.domainType === 'fallback' ? 'fallback' : `domain ${c.domainId}`;
 
 /**
  * The active gs1 codes of a GTIN-14 in the organization whose slug is `orgSlug` (lower case), or
@@ -395,9 +410,8 @@ export async function findGs1CodesForScan(db: Db, orgSlug: string, gtin: string)
       'c.redirect_cap',
     );
   if (!rows.length) return null;
-  return {
-    orgId: Number(rows[0].org_id),
-    codes: rows.map((r) => {
+  const codes = byDepth(
+    rows.map((r): Gs1ScanCode => {
       const d = r.destination as Gs1Destination;
       return {
         id: Number(r.id),
@@ -412,7 +426,16 @@ export async function findGs1CodesForScan(db: Db, orgSlug: string, gtin: string)
         expireAt: r.expire_at ? new Date(r.expire_at) : null,
         schedule: parseSchedule(r.schedule),
         redirectCap: r.redirect_cap === null ? null : Number(r.redirect_cap),
+        chain: null as unknown as Gs1Chain<Gs1ScanCode>, // set below, once every level is read
       };
     }),
-  };
+  );
+  // Each level's chain, resolved now rather than on every request: a change to any code of this
+  // GTIN drops the whole entry from the cache (sql/0056), so chains never outlive their levels.
+  for (const c of codes)
+    c.chain = chainOf(
+      c,
+      codes.filter((o) => gs1Scope(o) === gs1Scope(c)),
+    );
+  return { orgId: Number(rows[0].org_id), codes };
 }

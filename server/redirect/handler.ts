@@ -609,10 +609,9 @@ export class RedirectHandler {
         is_bot: agent.isBot ? 1 : 0,
       });
     }
-    const write = () => this.writeGs1(res, head, answer);
-    // A process of several answers after its scan is journaled (scan-ipc.ts), like every scan.
-    if (!head && answer.code && this.answerGate) return this.answerGate.after(write);
-    write();
+    // The answer leaves once its scan and gs1_resolutions rows are journaled (scan-ipc.ts), like every scan's.
+    if (!head && answer.code && this.answerGate) return this.answerGate.after(() => this.writeGs1(res, head, answer));
+    this.writeGs1(res, head, answer);
   }
 
   private writeGs1(

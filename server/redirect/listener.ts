@@ -23,7 +23,7 @@ import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
 import { scanBatchPublisher } from './scan-stream.js';
-import { FileJournal } from './scan-ipc.js';
+import { FileJournal, JournalGroup } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
@@ -107,11 +107,13 @@ export async function startRedirectListener(
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs, spillDir });
   counters.start();
-  // The scans' journal groups a turn's rows and holds their answers until they are written; orphan
-  // rows (404s, sampled), landing-page actions and GS1 resolutions are written one by one and hold
-  // nothing. All four are journaled in every mode (a crash loses none of them) unless journal: false.
+  // The scans' and the GS1 resolutions' journals are one group: a turn's rows of both are written
+  // together at its end, and their answers held until then; orphan rows (404s, sampled) and
+  // landing-page actions are written one by one and hold nothing. All four are journaled in every
+  // mode (a crash loses none of them) unless journal: false.
   const journaled = opts.journal ?? true;
-  const scanJournal = journaled ? new FileJournal(spillDir, 'scan_events', app.log, true) : undefined;
+  const answerGate = journaled ? new JournalGroup(app.log) : undefined;
+  const scanJournal = answerGate ? new FileJournal(spillDir, 'scan_events', app.log, answerGate) : undefined;
   const buffer = <R extends object>(
     table: string,
     columns: readonly (keyof R & string)[],
@@ -164,7 +166,7 @@ export async function startRedirectListener(
     'gs1_resolutions',
     GS1_RESOLUTION_COLUMNS,
     undefined,
-    journaled ? new FileJournal(spillDir, 'gs1_resolutions', app.log) : undefined,
+    answerGate ? new FileJournal(spillDir, 'gs1_resolutions', app.log, answerGate) : undefined,
   );
   scans.start();
   orphans.start();
@@ -175,7 +177,7 @@ export async function startRedirectListener(
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
     ...opts,
     gs1,
-    answerGate: scanJournal,
+    answerGate,
   });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);

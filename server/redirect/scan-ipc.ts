@@ -10,7 +10,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ulid } from 'ulid';
-import { ORPHAN_SCAN_COLUMNS, SCAN_EVENT_COLUMNS } from '../analytics/scan-event.js';
+import {
+  GS1_RESOLUTION_COLUMNS,
+  ORPHAN_SCAN_COLUMNS,
+  SCAN_ACTION_COLUMNS,
+  SCAN_EVENT_COLUMNS,
+} from '../analytics/scan-event.js';
 import type { Logger } from '../logger.js';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import type { Batch, BatchJournal } from './scan-buffer.js';
@@ -20,6 +25,8 @@ import { clickHouseCode } from '../analytics/scan-spill.js';
 const TABLE_COLUMNS: Record<string, readonly string[]> = {
   scan_events: SCAN_EVENT_COLUMNS,
   orphan_scans: ORPHAN_SCAN_COLUMNS,
+  scan_actions: SCAN_ACTION_COLUMNS,
+  gs1_resolutions: GS1_RESOLUTION_COLUMNS,
 };
 
 /** A sealed batch on its way to the owner. */
@@ -46,43 +53,22 @@ export interface AnswerGate {
 }
 
 /**
- * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory, written with
- * synchronous writes (a kill cannot undo a write the kernel has; only a machine crash can), so a row
- * is on file before the redirect's answer leaves.
- *
- * Grouped (the scans' journal): a write per request cost ≈ 7 µs here, a sixth of a redirect's CPU, so
- * the rows pushed in one turn of the event loop are written together, and the answers of those
- * requests wait (AnswerGate) until that write is done, at the end of the turn (setImmediate).
- * (Corking the sockets instead would not hold them: `res.end()` uncorks its socket fully.) Otherwise (orphan rows, sampled) each row is written as it comes.
+ * The journals whose rows are written together once per turn of the event loop, and the answers
+ * that wait for them (the handler answers through it). A write per request cost ≈ 7 µs here, a sixth
+ * of a redirect's CPU, so the rows pushed in one turn (a scan, and a GS1 resolution's row beside it)
+ * are written at the end of the turn (setImmediate), one write per journal, and only then do the
+ * answers of those requests leave: none is answered before every row it recorded is on file.
+ * (Corking the sockets instead would not hold them: `res.end()` uncorks its socket fully.)
  */
-export class FileJournal implements BatchJournal, AnswerGate {
-  private fd: number | null = null;
-  private token = '';
-  private failed = false;
-  private pending = '';
+export class JournalGroup implements AnswerGate {
+  private readonly journals: FileJournal[] = [];
   private waiting: (() => void)[] = [];
   private scheduled = false;
-  private readonly prefix: string;
 
-  constructor(
-    private readonly dir: string,
-    table: string,
-    private readonly log: Logger,
-    private readonly grouped = false,
-  ) {
-    this.prefix = `${table}-${process.pid}-`;
-    fs.mkdirSync(dir, { recursive: true });
-  }
+  constructor(private readonly log: Logger) {}
 
-  private file(token: string): string {
-    return path.join(this.dir, `${this.prefix}${token}.tsv`);
-  }
-
-  append(line: string): void {
-    if (this.grouped) {
-      this.pending += line;
-      this.schedule();
-    } else this.write(line);
+  join(journal: FileJournal): void {
+    this.journals.push(journal);
   }
 
   after(answer: () => void): void {
@@ -90,7 +76,7 @@ export class FileJournal implements BatchJournal, AnswerGate {
     this.schedule();
   }
 
-  private schedule(): void {
+  schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
@@ -99,13 +85,9 @@ export class FileJournal implements BatchJournal, AnswerGate {
     });
   }
 
-  /** Writes the rows pushed so far, then lets the answers that waited for them go. */
-  private writePending(): void {
-    if (this.pending) {
-      const rows = this.pending;
-      this.pending = '';
-      this.write(rows);
-    }
+  /** Writes every journal's rows pushed so far, then lets the answers that waited for them go. */
+  writePending(): void {
+    for (const journal of this.journals) journal.writePending();
     const waiting = this.waiting;
     this.waiting = [];
     for (const answer of waiting) {
@@ -115,6 +97,51 @@ export class FileJournal implements BatchJournal, AnswerGate {
         this.log.error({ err }, 'a redirect answer failed');
       }
     }
+  }
+}
+
+/**
+ * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory, written with
+ * synchronous writes (a kill cannot undo a write the kernel has; only a machine crash can), so a row
+ * is on file before the redirect's answer leaves: in a group (the scans' and the GS1 resolutions'
+ * journals), the rows of a turn together before its answers; otherwise (orphan rows, sampled, and
+ * landing-page actions) each row as it comes.
+ */
+export class FileJournal implements BatchJournal {
+  private fd: number | null = null;
+  private token = '';
+  private failed = false;
+  private pending = '';
+  private readonly prefix: string;
+
+  constructor(
+    private readonly dir: string,
+    table: string,
+    private readonly log: Logger,
+    private readonly group: JournalGroup | null = null,
+  ) {
+    this.prefix = `${table}-${process.pid}-`;
+    fs.mkdirSync(dir, { recursive: true });
+    group?.join(this);
+  }
+
+  private file(token: string): string {
+    return path.join(this.dir, `${this.prefix}${token}.tsv`);
+  }
+
+  append(line: string): void {
+    if (this.group) {
+      this.pending += line;
+      this.group.schedule();
+    } else this.write(line);
+  }
+
+  /** Writes the rows pushed since the last write (the group calls it before it answers). */
+  writePending(): void {
+    if (!this.pending) return;
+    const rows = this.pending;
+    this.pending = '';
+    this.write(rows);
   }
 
   private write(line: string): void {
@@ -133,7 +160,8 @@ export class FileJournal implements BatchJournal, AnswerGate {
   }
 
   seal(): string {
-    this.writePending();
+    // The group's answers may wait for these rows, and for other journals' rows of the same turn.
+    if (this.group) this.group.writePending();
     this.failed = false;
     if (this.fd === null) return this.token || ulid();
     const fd = this.fd;

@@ -5,14 +5,22 @@
 //   node --import tsx test/bench/redirect-handler-micro.ts
 //   MIX=1 node --import tsx test/bench/redirect-handler-micro.ts   # the realistic mix of make bench-redirect
 //                                   (traffic-mix.ts: 1,000 codes, real user agents, X-Forwarded-For, languages)
+//   GS1=1 node --import tsx test/bench/redirect-handler-micro.ts   # the GS1 row of make bench-redirect: a lot of
+//                                   the bench's product resolved to its default link (its scan and gs1_resolutions row)
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type http from 'node:http';
-import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RedirectHandler } from '../../server/redirect/handler.js';
-import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
+import {
+  encodeScanRow,
+  type ActionRow,
+  type Gs1Row,
+  type OrphanRow,
+  type ScanRow,
+} from '../../server/redirect/scan-rows.js';
 import type { RedirectCache } from '../../server/redirect/cache.js';
 import type { ChallengeCache } from '../../server/redirect/acme-challenge.js';
 import { RedirectCounters } from '../../server/redirect/counters.js';
@@ -61,10 +69,41 @@ const code = {
   conversionTracking: false,
 };
 const mixed = process.env.MIX === '1';
+const gs1 = process.env.GS1 === '1';
+// The bench's gs1 product (test/bench/redirect-server.ts) as the cache holds it: read as
+// findGs1CodesForScan reads it (levels least specific first, each with its chain when the module
+// resolves chains at read time), so the same file measures a version before that too.
+const gs1Links = (await import('../../server/qr-codes/gs1-links.js')) as Record<string, unknown>;
+const gs1Code: Record<string, unknown> = {
+  id: 9,
+  orgId: 3,
+  brandId: 0,
+  domainId: 1,
+  domainType: 'fallback',
+  key: { gtin: '09506000134352' },
+  links: [
+    { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
+    {
+      link_type: 'gs1:pip',
+      href: 'https://example.com/de/reis',
+      title: 'Produktseite',
+      hreflang: ['de'],
+      default: true,
+    },
+    { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
+  ],
+  dateBegin: null,
+  expireAt: null,
+  schedule: null,
+  redirectCap: null,
+};
+if (typeof gs1Links.chainOf === 'function') gs1Code.chain = gs1Links.chainOf(gs1Code, [gs1Code]);
+const gs1Entry = { orgId: 3, codes: [gs1Code] };
 // With MIX=1, one code per slug of the mix (ids 1000 ...), as the cache would hold them.
 const codes = new Map<string, typeof code>();
 const cache = {
   peekDomain: () => domain,
+  peekGs1: () => gs1Entry,
   peekCode: (key: string) => {
     if (!mixed) return code;
     let c = codes.get(key);
@@ -83,6 +122,7 @@ const buffer = <R extends object>(columns: readonly (keyof R & string)[], encode
   new ScanBuffer<R>({ client, table: 'x.y', columns, encode, spillDir: '/tmp', log, maxRows: 1e9 });
 const scans = buffer<ScanRow>(SCAN_COLUMNS, encodeScanRow);
 const orphans = buffer<OrphanRow>(['scan_id']);
+const gs1Rows = buffer<Gs1Row>(GS1_RESOLUTION_COLUMNS);
 const counters = new RedirectCounters(null as never, log);
 const handler = new RedirectHandler(
   app,
@@ -93,7 +133,7 @@ const handler = new RedirectHandler(
   orphans,
   buffer<ActionRow>(['action_id']),
   null as unknown as ChallengeCache, // no ACME paths here
-  {},
+  { gs1: gs1Rows },
 );
 
 const headers = {
@@ -143,13 +183,14 @@ function round(withHandler: boolean): number {
     const m = mixed ? mixRequests[i % mixRequests.length] : null;
     const req = {
       method: 'GET',
-      url: m ? m.url : '/bench/go',
+      url: m ? m.url : gs1 ? '/bench/01/09506000134352/10/LOT1' : '/bench/go',
       headers: m ? { ...m.headers } : { ...headers, 'user-agent': headers['user-agent'] + ' ' },
       socket: { remoteAddress: '127.0.0.1' },
     } as unknown as http.IncomingMessage;
     handler.listener(req, res);
-    if (scans.pending >= 10_000) {
-      const b = scans as unknown as { openBytes: number; openRows: number };
+    for (const rows of [scans, gs1Rows]) {
+      if (rows.pending < 10_000) continue;
+      const b = rows as unknown as { openBytes: number; openRows: number };
       b.openBytes = 0;
       b.openRows = 0;
     }
@@ -167,6 +208,6 @@ for (let r = 0; r < rounds; r++) {
   both.push(round(true));
 }
 process.stdout.write(
-  `handler${mixed ? ' (realistic mix)' : ''}: ${(Math.min(...both) - Math.min(...touchOnly)).toFixed(2)} µs CPU per request ` +
+  `handler${mixed ? ' (realistic mix)' : gs1 ? ' (GS1 resolution)' : ''}: ${(Math.min(...both) - Math.min(...touchOnly)).toFixed(2)} µs CPU per request ` +
     `(status ${status}, ${pollute.length / 1024} KiB touched before each${sink < 0 ? '' : ''})\n`,
 );

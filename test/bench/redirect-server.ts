@@ -3,7 +3,8 @@
 // (one for warm-up, one measured), the realistic mix's 1,000 codes and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`,
-// and the same over the mix's codes (`MIXSCANS`).
+// and the same over the mix's codes (`MIXSCANS`); the GS1 code's line adds its gs1_resolutions rows
+// (`GS1 <count> <distinct> <served> <rows> <distinct rows>`).
 //
 // Diagnostics (not part of the benchmark's figures):
 //   BENCH_PROBE=1        prints a PROBE line: event-loop delay, inserts (count, rows, time), CPU per
@@ -12,7 +13,8 @@
 //   BENCH_SCANS=off      the scan row is built but not buffered (no ClickHouse work)
 //   BENCH_JOURNAL=off    no scan journal (the baseline of what journaling every scan costs)
 //   BENCH_EXPERIMENT=bare302  the handler is replaced by the bare 302, inside this process
-//   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of the measured run alone,
+//   BENCH_PROFILE=<file> a V8 CPU profile (what --cpu-prof records) of one measured row alone (the
+//                        mix, or BENCH_PROFILE_ROW; redirect.ts sends SIGUSR2 before and after it),
 //                        written to <file>; test/bench/flamegraph.ts makes it an SVG
 import fs from 'node:fs';
 import inspector from 'node:inspector';
@@ -255,7 +257,14 @@ onShutdown(log, async () => {
   process.stdout.write(`SCANS ${await scansOf([ids.go])} spilled=${rd.scans.stats.spilledRows}\n`);
   process.stdout.write(`MIXSCANS ${await scansOf(mixIds)} codes=${mixIds.length}\n`);
   process.stdout.write(`PAGES ${await scansOf([ids.card])}\n`);
-  process.stdout.write(`GS1 ${await scansOf([ids.gs1])}\n`);
+  // The GS1 row's gs1_resolutions rows (one per resolution, under its scan's id), beside its scans.
+  const rs = await app.ch.client.query({
+    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.gs1_resolutions WHERE code_id = {id:UInt64}`,
+    query_params: { id: ids.gs1 },
+    format: 'JSONEachRow',
+  });
+  const [resolutions] = await rs.json<{ c: string; u: string }>();
+  process.stdout.write(`GS1 ${await scansOf([ids.gs1])} ${resolutions.c} ${resolutions.u}\n`);
   process.stdout.write(`PIXELS ${await scansOf([ids.px])}\n`);
   const { hits, misses, filtered } = rd.cache.stats;
   const dropped = (await app.metrics.orphanScansDropped.get()).values[0]?.value ?? 0;

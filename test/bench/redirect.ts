@@ -22,6 +22,9 @@
 // redirects served (exactly once).
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=50 make bench-redirect
 //   BENCH_PARTS=known,unknown make bench-redirect   # leaves out the ceiling's, the bare server's and the multi-core rows
+//   BENCH_PARTS=gs1 make bench-redirect             # one row of 3-6 (mix, landing, pixels, gs1, unknown) beside the
+//                                                   # one-request row (always run: the ratios are against it); `known` names them all
+//   BENCH_PROFILE=<file> BENCH_PROFILE_ROW=gs1 make bench-redirect  # the V8 CPU profile of that row (default mix)
 // It exits non-zero when a goal of the single-process mix row is missed (throughput against the bare
 // server, p99, every scan stored once), so a regression is visible.
 import fs from 'node:fs/promises';
@@ -39,6 +42,11 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 // The unknown-slug row is measured against the known code's, so `known` always runs.
 const parts = (process.env.BENCH_PARTS ?? 'bare,known,unknown,procs').split(',');
 const withBare = parts.includes('bare');
+/** A single-process row runs when named, or when `known` is (all of them). */
+const rowOn = (name: 'mix' | 'landing' | 'pixels' | 'gs1' | 'unknown') =>
+  parts.includes('known') || parts.includes(name);
+/** The row the V8 profile covers (BENCH_PROFILE): mix, one, landing, pixels, gs1 or unknown. */
+const profileRow = process.env.BENCH_PROFILE_ROW ?? 'mix';
 const processCounts = parts.includes('procs')
   ? (process.env.BENCH_PROCESSES ?? Array.from({ length: os.availableParallelism() }, (_, i) => i + 1).join(','))
       .split(',')
@@ -153,58 +161,43 @@ try {
   await warmMixCodes(`http://127.0.0.1:${service.port}`, headers.Host, mixPaths);
   await run('warmup', `http://127.0.0.1:${service.port}/bench/warm`, 2, servicePid, mixTraffic);
   rss.push(`after warm-up ${await rssMiB(servicePid)}`);
-  if (process.env.BENCH_PROBE === '1' || process.env.BENCH_PROFILE) service.child.kill('SIGUSR2'); // measure from here
+  const profile = process.env.BENCH_PROFILE;
+  // BENCH_PROBE alone: the first SIGUSR2, before the first row measured, starts the probe; with
+  // BENCH_PROFILE, the two around the profiled row start the probe and the profile, and stop the profile.
+  let probeWaits = process.env.BENCH_PROBE === '1' && !profile;
+  /** One row against the service; the profiled row (BENCH_PROFILE_ROW) between two SIGUSR2s. */
+  const measure = async (row: string, label: string, url: string, traffic?: Parameters<typeof run>[4]) => {
+    const profiled = !!profile && row === profileRow;
+    if (probeWaits || profiled) {
+      probeWaits = false;
+      service.child.kill('SIGUSR2'); // measure from here
+    }
+    const r = await run(label, `http://127.0.0.1:${service.port}${url}`, duration, servicePid, traffic);
+    if (profiled) {
+      service.child.kill('SIGUSR2'); // the profile covers this row alone
+      while (!(await fs.stat(profile).catch(() => null))) await new Promise((res) => setTimeout(res, 100));
+    }
+    return r;
+  };
   // RSS every 10 s of the run: with BENCH_DURATION=60, the soak that shows whether memory grows.
   const during: string[] = [];
   const sampler = setInterval(() => void rssMiB(servicePid).then((m) => during.push(m)), 10_000);
-  const ours = await run(
-    'redirect + scan, mix',
-    `http://127.0.0.1:${service.port}/bench/go`,
-    duration,
-    servicePid,
-    mixTraffic,
-  );
+  const ours = rowOn('mix') ? await measure('mix', 'redirect + scan, mix', '/bench/go', mixTraffic) : null;
   clearInterval(sampler);
   if (during.length) rss.push(`every 10 s of the redirect run ${during.join(' ')}`);
   rss.push(`after redirect ${await rssMiB(servicePid)}`);
-  if (process.env.BENCH_PROFILE) {
-    service.child.kill('SIGUSR2'); // the profile covers the redirect run alone
-    while (!(await fs.stat(process.env.BENCH_PROFILE).catch(() => null))) await new Promise((r) => setTimeout(r, 100));
-  }
-  const single = await run(
-    'redirect + scan, one request repeated',
-    `http://127.0.0.1:${service.port}/bench/go`,
-    duration,
-    servicePid,
-  );
-  const landing = await run(
-    'vCard landing page + scan',
-    `http://127.0.0.1:${service.port}/bench/card`,
-    duration,
-    servicePid,
-  );
-  rss.push(`after landing page ${await rssMiB(servicePid)}`);
-  const pixels = await run(
-    'pixel page (2 pixels, banner) + scan',
-    `http://127.0.0.1:${service.port}/bench/px`,
-    duration,
-    servicePid,
-  );
-  const gs1 = await run(
-    'GS1 resolution (307) + scan',
-    `http://127.0.0.1:${service.port}/bench/01/09506000134352/10/LOT1`,
-    duration,
-    servicePid,
-  );
-  rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
-  const unknown = await run(
-    'random unknown slugs (404)',
-    `http://127.0.0.1:${service.port}/bench/go`,
-    duration,
-    servicePid,
-    { randomPrefix: '/bench/' },
-  );
-  rss.push(`after unknown slugs ${await rssMiB(servicePid)}`);
+  const single = await measure('one', 'redirect + scan, one request repeated', '/bench/go');
+  const landing = rowOn('landing') ? await measure('landing', 'vCard landing page + scan', '/bench/card') : null;
+  if (landing) rss.push(`after landing page ${await rssMiB(servicePid)}`);
+  const pixels = rowOn('pixels') ? await measure('pixels', 'pixel page (2 pixels, banner) + scan', '/bench/px') : null;
+  const gs1 = rowOn('gs1')
+    ? await measure('gs1', 'GS1 resolution (307) + scan', '/bench/01/09506000134352/10/LOT1')
+    : null;
+  if (gs1) rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
+  const unknown = rowOn('unknown')
+    ? await measure('unknown', 'random unknown slugs (404)', '/bench/go', { randomPrefix: '/bench/' })
+    : null;
+  if (unknown) rss.push(`after unknown slugs ${await rssMiB(servicePid)}`);
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
   await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
   await ended;
@@ -218,51 +211,75 @@ try {
       `traffic mix: ${mix.requests} requests over ${mix.paths} codes, ${mix.userAgents} browser and ${mix.bots} bot ` +
       `user agents, ${mix.addresses} client addresses (X-Forwarded-For), ${mix.languages} languages\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, pixels, gs1, unknown];
+  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, pixels, gs1, unknown].filter(
+    (r): r is NonNullable<typeof r> => r !== null,
+  );
   const [, pxCount, pxDistinct, pxServed] = /PIXELS (\d+) (\d+) (\d+)/.exec(pixelsLine) ?? [];
-  const [, gs1Count, gs1Distinct, gs1Served] = /GS1 (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
+  const [, gs1Count, gs1Distinct, gs1Served, gs1Rows, gs1RowsDistinct] =
+    /GS1 (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
+  const gs1Once = [gs1Count, gs1Distinct, gs1Rows, gs1RowsDistinct].every((n) => Number(n) === Number(gs1Served));
   const [, pageCount, pageDistinct, pagesServed] = /PAGES (\d+) (\d+) (\d+)/.exec(pagesLine) ?? [];
   const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
+  const ofSingle = (r: { rps: number }) => `${((r.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput`;
   process.stdout.write(table(rows) + '\n\n');
   process.stdout.write(
-    (top && bare
-      ? `bare node:http: ${((bare.rps / top.rps) * 100).toFixed(1)}% of wrk's ceiling\n` +
-        `redirect, mix: ${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); `
-      : 'redirect, mix: ') +
-      `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms); one request repeated: ` +
+    (top && bare ? `bare node:http: ${((bare.rps / top.rps) * 100).toFixed(1)}% of wrk's ceiling\n` : '') +
+      (ours
+        ? `redirect, mix: ${bare ? `${((ours.rps / bare.rps) * 100).toFixed(1)}% of the bare server's throughput (goal >= 50%); ` : ''}` +
+          `p99 ${ours.p99.toFixed(2)} ms (goal <= 10 ms); `
+        : '') +
+      `one request repeated: ` +
       `${bare ? ((single.rps / bare.rps) * 100).toFixed(1) + '% of the bare server, ' : ''}p99 ${single.p99.toFixed(2)} ms\n` +
       `scans in ClickHouse, the mix's codes: ${mixCount ?? '?'} (distinct scan_id ${mixDistinct ?? '?'}) for ${mixServed ?? '?'} ` +
-      `redirects served (redirects_count, warm-up included; wrk completed ${ours.requests}, the rest were in flight when it stopped)` +
+      `redirects served (redirects_count, warm-up included${ours ? `; wrk completed ${ours.requests}, the rest were in flight when it stopped` : ''})` +
       `${mixOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
       `scans in ClickHouse, the repeated code: ${count ?? '?'} (distinct scan_id ${distinct ?? '?'}) for ${served ?? '?'} redirects served` +
       `${allOnce ? ': every served redirect recorded once' : ': MISMATCH'}\n` +
-      `landing page: ${((landing.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
-      `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
-      `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n` +
-      `pixel page: ${((pixels.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated, ` +
-      `p99 ${pixels.p99.toFixed(2)} ms; scans ${pxCount ?? '?'} (distinct ${pxDistinct ?? '?'}) for ${pxServed ?? '?'} pages served` +
-      `${Number(pxCount) === Number(pxServed) && Number(pxDistinct) === Number(pxServed) ? ': every page recorded once' : ': MISMATCH'}\n` +
-      `GS1 resolution: ${((gs1.rps / single.rps) * 100).toFixed(1)}% of the redirect's throughput, one request repeated (goal >= 80%), ` +
-      `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
-      `${Number(gs1Count) === Number(gs1Served) && Number(gs1Distinct) === Number(gs1Served) ? ': every resolution recorded once' : ': MISMATCH'}\n`,
+      (landing
+        ? `landing page: ${ofSingle(landing)}, one request repeated (goal >= 80%), ` +
+          `p99 ${landing.p99.toFixed(2)} ms; scans ${pageCount ?? '?'} (distinct ${pageDistinct ?? '?'}) for ${pagesServed ?? '?'} pages served` +
+          `${pagesOnce ? ': every page view recorded once' : ': MISMATCH'}\n`
+        : '') +
+      (pixels
+        ? `pixel page: ${ofSingle(pixels)}, one request repeated, ` +
+          `p99 ${pixels.p99.toFixed(2)} ms; scans ${pxCount ?? '?'} (distinct ${pxDistinct ?? '?'}) for ${pxServed ?? '?'} pages served` +
+          `${Number(pxCount) === Number(pxServed) && Number(pxDistinct) === Number(pxServed) ? ': every page recorded once' : ': MISMATCH'}\n`
+        : '') +
+      (gs1
+        ? `GS1 resolution: ${ofSingle(gs1)}, one request repeated (goal >= 80%), ` +
+          `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) and gs1_resolutions rows ` +
+          `${gs1Rows ?? '?'} (distinct ${gs1RowsDistinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
+          `${gs1Once ? ': every resolution recorded once' : ': MISMATCH'}\n`
+        : ''),
   );
+  const cpuOf = (r: (typeof rows)[number] | null, what: string) => (r ? [`${what} ${r.cpuUs} µs`] : []);
   process.stdout.write(
-    `server CPU per request (all threads): ${top && bare ? `ceiling ${top.cpuUs} µs, bare ${bare.cpuUs} µs, ` : ''}` +
-      `redirect + scan ${ours.cpuUs} µs (mix), ${single.cpuUs} µs (one request), unknown slugs ${unknown.cpuUs} µs\n` +
-      `service RSS (MiB): ${rss.join(', ')}\n`,
+    `server CPU per request (all threads): ` +
+      [
+        ...cpuOf(top, 'ceiling'),
+        ...cpuOf(bare, 'bare'),
+        ...cpuOf(ours, 'redirect + scan (mix)'),
+        ...cpuOf(single, 'redirect + scan (one request)'),
+        ...cpuOf(landing, 'landing page'),
+        ...cpuOf(pixels, 'pixel page'),
+        ...cpuOf(gs1, 'GS1 resolution'),
+        ...cpuOf(unknown, 'unknown slugs'),
+      ].join(', ') +
+      `\nservice RSS (MiB): ${rss.join(', ')}\n`,
   );
   const stat = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(cacheLine)?.[1] ?? NaN);
-  process.stdout.write(
-    `random unknown slugs: ${((unknown.rps / single.rps) * 100).toFixed(1)}% of the known code's throughput, one request repeated ` +
-      `(goal >= 50%); Postgres lookups over the whole run: ${stat('misses')} for ${unknown.requests} unknown ` +
-      `slugs (${stat('filtered')} answered by the known-keys filter); orphan rows written ${stat('orphans')}, ` +
-      `dropped by the per-domain sampling ${stat('dropped')}\n`,
-  );
+  if (unknown)
+    process.stdout.write(
+      `random unknown slugs: ${((unknown.rps / single.rps) * 100).toFixed(1)}% of the known code's throughput, one request repeated ` +
+        `(goal >= 50%); Postgres lookups over the whole run: ${stat('misses')} for ${unknown.requests} unknown ` +
+        `slugs (${stat('filtered')} answered by the known-keys filter); orphan rows written ${stat('orphans')}, ` +
+        `dropped by the per-domain sampling ${stat('dropped')}\n`,
+    );
   if (probeLine) process.stdout.write(probeLine + '\n');
   const missed = [
-    ...(bare && ours.rps < bare.rps * 0.5 ? ['throughput < 50% of the bare server'] : []),
-    ...(ours.p99 > 10 ? ['p99 > 10 ms'] : []),
-    ...(mixOnce && allOnce && pagesOnce ? [] : ['scans not stored exactly once']),
+    ...(ours && bare && ours.rps < bare.rps * 0.5 ? ['throughput < 50% of the bare server'] : []),
+    ...(ours && ours.p99 > 10 ? ['p99 > 10 ms'] : []),
+    ...(mixOnce && allOnce && pagesOnce && (!gs1 || gs1Once) ? [] : ['scans not stored exactly once']),
   ];
   if (missed.length) {
     process.stdout.write(`GOAL MISSED (single-process redirect, mix): ${missed.join('; ')}\n`);

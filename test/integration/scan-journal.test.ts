@@ -4,13 +4,21 @@
 // replayed at start with that token, so a batch that was already in is not stored twice, and a row
 // cut short by the kill (never answered) is left out.
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { ulid } from 'ulid';
 import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
-import { FileJournal } from '../../server/redirect/scan-ipc.js';
+import { FileJournal, insertForWorker, JournalGroup } from '../../server/redirect/scan-ipc.js';
+import {
+  GS1_RESOLUTION_SCHEMA,
+  ORPHAN_SCAN_SCHEMA,
+  SCAN_ACTION_SCHEMA,
+  SCAN_EVENT_SCHEMA,
+} from '../../server/analytics/scan-event.js';
+import { migrateClickHouse } from '../../server/stores/migrate.js';
 import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
 import { dropClickHouseDatabase, scratchClickHouse } from '../helpers/stores.js';
 
@@ -20,6 +28,8 @@ interface Row {
 }
 const COLUMNS = ['id', 'n'] as const;
 const log = pino({ level: 'silent' });
+/** The contents of a journal directory's files, read at once (an answer's view of what is on file). */
+const onFileNow = (dir: string) => readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8'));
 const tsv = (ids: string[]) => ids.map((id, i) => `${id}\t${i}\n`).join('');
 
 describe('scan journal (redirect processes: rows on file before they are answered)', function () {
@@ -112,5 +122,91 @@ describe('scan journal (redirect processes: rows on file before they are answere
     expect(b.stats.replayedRows).to.equal(4);
     expect(await fs.readdir(t.dir)).to.deep.equal([path.basename(own)]);
     await b.close();
+  });
+
+  it("writes a group's rows of every table pushed in one turn at the end of the turn, before the answers waiting on the group", async () => {
+    const [t1, t2] = [await table(), await table()];
+    const group = new JournalGroup(log);
+    const [b1, b2] = [
+      buffer(t1, new FileJournal(t1.dir, t1.prefix, log, group)),
+      buffer(t2, new FileJournal(t2.dir, t2.prefix, log, group)),
+    ];
+    b1.start();
+    b2.start();
+    await Promise.all([b1.settled(), b2.settled()]);
+    // A scan and its GS1 resolution row, twice in one turn: nothing written yet, nothing answered.
+    const seen: string[][][] = [];
+    b1.push({ id: 'scan1', n: 1 });
+    b2.push({ id: 'gs1a', n: 1 });
+    group.after(() => seen.push([onFileNow(t1.dir), onFileNow(t2.dir)]));
+    b1.push({ id: 'scan2', n: 2 });
+    b2.push({ id: 'gs1b', n: 2 });
+    group.after(() => seen.push([onFileNow(t1.dir), onFileNow(t2.dir)]));
+    expect(onFileNow(t1.dir)).to.deep.equal([]);
+    expect(onFileNow(t2.dir)).to.deep.equal([]);
+    expect(seen).to.deep.equal([]);
+    await new Promise((r) => setImmediate(r));
+    // Each answer ran with both tables' rows of the turn on file, one file (one batch) per table.
+    const both = [['scan1\t1\nscan2\t2\n'], ['gs1a\t1\ngs1b\t2\n']];
+    expect(seen).to.deep.equal([both, both]);
+    // Sealing one table's batch (its buffer's flush) writes what the other has pending too, first.
+    b2.push({ id: 'gs1c', n: 3 });
+    group.after(() => seen.push([[], onFileNow(t2.dir)]));
+    await b1.flush();
+    expect(seen[2]).to.deep.equal([[], ['gs1a\t1\ngs1b\t2\ngs1c\t3\n']]);
+    expect(await ids(t1)).to.deep.equal(['scan1', 'scan2']);
+    await b2.flush();
+    expect(await ids(t2)).to.deep.equal(['gs1a', 'gs1b', 'gs1c']);
+    expect(await fs.readdir(t1.dir)).to.deep.equal([]);
+    expect(await fs.readdir(t2.dir)).to.deep.equal([]);
+    await Promise.all([b1.close(), b2.close()]);
+  });
+
+  it("inserts a redirect process's batch of every table the redirect writes, with the batch's token (the owner's side)", async () => {
+    const migrated = `${db}_owner`;
+    await migrateClickHouse({ ...ch, database: migrated }, 30, log);
+    try {
+      const tables: Record<string, Record<string, string>> = {
+        scan_events: SCAN_EVENT_SCHEMA,
+        orphan_scans: ORPHAN_SCAN_SCHEMA,
+        scan_actions: SCAN_ACTION_SCHEMA,
+        gs1_resolutions: GS1_RESOLUTION_SCHEMA,
+      };
+      let id = 0;
+      for (const [name, schema] of Object.entries(tables)) {
+        const count = async () =>
+          Number(
+            (
+              await (
+                await ch.client.query({ query: `SELECT count() AS c FROM ${migrated}.${name}`, format: 'JSONEachRow' })
+              ).json<{ c: string }>()
+            )[0].c,
+          );
+        // One row in the columns' order (the order the redirect writes), a value of each column's type.
+        const row = Object.values(schema).map((type) =>
+          type.startsWith('DateTime') ? '2026-11-27 10:00:00.000' : /Int/.test(type) ? '1' : 'x',
+        );
+        const batch = { token: ulid(), tsv: row.join('\t') + '\n', rows: 1 };
+        for (let i = 0; i < 2; i++) {
+          const ack = await insertForWorker(
+            ch.client,
+            migrated,
+            { type: 'scan-batch', id: ++id, table: name, batch },
+            log,
+          );
+          expect(ack, name).to.deep.equal({ type: 'scan-ack', id, ok: true });
+        }
+        expect(await count(), name).to.equal(1);
+      }
+      const refused = await insertForWorker(
+        ch.client,
+        migrated,
+        { type: 'scan-batch', id: 99, table: 'qr_codes', batch: { token: ulid(), tsv: '', rows: 0 } },
+        log,
+      );
+      expect(refused).to.deep.equal({ type: 'scan-ack', id: 99, ok: false, error: 'not a scan batch' });
+    } finally {
+      await dropClickHouseDatabase(ch, migrated);
+    }
   });
 });
