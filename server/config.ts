@@ -224,7 +224,7 @@ export const CONFIG_KEYS = {
     env: 'LIVE_STREAM_BUFFER',
     default: '1000',
     parse: integer(10, 1_000_000),
-    help: 'Events held per live scan stream (GET /v1/scans/stream) for a client that reads slowly; past it, a gap event.',
+    help: 'Events a live scan stream (GET /v1/scans/stream) lets its client be behind: newly stored scans are delivered while it is less behind, else counted in a gap event.',
   },
   liveStreamHeartbeatMs: {
     env: 'LIVE_STREAM_HEARTBEAT_MS',

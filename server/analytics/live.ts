@@ -144,6 +144,8 @@ class Subscriber {
   /** Per code and kind (`<kind>:<code ulid>`): how many were missed, and the raw export cursor of the first. */
   private missedCodes = new Map<string, { codeUlid: string; kind: LiveRow['kind']; missed: number; cursor: string }>();
   private roomWaiters: (() => void)[] = [];
+  /** Whether the events of the current read are taken (beginRead). */
+  private admitting = true;
 
   constructor(
     readonly org: OrgRecord,
@@ -176,7 +178,18 @@ class Subscriber {
     return true;
   }
 
-  /** A live event: queued, held behind a replay, or counted as missed when the queue is full. */
+  /**
+   * Before the events of one read of stored batches are offered: they are taken whole when the client
+   * is less than the buffer behind, otherwise counted missed whole. So a burst larger than the buffer
+   * (one flush of a busy redirect) never costs a client that keeps up, and a client that does not
+   * keep up is at most the buffer plus one read behind (frames are shared between subscribers).
+   * Once events are missed, later ones are too until the gap is sent, so the gap comes in order.
+   */
+  beginRead(): void {
+    this.admitting = !this.missed && this.queue.length < this.limit;
+  }
+
+  /** A live event: queued, held behind a replay, or counted as missed (see beginRead). */
   offer(o: Offered): void {
     if (this.closed || o.seq <= this.after || !this.matches(o)) return;
     if (this.held) {
@@ -184,8 +197,7 @@ class Subscriber {
       else this.miss(o);
       return;
     }
-    // Once events are missed, later ones are too until the gap is sent, so the gap comes in order.
-    if (this.missed || this.queue.length >= this.limit) return this.miss(o);
+    if (!this.admitting) return this.miss(o);
     this.queue.push(o.frame);
     this.drain();
   }
@@ -461,6 +473,7 @@ class LiveHub {
           const [first] = subs;
           await this.labels.load(first.org, list);
           const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
+          for (const sub of subs) sub.beginRead();
           for (const s of list) {
             const o = this.labels.offered(seqOf.get(s.batch)!, s);
             for (const sub of this.subs.get(orgId) ?? []) sub.offer(o);

@@ -356,18 +356,23 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     const s = await raw(a.token, `?code_ulid=${c.ulid}`);
     await waitFor(() => s.retry !== undefined);
     s.pause();
-    // Enough events to fill the socket buffers on both sides and the stream's 50 events.
+    // Enough events to fill the socket buffers on both sides and the stream's 50 events, stored in
+    // four flushes: the first is taken whole (the client was not behind), the later ones find it behind.
     const total = 20_000;
     const now = Date.now();
-    for (let i = 0; i < total; i++) {
-      const at = now + i;
-      redirect.scans.push({
-        ...scanRow(at, { org_id: a.org.id, code_id: c.id, device_type: 'mobile' }),
-        scanned_at: clickHouseTime(at),
-      });
+    for (let flush = 0; flush < 4; flush++) {
+      for (let i = flush * 5000; i < (flush + 1) * 5000; i++) {
+        const at = now + i;
+        redirect.scans.push({
+          ...scanRow(at, { org_id: a.org.id, code_id: c.id, device_type: 'mobile' }),
+          scanned_at: clickHouseTime(at),
+        });
+      }
+      await redirect.scans.flush();
+      const stored = (flush + 1) * 5000;
+      await waitFor(async () => (await storedIds(a.org.id, c.id)).length === stored, Boolean, 60_000);
+      await new Promise((r) => setTimeout(r, 1000));
     }
-    await redirect.scans.flush();
-    await waitFor(async () => (await storedIds(a.org.id, c.id)).length === total, Boolean, 60_000);
     const accounted = () =>
       s.scans().length + s.events.filter((e) => e.event === 'gap').reduce((sum, e) => sum + e.data.missed, 0);
     // Read again a while later: every scan is either delivered or counted in a gap, none twice.
@@ -393,6 +398,27 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     // Live scans flow again after the gap.
     await scan(c);
     await waitFor(() => s.events.slice(gapAt + 1).some((e) => e.event === 'scan'), Boolean, 20_000);
+  });
+
+  it('delivers a burst of scans far larger than the stream’s buffer whole to a client that keeps up', async () => {
+    const c = await code(a);
+    const s = await raw(a.token, `?code_ulid=${c.ulid}`);
+    await waitFor(() => s.retry !== undefined);
+    // 2,000 scans in one flush: forty times the buffer (50), stored and read as one batch.
+    const now = Date.now();
+    for (let i = 0; i < 2000; i++) {
+      const at = now + i;
+      redirect.scans.push({ ...scanRow(at, { org_id: a.org.id, code_id: c.id }), scanned_at: clickHouseTime(at) });
+    }
+    await redirect.scans.flush();
+    await waitFor(
+      () => s.scans().length,
+      (n) => n >= 2000,
+      60_000,
+    );
+    const ids = s.scans().map((e) => e.data.scan_id);
+    expect(ids).to.deep.equal(await storedIds(a.org.id, c.id));
+    expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
   });
 
   it('serves the same scans from a second API process on the same stores, each subscriber once', async () => {
