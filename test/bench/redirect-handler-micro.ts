@@ -30,7 +30,7 @@ import { ScanBuffer } from '../../server/redirect/scan-buffer.js';
 import type { AppContext } from '../../server/context.js';
 import type { ClickHouseClient } from '../../server/stores/clickhouse.js';
 import { createLogger } from '../../server/logger.js';
-import { mixSlug, writeTrafficMix } from './traffic-mix.js';
+import { BENCH_GS1_PRODUCT, mixSlug, writeTrafficMix } from './traffic-mix.js';
 
 const log = createLogger('silent');
 const domain = {
@@ -80,18 +80,8 @@ const gs1Code: Record<string, unknown> = {
   brandId: 0,
   domainId: 1,
   domainType: 'fallback',
-  key: { gtin: '09506000134352' },
-  links: [
-    { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
-    {
-      link_type: 'gs1:pip',
-      href: 'https://example.com/de/reis',
-      title: 'Produktseite',
-      hreflang: ['de'],
-      default: true,
-    },
-    { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
-  ],
+  key: { gtin: BENCH_GS1_PRODUCT.gtin },
+  links: BENCH_GS1_PRODUCT.links,
   dateBegin: null,
   expireAt: null,
   schedule: null,
@@ -183,7 +173,7 @@ function round(withHandler: boolean): number {
     const m = mixed ? mixRequests[i % mixRequests.length] : null;
     const req = {
       method: 'GET',
-      url: m ? m.url : gs1 ? '/bench/01/09506000134352/10/LOT1' : '/bench/go',
+      url: m ? m.url : gs1 ? `/bench/01/${BENCH_GS1_PRODUCT.gtin}/10/LOT1` : '/bench/go',
       headers: m ? { ...m.headers } : { ...headers, 'user-agent': headers['user-agent'] + ' ' },
       socket: { remoteAddress: '127.0.0.1' },
     } as unknown as http.IncomingMessage;

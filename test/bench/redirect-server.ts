@@ -29,6 +29,7 @@ import { startRedirectListener } from '../../server/redirect/listener.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { examplePixelId } from '../../server/qr-codes/pixels.js';
 import { mixSlug } from './traffic-mix.js';
+import { BENCH_GS1_PRODUCT } from './traffic-mix.js';
 
 const config = loadConfig(process.env, { enableWorker: false });
 const log = createLogger(config.logLevel);
@@ -81,20 +82,7 @@ const [gs1] = await app
     domain_id: domain.id,
     slug: 'bench/rice',
     type: 'gs1',
-    destination: JSON.stringify({
-      gtin: '09506000134352',
-      links: [
-        { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
-        {
-          link_type: 'gs1:pip',
-          href: 'https://example.com/de/reis',
-          title: 'Produktseite',
-          hreflang: ['de'],
-          default: true,
-        },
-        { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
-      ],
-    }),
+    destination: JSON.stringify(BENCH_GS1_PRODUCT),
   })
   .returning('id');
 ids.gs1 = Number(gs1.id);

@@ -34,7 +34,7 @@ import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
 import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
-import { mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
+import { BENCH_GS1_PRODUCT, mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
 import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -191,7 +191,7 @@ try {
   if (landing) rss.push(`after landing page ${await rssMiB(servicePid)}`);
   const pixels = rowOn('pixels') ? await measure('pixels', 'pixel page (2 pixels, banner) + scan', '/bench/px') : null;
   const gs1 = rowOn('gs1')
-    ? await measure('gs1', 'GS1 resolution (307) + scan', '/bench/01/09506000134352/10/LOT1')
+    ? await measure('gs1', 'GS1 resolution (307) + scan', `/bench/01/${BENCH_GS1_PRODUCT.gtin}/10/LOT1`)
     : null;
   if (gs1) rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
   const unknown = rowOn('unknown')

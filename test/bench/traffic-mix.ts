@@ -159,3 +159,19 @@ export async function warmMixCodes(origin: string, host: string, paths: string[]
     );
   }
 }
+
+/** The GS1 product the redirect benchmarks resolve (`/01/<gtin>/10/<lot>`): its GTIN and links. */
+export const BENCH_GS1_PRODUCT = {
+  gtin: '09506000134352',
+  links: [
+    { link_type: 'gs1:pip', href: 'https://example.com/rice', title: 'Product page', default: true },
+    {
+      link_type: 'gs1:pip',
+      href: 'https://example.com/de/reis',
+      title: 'Produktseite',
+      hreflang: ['de'],
+      default: true,
+    },
+    { link_type: 'gs1:recipeInfo', href: 'https://example.com/recipes', title: 'Recipes', hreflang: ['en'] },
+  ],
+};
