@@ -9,7 +9,8 @@
 //   3. the redirect alone again (so load drift shows).
 // Then: events delivered to every subscriber against the scans recorded meanwhile (the codes'
 // redirects_count), and no scan twice. BENCH_DURATION (default 10 s per phase), BENCH_CONNECTIONS
-// (50), BENCH_SUBSCRIBERS (20), REDIRECT_PROCESSES (1).
+// (50), BENCH_SUBSCRIBERS (20), REDIRECT_PROCESSES (1), BENCH_CPU_PROF (a directory: CPU profiles of
+// the service and of the benchmark process during the phase with subscribers, cpu-profile.ts).
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
+import { cpuProfiler } from './cpu-profile.js';
 import { api, benchOrgToken, machine, startChild, stopChild } from './lib.js';
 import { writeTrafficMix, warmMixCodes } from './traffic-mix.js';
 import { runWrk, type WrkFigures } from './wrk.js';
@@ -25,6 +27,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 20);
 const PROCESSES = process.env.REDIRECT_PROCESSES ?? '1';
+/** BENCH_CPU_PROF=<dir>: CPU profiles of the service and of this process during the phase with subscribers. */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : '';
 const CODES = 50;
 const PROBE_PER_SECOND = 10;
 
@@ -88,8 +92,8 @@ async function main(): Promise<void> {
   const token = benchOrgToken(env);
   const service = await startChild(
     process.execPath,
-    ['--import', 'tsx', 'server/main.ts'],
-    { ...env, QR_PRINT_BANNER: '1' },
+    ['--import', 'tsx', ...(PROFILE_DIR ? ['--import', './test/bench/cpu-profile.ts'] : []), 'server/main.ts'],
+    { ...env, QR_PRINT_BANNER: '1', BENCH_CPU_PROF: PROFILE_DIR },
     /API: +http:\/\/127\.0\.0\.1:(\d+)/,
   );
   const subs: Subscriber[] = [];
@@ -159,7 +163,12 @@ async function main(): Promise<void> {
         await sleep(1000 / PROBE_PER_SECOND);
       }
     })();
+    const profiler = PROFILE_DIR ? cpuProfiler() : null;
+    profiler?.start();
+    if (profiler) service.child.kill('SIGUSR2');
     const withSubs = await wrk(`redirect, ${SUBSCRIBERS} subscribers`);
+    if (profiler) service.child.kill('SIGUSR2');
+    profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
     probing = false;
     await probe;
     const after = await settled();
