@@ -14,6 +14,7 @@ export interface Metrics {
   passwordHashes: Counter<never>;
   orphanScansDropped: Counter<never>;
   webhookDeliveries: Counter<'outcome'>;
+  liveStreamBatches: Counter<'source'>;
 }
 
 /**
@@ -105,6 +106,12 @@ export function createMetrics(collectDefaults: boolean, spillDir?: string): Metr
       name: 'webhook_delivery_attempts_total',
       help: 'Webhook delivery attempts, by outcome (succeeded, failed).',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    liveStreamBatches: new Counter({
+      name: 'live_stream_batches_total',
+      help: 'Stored scan batches the live stream hub delivered, by where their rows came from (handed: from this process, read_back: from ClickHouse).',
+      labelNames: ['source'],
       registers: [registry],
     }),
   };

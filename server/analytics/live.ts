@@ -31,6 +31,7 @@ import {
   SCAN_STREAM_CHANNEL,
   type StoredBatch,
 } from './live-batches.js';
+import { receiveStoredBatches, rowsOfHandedBatch, type HandedBatch } from './live-handoff.js';
 import { actionEventLabel } from './labels.js';
 import { actionsOfBatches, scansOfBatches, type LiveAction, type LiveScan } from './queries.js';
 import {
@@ -88,6 +89,10 @@ interface Scope {
 
 /** The ledger is read this many batches at a time. */
 const BATCHES_PER_READ = 100;
+/** Batches handed over in this process and not yet read from the ledger, at most (older ones are read back). */
+const HANDED_MAX = 2 * BATCHES_PER_READ;
+/** Frames are joined into pushes of about this many characters (one socket write each, not one per event). */
+const CHUNK_CHARS = 64 * 1024;
 /** A row of the ledger whose scans ClickHouse does not show yet (a replica behind) is read again. */
 const PARTIAL_READ_RETRIES = 5;
 /** A batch's rows were scanned from a minute before its token's time to an hour after (docs/stream.md). */
@@ -189,7 +194,12 @@ class Subscriber {
     this.admitting = !this.missed && this.queue.length < this.limit;
   }
 
-  /** A live event: queued, held behind a replay, or counted as missed (see beginRead). */
+  /** The events of the current read are offered: they leave in as few pushes as their size allows. */
+  endRead(): void {
+    this.drain();
+  }
+
+  /** A live event of a read: queued, held behind a replay, or counted as missed (see beginRead); sent at endRead. */
   offer(o: Offered): void {
     if (this.closed || o.seq <= this.after || !this.matches(o)) return;
     if (this.held) {
@@ -199,7 +209,6 @@ class Subscriber {
     }
     if (!this.admitting) return this.miss(o);
     this.queue.push(o.frame);
-    this.drain();
   }
 
   private miss(o: Offered): void {
@@ -255,15 +264,21 @@ class Subscriber {
   /** Ends the stream after the events queued (at most the buffer's worth, pushed regardless of the reader). */
   end(): void {
     if (!this.closed) {
-      while (this.queue.length) this.stream.push(this.queue.shift()!);
+      if (this.queue.length) this.stream.push(this.queue.splice(0).join(''));
       this.stream.push(null);
     }
     this.closed = true;
     this.wakeRoom();
   }
 
+  /** Pushes the queued frames while the reader wants them, joined up to CHUNK_CHARS a push. */
   private drain(): void {
-    while (this.wants && this.queue.length) this.wants = this.stream.push(this.queue.shift()!);
+    while (this.wants && this.queue.length) {
+      let n = 0;
+      for (let chars = 0; n < this.queue.length && chars < CHUNK_CHARS; n++) chars += this.queue[n].length;
+      const frames = this.queue.splice(0, n);
+      this.wants = this.stream.push(frames.length === 1 ? frames[0] : frames.join(''));
+    }
     if (this.wants && !this.queue.length && this.missed && !this.held) {
       this.wants = this.stream.push(sseEvent('gap', this.gap()));
       this.missed = 0;
@@ -351,6 +366,7 @@ async function readKind(
 
 /** Rows of batches from ClickHouse in stream order (seq, then the row's id), read again while some are missing. */
 async function readBatches(app: AppContext, batches: StoredBatch[], orgIds: number[]): Promise<LiveRow[]> {
+  if (!batches.length) return [];
   const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
   const wanted = new Set(orgIds);
   let expected = 0;
@@ -368,7 +384,12 @@ async function readBatches(app: AppContext, batches: StoredBatch[], orgIds: numb
   if (found.length < expected) {
     app.log.warn({ expected, read: found.length, from: batches[0].seq }, 'live stream: fewer rows read than stored');
   }
-  return found.sort((a, b) => seqOf.get(a.batch)! - seqOf.get(b.batch)! || (rowId(a) < rowId(b) ? -1 : 1));
+  return inStreamOrder(found, seqOf);
+}
+
+/** Rows in stream order: their batch's seq, then the row's id. */
+function inStreamOrder(rows: LiveRow[], seqOf: Map<string, number>): LiveRow[] {
+  return rows.sort((a, b) => seqOf.get(a.batch)! - seqOf.get(b.batch)! || (rowId(a) < rowId(b) ? -1 : 1));
 }
 
 /** The fan-out of one application context (one API process). */
@@ -383,6 +404,11 @@ class LiveHub {
   private readonly labels: Labels;
   /** Work a closed stream left (its open-stream row removed), awaited by close(). */
   private readonly leaving = new Set<Promise<unknown>>();
+  /**
+   * Batches stored by this process, by seq, with their rows of the organizations that had
+   * subscribers when they were handed over (`orgs`); taken by the pump instead of a read back.
+   */
+  private readonly handed = new Map<number, { token: string; orgs: Set<number>; rows: LiveRow[] }>();
 
   constructor(private readonly app: AppContext) {
     this.labels = new Labels(app);
@@ -390,6 +416,7 @@ class LiveHub {
 
   async start(): Promise<void> {
     this.lastSeq = await lastBatchSeq(this.app.db);
+    receiveStoredBatches(this.app, (b) => this.receive(b));
     await this.app.notify.subscribe(
       SCAN_STREAM_CHANNEL,
       () => this.kick(),
@@ -405,6 +432,49 @@ class LiveHub {
       if (this.subs.size) this.kick();
     });
     every(this.app.config.liveStreamHeartbeatMs, () => void this.heartbeat());
+  }
+
+  /**
+   * A batch this process just stored and recorded (live-handoff.ts): its rows of the organizations
+   * with subscribers are kept for the pump, which then reads the ledger at once. A batch the pump
+   * has already read from the ledger (the notification came first) was read back; it is left.
+   */
+  private receive(b: HandedBatch): void {
+    if (this.closed || !this.subs.size || b.seq <= (this.inflight ?? this.lastSeq)) return;
+    const orgs = new Set(this.subs.keys());
+    try {
+      const rows = rowsOfHandedBatch(b, orgs);
+      if (!rows) return;
+      this.handed.set(b.seq, { token: b.token, orgs, rows });
+      if (this.handed.size > HANDED_MAX) this.handed.delete(this.handed.keys().next().value!);
+    } catch (err) {
+      this.app.log.warn({ err, token: b.token }, 'live stream: a handed batch is read back instead');
+    }
+    this.kick();
+  }
+
+  /**
+   * The rows of the ledger's batches for the organizations with subscribers, in stream order: those
+   * of batches handed over by this process as they are, the others read back from ClickHouse.
+   */
+  private async rowsOf(batches: StoredBatch[], orgIds: number[]): Promise<LiveRow[]> {
+    const wanted = new Set(orgIds);
+    const rows: LiveRow[] = [];
+    const readBack: StoredBatch[] = [];
+    let relevant = 0;
+    for (const b of batches) {
+      if (!b.org_ids.some((o) => wanted.has(o))) continue;
+      relevant++;
+      const h = this.handed.get(b.seq);
+      if (h && h.token === b.token && b.org_ids.every((o) => !wanted.has(o) || h.orgs.has(o))) {
+        for (const r of h.rows) if (wanted.has(r.org_id)) rows.push(r);
+      } else readBack.push(b);
+    }
+    rows.push(...(await readBatches(this.app, readBack, orgIds)));
+    const counted = this.app.metrics.liveStreamBatches;
+    if (readBack.length) counted.inc({ source: 'read_back' }, readBack.length);
+    if (readBack.length < relevant) counted.inc({ source: 'handed' }, relevant - readBack.length);
+    return inStreamOrder(rows, new Map(batches.map((b) => [b.token, b.seq])));
   }
 
   /** The seq a new subscriber's live events start after: batches being read now are its replay's. */
@@ -460,7 +530,7 @@ class LiveHub {
       this.inflight = batches[batches.length - 1].seq;
       const orgIds = [...new Set(batches.flatMap((b) => b.org_ids))].filter((o) => this.subs.has(o));
       if (orgIds.length) {
-        const scans = await readBatches(this.app, batches, orgIds);
+        const scans = await this.rowsOf(batches, orgIds);
         const byOrg = new Map<number, LiveRow[]>();
         for (const s of scans) {
           const list = byOrg.get(s.org_id);
@@ -478,9 +548,11 @@ class LiveHub {
             const o = this.labels.offered(seqOf.get(s.batch)!, s);
             for (const sub of this.subs.get(orgId) ?? []) sub.offer(o);
           }
+          for (const sub of this.subs.get(orgId) ?? []) sub.endRead();
         }
       }
       this.lastSeq = this.inflight;
+      for (const seq of this.handed.keys()) if (seq <= this.lastSeq) this.handed.delete(seq);
     }
   }
 
@@ -525,6 +597,8 @@ class LiveHub {
 
   async close(): Promise<void> {
     this.closed = true;
+    receiveStoredBatches(this.app, null);
+    this.handed.clear();
     for (const t of this.timers) clearInterval(t);
     const all = [...this.subs.values()].flatMap((s) => [...s]);
     for (const sub of all) sub.end();

@@ -47,7 +47,7 @@ export async function replayLeftovers(app: AppContext): Promise<void> {
       count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,
       stored:
         table === 'scan_events' || table === 'scan_actions'
-          ? scanBatchPublisher(app.db, app.log, columns, table === 'scan_actions' ? 'action' : 'scan')
+          ? scanBatchPublisher(app, columns, table === 'scan_actions' ? 'action' : 'scan')
           : undefined,
     });
     buffer.start();

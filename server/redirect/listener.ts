@@ -146,7 +146,7 @@ export async function startRedirectListener(
     encodeScanRow,
     scanJournal,
     scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS, counters.holder.id),
-    scanBatchPublisher(app.db, app.log, SCAN_EVENT_COLUMNS),
+    scanBatchPublisher(app, SCAN_EVENT_COLUMNS),
   );
   const orphans = buffer<OrphanRow>(
     'orphan_scans',
@@ -160,7 +160,7 @@ export async function startRedirectListener(
     undefined,
     journaled ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
     undefined,
-    scanBatchPublisher(app.db, app.log, SCAN_ACTION_COLUMNS, 'action'),
+    scanBatchPublisher(app, SCAN_ACTION_COLUMNS, 'action'),
   );
   const gs1 = buffer<Gs1Row>(
     'gs1_resolutions',

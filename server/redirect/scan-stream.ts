@@ -2,10 +2,12 @@
 // from a journal or spill file), it is recorded in the live stream's ledger with the organizations
 // it holds, and every API process is notified (server/analytics/live-batches.ts). It never fails
 // the batch: the scans are stored; a record that cannot be written after a few tries is logged, and
-// live subscribers miss that batch (its scans are in the raw export).
-import type { Knex } from 'knex';
+// live subscribers miss that batch (its scans are in the raw export). Once recorded, the batch is
+// handed to the live stream's hub of this same process, if one runs (live-handoff.ts), so that hub
+// need not read its rows back from ClickHouse.
 import { pruneStoredBatches, recordStoredBatch, type BatchKind } from '../analytics/live-batches.js';
-import type { Logger } from '../logger.js';
+import { handOffStoredBatch } from '../analytics/live-handoff.js';
+import type { AppContext } from '../context.js';
 import type { Batch } from './scan-buffer.js';
 import { countsOf } from './scan-counts.js';
 
@@ -14,11 +16,11 @@ const ATTEMPTS = 3;
 const PRUNE_EVERY_MS = 3_600_000;
 
 export function scanBatchPublisher(
-  db: Knex,
-  log: Logger,
+  app: AppContext,
   columns: readonly string[],
   kind: BatchKind = 'scan',
 ): (batch: Batch) => Promise<void> {
+  const { db, log } = app;
   const column = columns.indexOf('org_id');
   let pruned = Date.now();
   return async (batch) => {
@@ -29,7 +31,8 @@ export function scanBatchPublisher(
     const orgRows = countsOf(batch.tsv, column);
     for (let i = 1; ; i++) {
       try {
-        await recordStoredBatch(db, batch.token, orgRows, kind);
+        const seq = await recordStoredBatch(db, batch.token, orgRows, kind);
+        if (seq !== null) handOffStoredBatch(app, { seq, token: batch.token, kind, tsv: batch.tsv, columns });
         return;
       } catch (err) {
         if (i >= ATTEMPTS) {

@@ -3,10 +3,17 @@
 // per-plan stream limit, resume with Last-Event-ID (also across a restart of the service), reset,
 // the gap of a consumer that stops reading, and two API processes on one set of stores. Clients
 // are the `eventsource` package and eventsource-parser, not our own parser.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ulid } from 'ulid';
+import { rowsOfHandedBatch } from '../../server/analytics/live-handoff.js';
+import { actionsOfBatches, scansOfBatches } from '../../server/analytics/queries.js';
+import { ScanBuffer, type Batch } from '../../server/redirect/scan-buffer.js';
+import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { clickHouseTime } from '../../server/analytics/scan-event.js';
+import { clickHouseTime, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RAW_EXPORT_ACTION_COLUMNS, RAW_EXPORT_COLUMNS } from '../../server/analytics/service.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
@@ -421,8 +428,107 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
   });
 
+  it('hands a batch stored in this process to its hub with exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'scan-stream-handoff-'));
+    const stored: Batch[] = [];
+    const buffer = (table: string, columns: readonly string[], encode?: (r: object) => string) =>
+      new ScanBuffer<object>({
+        client: svc.app.ch.client,
+        table: `${svc.app.ch.database}.${table}`,
+        columns: columns as readonly never[],
+        encode,
+        spillDir: dir,
+        log: svc.app.log,
+        stored: async (batch) => void stored.push(batch),
+      });
+    const scans = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string);
+    const actions = buffer('scan_actions', SCAN_ACTION_COLUMNS);
+    try {
+      const at = Date.now();
+      const time = (i: number) => clickHouseTime(at + i);
+      const odd = ['tab\there', 'back\\slash', 'new\nline\r', 'nul\0', 'é ü 漢字 😀', ''];
+      odd.forEach((text, i) =>
+        scans.push(
+          scanRow(at + i, {
+            scanned_at: time(i) as never,
+            org_id: i % 3 ? a.org.id : b.org.id,
+            brand_id: i,
+            domain_id: fallbackId,
+            code_id: 1000 + i,
+            visitor_hash: i % 2 ? '18446744073709551615' : String(i),
+            country: 'DE',
+            os: text,
+            referrer: text,
+            provider: text,
+            language: 'de',
+            is_bot: (i % 2) as 0 | 1,
+            matched_rule: i - 1,
+          }) as never,
+        ),
+      );
+      for (let i = 0; i < 3; i++)
+        actions.push({
+          action_id: ulid(at + i),
+          scanned_at: time(i),
+          org_id: a.org.id,
+          brand_id: 0,
+          domain_id: fallbackId,
+          code_id: 2000 + i,
+          action: i ? 'link' : 'vcard',
+          target: i,
+          visitor_hash: String(7 + i),
+          is_bot: 0,
+        });
+      await scans.flush();
+      await actions.flush();
+      expect(stored.map((batch) => batch.rows)).to.deep.equal([odd.length, 3]);
+      const [scanBatch, actionBatch] = stored;
+      // The escapes really are in what was inserted.
+      expect(scanBatch.tsv).to.include('\\t').and.include('\\\\').and.include('\\n').and.include('\\0');
+      const orgs = [a.org.id, b.org.id];
+      const read = { orgIds: orgs, tokens: [scanBatch.token], fromMs: at - 60_000, toMs: at + 60_000 };
+      const byId = <T extends { scan_id?: string; action_id?: string }>(rows: T[]) =>
+        rows.sort((x, y) => ((x.scan_id ?? x.action_id)! < (y.scan_id ?? y.action_id)! ? -1 : 1));
+      const handed = (batch: Batch, kind: 'scan' | 'action', columns: readonly string[], of = orgs) =>
+        byId(
+          (rowsOfHandedBatch({ seq: 1, token: batch.token, kind, tsv: batch.tsv, columns }, new Set(of)) ?? []).map(
+            ({ kind: _, ...r }: { kind: string }) => r as { scan_id?: string; action_id?: string },
+          ),
+        );
+      const back = byId(await scansOfBatches(svc.app.ch, read));
+      expect(back).to.have.length(odd.length);
+      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS)).to.deep.equal(back);
+      // Only the organizations asked for.
+      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS, [b.org.id])).to.deep.equal(
+        back.filter((r) => r.org_id === b.org.id),
+      );
+      const backActions = byId(await actionsOfBatches(svc.app.ch, { ...read, tokens: [actionBatch.token] }));
+      expect(backActions).to.have.length(3);
+      expect(handed(actionBatch, 'action', SCAN_ACTION_COLUMNS)).to.deep.equal(backActions);
+      // A row not as the redirect writes it: the hub reads the batch back instead.
+      expect(
+        rowsOfHandedBatch(
+          {
+            seq: 1,
+            token: scanBatch.token,
+            kind: 'scan',
+            tsv: scanBatch.tsv.replace(time(0), String(at)),
+            columns: SCAN_EVENT_COLUMNS,
+          },
+          new Set(orgs),
+        ),
+      ).to.equal(null);
+    } finally {
+      await scans.close();
+      await actions.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('serves the same scans from a second API process on the same stores, each subscriber once', async () => {
     const second = await startTestService({ env: ENV, stores: svc.stores });
+    const batches = async (app: TestService['app'], source: string) =>
+      (await app.metrics.liveStreamBatches.get()).values.find((v) => v.labels.source === source)?.value ?? 0;
     try {
       const c = await code(a);
       const s1 = source(a.token, `?code_ulid=${c.ulid}`);
@@ -446,6 +552,12 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
           .sort(),
       ).to.deep.equal(stored);
       expect(s2.scans().map((e) => e.id)).to.deep.equal(s1.scans().map((e) => e.id));
+      // This process stored the scans and handed them to its own hub; the second read them back:
+      // both sent the same events.
+      expect(s2.scans().map((e) => e.data)).to.deep.equal(s1.scans().map((e) => e.data));
+      expect(await batches(svc.app, 'handed')).to.be.above(0);
+      expect(await batches(second.app, 'read_back')).to.be.above(0);
+      expect(await batches(second.app, 'handed')).to.equal(0);
     } finally {
       open.pop()!.close();
       await second.close();
