@@ -226,6 +226,12 @@ export const CONFIG_KEYS = {
     parse: integer(10, 1_000_000),
     help: 'Events a live scan stream (GET /v1/scans/stream) lets its client be behind: newly stored scans are delivered while it is less behind, else counted in a gap event.',
   },
+  liveStreamFlushMs: {
+    env: 'LIVE_STREAM_FLUSH_MS',
+    default: '250',
+    parse: integer(10, 60_000),
+    help: 'How often the redirect sends its scans and landing-page actions to ClickHouse while any live scan stream (GET /v1/scans/stream) is open, of any organization on any process (otherwise about every second): shorter brings events sooner, at the cost of more, smaller inserts.',
+  },
   liveStreamHeartbeatMs: {
     env: 'LIVE_STREAM_HEARTBEAT_MS',
     default: '15000',

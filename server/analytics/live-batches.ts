@@ -10,6 +10,8 @@ export const SCAN_STREAM_CHANNEL = 'scan_stream';
 /** How long a stored batch can be resumed from (Last-Event-ID), and how long its row is kept. */
 export const RESUME_WINDOW_MS = 24 * 3_600_000;
 const KEEP_HOURS = 25;
+/** An open stream (scan_stream_sessions) whose process stopped refreshing it no longer counts after this. */
+export const STALE_STREAM_SECONDS = 45;
 
 /** Which table a stored batch's rows are in: scan_events or scan_actions (sql/0073). */
 export type BatchKind = 'scan' | 'action';
@@ -82,6 +84,14 @@ export async function batchAt(db: Knex, seq: number): Promise<StoredBatch | null
 export async function lastBatchSeq(db: Knex): Promise<number> {
   const r = await db('scan_stream_batches').max('seq as seq').first();
   return Number(r?.seq ?? 0);
+}
+
+/** Whether any live stream is open, of any organization on any process (a row refreshed lately). */
+export async function anyStreamOpen(db: Knex): Promise<boolean> {
+  const r = await db('scan_stream_sessions')
+    .whereRaw(`seen_at > now() - interval '${STALE_STREAM_SECONDS} seconds'`)
+    .first(db.raw('1 as open'));
+  return r !== undefined;
 }
 
 /** Drops batches past the resume window (and an hour more). */

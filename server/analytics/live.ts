@@ -29,6 +29,7 @@ import {
   lastBatchSeq,
   RESUME_WINDOW_MS,
   SCAN_STREAM_CHANNEL,
+  STALE_STREAM_SECONDS,
   type StoredBatch,
 } from './live-batches.js';
 import { receiveStoredBatches, rowsOfHandedBatch, type HandedBatch } from './live-handoff.js';
@@ -98,8 +99,6 @@ const PARTIAL_READ_RETRIES = 5;
 /** A batch's rows were scanned from a minute before its token's time to an hour after (docs/stream.md). */
 const BEFORE_TOKEN_MS = 60_000;
 const AFTER_TOKEN_MS = 3_600_000;
-/** An open stream whose process stopped refreshing it no longer counts toward the limit. */
-const STALE_SESSION_SECONDS = 45;
 /** The reconnection delay the stream asks of clients (the SSE `retry` field). */
 const RETRY_MS = 3000;
 const EVENT_ID = /^(\d{1,15})-([0-9A-Za-z]{1,64})$/;
@@ -655,11 +654,10 @@ async function openSession(app: AppContext, org: OrgRecord, id: string): Promise
     const max = Number(plan?.live_streams ?? 0);
     await trx('scan_stream_sessions')
       .where({ org_id: org.id })
-      .whereRaw(`seen_at < now() - interval '${STALE_SESSION_SECONDS} seconds'`)
+      .whereRaw(`seen_at < now() - interval '${STALE_STREAM_SECONDS} seconds'`)
       .delete();
     const [{ n }] = await trx('scan_stream_sessions').where({ org_id: org.id }).count({ n: '*' });
-    if (Number(n) >= max)
-      throw ApiError.rateLimited(STALE_SESSION_SECONDS, rateLimitHelpUrl(app.config, app.apiPort()));
+    if (Number(n) >= max) throw ApiError.rateLimited(STALE_STREAM_SECONDS, rateLimitHelpUrl(app.config, app.apiPort()));
     await trx('scan_stream_sessions').insert({ id, org_id: org.id });
   });
 }

@@ -22,7 +22,7 @@ import { RedirectHandler } from './handler.js';
 import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
-import { scanBatchPublisher } from './scan-stream.js';
+import { flushSoonerWhileStreamed, scanBatchPublisher } from './scan-stream.js';
 import { FileJournal, JournalGroup } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
@@ -172,6 +172,7 @@ export async function startRedirectListener(
   orphans.start();
   actions.start();
   gs1.start();
+  const stopWatching = flushSoonerWhileStreamed(app, [scans, actions]);
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
@@ -214,6 +215,7 @@ export async function startRedirectListener(
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
       await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
+      stopWatching();
       await Promise.all([scans.close(), orphans.close(), actions.close(), gs1.close(), counters.close()]);
       await cache.close();
     })());

@@ -112,6 +112,8 @@ export class ScanBuffer<Row extends object> {
   private sealedRows = 0;
   private readonly maxRows: number;
   private readonly flushMs: number;
+  /** The flush timer's interval now: flushMs, or shorter while live streams are open (setFlushInterval). */
+  private interval: number;
   private readonly attempts: number;
   private readonly backoffMs: number;
   private readonly prefix: string;
@@ -151,6 +153,7 @@ export class ScanBuffer<Row extends object> {
     this.delay = opts.delay ?? sleep;
     this.maxRows = opts.maxRows ?? 10_000;
     this.flushMs = opts.flushMs ?? 1000;
+    this.interval = this.flushMs;
     this.attempts = opts.attempts ?? 4;
     this.backoffMs = opts.backoffMs ?? 100;
     this.prefix = opts.table.split('.').pop()!;
@@ -158,13 +161,30 @@ export class ScanBuffer<Row extends object> {
 
   /** Starts the flush timer and replays spill files left by processes that are gone. */
   start(): void {
-    this.timer = setInterval(() => this.kick(), this.flushMs);
-    this.timer.unref();
+    this.startTimer();
     this.sweep();
     this.sweeper = setInterval(() => {
       if (this.healthy) this.sweep();
     }, this.opts.sweepMs ?? 30_000);
     this.sweeper.unref();
+  }
+
+  private startTimer(): void {
+    this.timer = setInterval(() => this.kick(), this.interval);
+    this.timer.unref();
+  }
+
+  /**
+   * Flushes every `ms` from now on when that is sooner than flushMs (null: every flushMs again); the
+   * live stream asks for it while streams are open (scan-stream.ts).
+   */
+  setFlushInterval(ms: number | null): void {
+    const next = ms === null ? this.flushMs : Math.min(ms, this.flushMs);
+    if (next === this.interval) return;
+    this.interval = next;
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.startTimer();
   }
 
   /**

@@ -5,7 +5,7 @@
 // live subscribers miss that batch (its scans are in the raw export). Once recorded, the batch is
 // handed to the live stream's hub of this same process, if one runs (live-handoff.ts), so that hub
 // need not read its rows back from ClickHouse.
-import { pruneStoredBatches, recordStoredBatch, type BatchKind } from '../analytics/live-batches.js';
+import { anyStreamOpen, pruneStoredBatches, recordStoredBatch, type BatchKind } from '../analytics/live-batches.js';
 import { handOffStoredBatch } from '../analytics/live-handoff.js';
 import type { AppContext } from '../context.js';
 import type { Batch } from './scan-buffer.js';
@@ -14,6 +14,37 @@ import { countsOf } from './scan-counts.js';
 const ATTEMPTS = 3;
 /** The ledger's rows past the resume window are deleted about hourly, by whoever writes it. */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often a redirect process looks whether a live stream is open anywhere. */
+const WATCH_STREAMS_MS = 2000;
+
+/**
+ * While a live stream is open, of any organization on any process or machine, the scan and action
+ * buffers flush every LIVE_STREAM_FLUSH_MS instead of their usual interval (the flush interval is
+ * most of the time from a redirect's answer to its event); once none is, they flush as before.
+ * Returns the function that stops watching.
+ */
+export function flushSoonerWhileStreamed(
+  app: AppContext,
+  buffers: { setFlushInterval(ms: number | null): void }[],
+): () => void {
+  let busy = false;
+  const look = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const open = await anyStreamOpen(app.db);
+      for (const b of buffers) b.setFlushInterval(open ? app.config.liveStreamFlushMs : null);
+    } catch {
+      // Postgres unreachable: the buffers keep their interval; the next look tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  void look();
+  const timer = setInterval(() => void look(), WATCH_STREAMS_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 export function scanBatchPublisher(
   app: AppContext,

@@ -525,6 +525,24 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     }
   });
 
+  it('makes the redirect send its scans sooner while a stream is open anywhere (LIVE_STREAM_FLUSH_MS)', async () => {
+    // Another process on the same stores whose redirect would otherwise flush every 10 minutes.
+    const other = await startTestService({ env: { ...ENV, LIVE_STREAM_FLUSH_MS: '100' }, stores: svc.stores });
+    const slow = await startRedirectListener(other.app, 0, '127.0.0.1', { flushMs: 600_000, tlsPort: null });
+    try {
+      const c = await code(a);
+      const s = source(a.token, `?code_ulid=${c.ulid}`);
+      await connected(s);
+      const r = await hit(slow.port, FALLBACK, c.path, { headers: { 'User-Agent': IPHONE } });
+      expect(r.status).to.equal(302);
+      await waitFor(() => s.scans().length >= 1, Boolean, 20_000);
+      expect(s.scans().map((e) => e.data.scan_id)).to.deep.equal(await storedIds(a.org.id, c.id));
+    } finally {
+      await slow.close();
+      await other.close();
+    }
+  });
+
   it('serves the same scans from a second API process on the same stores, each subscriber once', async () => {
     const second = await startTestService({ env: ENV, stores: svc.stores });
     const batches = async (app: TestService['app'], source: string) =>
