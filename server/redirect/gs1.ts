@@ -110,9 +110,9 @@ function withQuery(href: string, params: URLSearchParams): string {
 }
 
 const linkHeader = (anchor: string, compressed?: { query: string }): string => {
-  const parts = [`<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
-  if (compressed) parts.push(`<${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`);
-  return parts.join(', ');
+  const linkset = `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
+  if (!compressed) return linkset;
+  return `${linkset}, <${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`;
 };
 
 /**
