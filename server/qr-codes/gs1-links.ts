@@ -334,6 +334,12 @@ export interface Gs1Choices {
   defaults: Gs1Link[];
   byLanguage: Gs1Link[];
   plainDefault: Gs1Link | undefined;
+  /**
+   * The primary subtags (`de` of `de-CH`) of the default links' languages: a language range that
+   * fits one of them shares its primary subtag, so an Accept-Language holding none of them cannot
+   * change the default and is not parsed.
+   */
+  defaultPrimaryTags: string[];
   byType: ReadonlyMap<string, Gs1Link[]>;
   langs: ReadonlyMap<Gs1Link, string[]>;
 }
@@ -346,10 +352,13 @@ export function choiceTables(links: Gs1Link[]): Gs1Choices {
     if (same) same.push(l);
     else byType.set(l.link_type, [l]);
   }
+  const byLanguage = defaults.filter((l) => l.hreflang?.length);
+  const primary = byLanguage.flatMap((l) => l.hreflang!.map((x) => x.toLowerCase().split('-')[0]));
   return {
     defaults,
-    byLanguage: defaults.filter((l) => l.hreflang?.length),
+    byLanguage,
     plainDefault: defaults.find((l) => !l.hreflang?.length),
+    defaultPrimaryTags: [...new Set(primary)],
     byType,
     langs: new Map(links.map((l) => [l, (l.hreflang ?? []).map((x) => x.toLowerCase())])),
   };
@@ -385,6 +394,13 @@ function acceptedLanguages(header: string | undefined): string[] {
     .map((tag, i) => ({ tag, q: qs[i], i }))
     .sort((a, b) => b.q - a.q || a.i - b.i)
     .map((x) => x.tag);
+}
+
+/** Whether an Accept-Language header holds one of the primary subtags anywhere (a cheap check before parsing it). */
+function mayFit(header: string | undefined, primaryTags: string[]): boolean {
+  if (!header) return false;
+  const lower = header.toLowerCase();
+  return primaryTags.some((t) => lower.includes(t));
 }
 
 /** How well a link's hreflang fits the accepted languages: lower is better; Infinity: not at all. */
@@ -433,7 +449,7 @@ export function chooseLink(
   if (asked === null || asked === 'gs1:defaultLink') {
     // Without a default per language, Accept-Language cannot change the choice: not read.
     let pick = c.plainDefault;
-    if (c.byLanguage.length) {
+    if (c.byLanguage.length && mayFit(req.acceptLanguage, c.defaultPrimaryTags)) {
       const accepted = acceptedLanguages(req.acceptLanguage);
       const lang = narrow(c, c.byLanguage, accepted, null).filter(
         (l) => languageRank(c.langs.get(l)!, accepted) !== Infinity,

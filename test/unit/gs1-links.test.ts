@@ -148,6 +148,7 @@ describe('GS1 link choice: tables worked out with the links, the request read on
     expect(tables.defaults.map((l) => l.title)).to.deep.equal(['any', 'de', 'fr']);
     expect(tables.byLanguage.map((l) => l.title)).to.deep.equal(['de', 'fr']);
     expect(tables.plainDefault?.title).to.equal('any');
+    expect(tables.defaultPrimaryTags).to.deep.equal(['de', 'fr']);
     expect([...tables.byType.keys()]).to.deep.equal(['gs1:pip', 'gs1:recipeInfo']);
   });
 
@@ -164,6 +165,8 @@ describe('GS1 link choice: tables worked out with the links, the request read on
     expect(pick('de;level=1;q=0.9,fr;q=0.95')).to.equal('https://example.com/fr');
     expect(pick('de;q=abc,fr;q=0.1')).to.equal('https://example.com/fr'); // a q that is no number drops its range
     expect(pick(undefined)).to.equal('https://example.com/');
+    expect(pick('en-GB,en;q=0.9')).to.equal('https://example.com/'); // no default's language in it: not parsed
+    expect(pick('en-GB,FR;q=0.9')).to.equal('https://example.com/fr');
   });
 
   it('chooses among the links of a link type by context, then language, and says when none fits', () => {
