@@ -228,7 +228,7 @@ export const CONFIG_KEYS = {
   },
   liveStreamFlushMs: {
     env: 'LIVE_STREAM_FLUSH_MS',
-    default: '250',
+    default: '500',
     parse: integer(10, 60_000),
     help: 'How often the redirect sends its scans and landing-page actions to ClickHouse while any live scan stream (GET /v1/scans/stream) is open, of any organization on any process (otherwise about every second): shorter brings events sooner, at the cost of more, smaller inserts.',
   },
