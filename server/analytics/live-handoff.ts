@@ -7,6 +7,7 @@
 // rows are not at hand, are read back as before.
 import type { BatchKind } from './live-batches.js';
 import type { LiveAction, LiveScan } from './queries.js';
+import { SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from './scan-event.js';
 
 /** A batch just stored and recorded: its ledger seq, its token, and its rows as they were inserted (TabSeparated). */
 export interface HandedBatch {
@@ -50,37 +51,6 @@ const DIGITS = /^\d{1,20}$/;
 /** visitor_hash (UInt64, inserted in decimal) as the hub reads it back: leftPad(hex(visitor_hash), 16, '0'). */
 const hex16 = (s: string): string => BigInt(s).toString(16).toUpperCase().padStart(16, '0');
 
-const SCAN_FIELDS = [
-  'scan_id',
-  'scanned_at',
-  'org_id',
-  'brand_id',
-  'domain_id',
-  'code_id',
-  'visitor_hash',
-  'country',
-  'device_type',
-  'os',
-  'browser',
-  'referrer',
-  'language',
-  'provider',
-  'is_bot',
-  'matched_rule',
-] as const;
-const ACTION_FIELDS = [
-  'action_id',
-  'scanned_at',
-  'org_id',
-  'brand_id',
-  'domain_id',
-  'code_id',
-  'action',
-  'target',
-  'visitor_hash',
-  'is_bot',
-] as const;
-
 /**
  * The rows of a handed batch of the given organizations, exactly as the hub would read them back
  * from ClickHouse (scansOfBatches, actionsOfBatches), or null when a row is not as the redirect
@@ -90,7 +60,7 @@ export function rowsOfHandedBatch(
   b: HandedBatch,
   orgIds: ReadonlySet<number>,
 ): (LiveScan & { kind: 'scan' })[] | (LiveAction & { kind: 'action' })[] | null {
-  const names: readonly string[] = b.kind === 'scan' ? SCAN_FIELDS : ACTION_FIELDS;
+  const names: readonly string[] = b.kind === 'scan' ? SCAN_EVENT_COLUMNS : SCAN_ACTION_COLUMNS;
   const at: Record<string, number> = {};
   for (const n of names) {
     at[n] = b.columns.indexOf(n);
