@@ -33,8 +33,8 @@ async function scanner() {
 async function readZbar(gray, width, height) {
   const s = await scanner();
   try {
-    const copy = gray.buffer.slice(gray.byteOffset, gray.byteOffset + gray.byteLength);
-    return (await scanGrayBuffer(copy, width, height, s)).map((sym) => sym.decode());
+    // The image is this request's own copy (see below): ZBar may have its buffer.
+    return (await scanGrayBuffer(gray.buffer, width, height, s)).map((sym) => sym.decode());
   } catch {
     return []; // an image ZBar cannot take reads as nothing found
   } finally {
@@ -42,12 +42,16 @@ async function readZbar(gray, width, height) {
   }
 }
 
+/** jsQR's RGBA input, kept for the next image of the same size (a new one each time is garbage to collect). */
+let rgba = new Uint8ClampedArray(0);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 function readJsqr(gray, width, height, inverted) {
-  const rgba = new Uint8ClampedArray(width * height * 4);
-  for (let i = 0, j = 0; i < gray.length; i++, j += 4) {
-    rgba[j] = rgba[j + 1] = rgba[j + 2] = gray[i];
-    rgba[j + 3] = 255;
-  }
+  if (rgba.length !== width * height * 4) rgba = new Uint8ClampedArray(width * height * 4);
+  // Opaque grey, one 32-bit store a pixel.
+  const words = new Uint32Array(rgba.buffer, 0, gray.length);
+  if (LITTLE_ENDIAN) for (let i = 0; i < gray.length; i++) words[i] = 0xff000000 | (gray[i] * 0x010101);
+  else for (let i = 0; i < gray.length; i++) words[i] = ((gray[i] * 0x010101) << 8) | 0xff;
   // One binarisation for a dark-on-light symbol; both for an inverted one (jsqr's onlyInvert throws).
   const found = jsQR(rgba, width, height, { inversionAttempts: inverted ? 'attemptBoth' : 'dontInvert' });
   return found ? [found.data] : [];

@@ -26,12 +26,13 @@ export interface Gray {
 
 const require = createRequire(import.meta.url);
 
-function rgba(img: Gray): Uint8ClampedArray {
-  const out = new Uint8ClampedArray(img.width * img.height * 4);
-  for (let i = 0, j = 0; i < img.data.length; i++, j += 4) {
-    out[j] = out[j + 1] = out[j + 2] = img.data[i];
-    out[j + 3] = 255;
-  }
+/** Grey to opaque RGBA, one 32-bit store a pixel (the byte order of the platform's words). */
+function grayToRgba(gray: Uint8Array): Uint8ClampedArray {
+  const out = new Uint8ClampedArray(gray.length * 4);
+  const words = new Uint32Array(out.buffer, out.byteOffset, gray.length);
+  const little = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  if (little) for (let i = 0; i < gray.length; i++) words[i] = 0xff000000 | (gray[i] * 0x010101);
+  else for (let i = 0; i < gray.length; i++) words[i] = ((gray[i] * 0x010101) << 8) | 0xff;
   return out;
 }
 
@@ -51,7 +52,7 @@ export function zxing(): Promise<unknown> {
 async function decodeZxing(img: Gray): Promise<string[]> {
   await zxing();
   const found = await readBarcodes(
-    { data: rgba(img), width: img.width, height: img.height, colorSpace: 'srgb' } as ImageData,
+    { data: grayToRgba(img.data), width: img.width, height: img.height, colorSpace: 'srgb' } as ImageData,
     // A phone is held roughly upright: no quarter turns (they cost time and read nothing more).
     { formats: ['QRCode'], tryHarder: true, tryInvert: true, tryRotate: false, maxNumberOfSymbols: 1 },
   );
@@ -70,11 +71,14 @@ class DecoderProcess {
   private child?: ChildProcessWithoutNullStreams;
   private ready?: Promise<void>;
   private nextId = 1;
+  /** Whether the process keeps this thread alive (changed only when it must: each change is a system call). */
+  private held = false;
   private waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
 
   private start(): Promise<void> {
     const child = spawn(process.execPath, [DECODER_ENTRY], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
+    this.held = true; // a new child's handles are referenced
     let buffered = '';
     let onReady: () => void;
     const ready = new Promise<void>((resolve) => (onReady = resolve));
@@ -123,7 +127,8 @@ class DecoderProcess {
   /** The process keeps this thread alive only while an answer is awaited. */
   private hold(on: boolean): void {
     const c = this.child;
-    if (!c) return;
+    if (!c || on === this.held) return;
+    this.held = on;
     for (const h of [c, c.stdout, c.stdin] as unknown as { ref?: () => void; unref?: () => void }[]) {
       if (on) h.ref?.();
       else h.unref?.();
@@ -149,8 +154,12 @@ class DecoderProcess {
     return new Promise<string[]>((resolve, reject) => {
       this.waiting.set(id, { resolve: (a) => resolve(a[family] ?? []), reject });
       this.hold(true);
-      this.child!.stdin.write(header);
-      this.child!.stdin.write(img.data);
+      // Header and pixels in one system call (a vectored write), the pixels not copied.
+      const stdin = this.child!.stdin;
+      stdin.cork();
+      stdin.write(header);
+      stdin.write(img.data);
+      stdin.uncork();
     });
   }
 }
@@ -181,7 +190,9 @@ export async function decodeWith(family: DecoderFamily, img: Gray, inverted = fa
  * Which families read `text` in each of `count` images, made by `image(i)` one after another: each
  * goes to the decoder processes (jsQR, ZBar) as soon as it is made, and this thread runs ZXing-C++ on
  * it and makes the next while they read. With `stopAtFirst`, it stops at the first image
- * some family misses (the images after it are not made); the answer then ends with that image.
+ * some family misses (the images after it are not made); the answer then ends with that image. There
+ * an image goes to the decoder processes only once ZXing-C++ has read it: an image it misses already
+ * decides the answer, and the processes are spared it.
  */
 export async function familiesReading(
   count: number,
@@ -192,10 +203,7 @@ export async function familiesReading(
   const read: Set<DecoderFamily>[] = [];
   const answers: Promise<void>[] = [];
   let missed = false;
-  for (let i = 0; i < count && !(opts.stopAtFirst && missed); i++) {
-    const img = await image(i);
-    const set = new Set<DecoderFamily>();
-    read.push(set);
+  const ask = (img: Gray, set: Set<DecoderFamily>) => {
     for (const f of ['jsqr', 'zbar'] as const) {
       const answer = aside[f].decode(img, f, opts.inverted ?? false).then((texts) => {
         if (texts.includes(text)) set.add(f);
@@ -205,8 +213,15 @@ export async function familiesReading(
       answer.catch(() => undefined);
       answers.push(answer);
     }
+  };
+  for (let i = 0; i < count && !(opts.stopAtFirst && missed); i++) {
+    const img = await image(i);
+    const set = new Set<DecoderFamily>();
+    read.push(set);
+    if (!opts.stopAtFirst) ask(img, set);
     if ((await decodeZxing(img)).includes(text)) set.add('zxing-cpp');
     else missed = true;
+    if (opts.stopAtFirst && !missed) ask(img, set);
   }
   if (!(opts.stopAtFirst && missed)) await Promise.all(answers);
   return read;

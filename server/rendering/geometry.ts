@@ -51,7 +51,11 @@ const FRAME_BAND = 5;
 /** Numbers in path data: at most 3 decimals, no trailing zeros, no leading zero. */
 export function num(n: number): string {
   const s = String(Math.round(n * 1000) / 1000);
-  return s.replace(/^(-?)0\./, '$1.');
+  // "0.x" and "-0.x" lose the zero; compared by character codes (a regular expression here was a fifth
+  // of building a scene, which every render and every verdict does).
+  if (s.charCodeAt(0) === 48 && s.charCodeAt(1) === 46) return s.slice(1);
+  if (s.charCodeAt(0) === 45 && s.charCodeAt(1) === 48 && s.charCodeAt(2) === 46) return '-' + s.slice(2);
+  return s;
 }
 
 /** Path data writer: joins numbers the way SVG allows, so paths stay compact. */

@@ -5,59 +5,16 @@
 // this thread) and the qrcode library's own 1024 px PNG. Goal: full verdict p95 <= 150 ms on an
 // unloaded machine; the ratio to the baselines is what stays comparable on a shared one.
 // BENCH_VERDICTS sets the verdicts per case (default 30). Exits non-zero when the goal is missed.
-import fs from 'node:fs';
 import os from 'node:os';
 import QRCode from 'qrcode';
-import type { StyleConfig } from '../../server/rendering/index.js';
 import { checkScannability } from '../../server/rendering/scannability.js';
-import { samplePngLogo } from '../helpers/sample-logo.js';
-import { cpuSeconds, machine } from './lib.js';
+import { machine } from './lib.js';
+import { childrenCpuMs, STYLES } from './verdict-styles.js';
 
 const N = Number(process.env.BENCH_VERDICTS ?? 30);
 
-// A realistic mix of designs, each 1024 px wide: plain, round dots, and a full one (gradient, logo,
-// ring finder patterns, a frame).
-const STYLES: StyleConfig[] = [
-  { width: 1024 },
-  { width: 1024, dotsOptions: { type: 'dots', color: '#1b5e20' }, qrOptions: { errorCorrectionLevel: 'M' } },
-  {
-    width: 1024,
-    qrOptions: { errorCorrectionLevel: 'H' },
-    dotsOptions: {
-      type: 'rounded',
-      gradient: {
-        type: 'linear',
-        rotation: 0.8,
-        colorStops: [
-          { offset: 0, color: '#1a237e' },
-          { offset: 1, color: '#6a1b9a' },
-        ],
-      },
-    },
-    cornersSquareOptions: { type: 'extra-rounded', color: '#c2185b' },
-    cornersDotOptions: { type: 'dot', color: '#000000' },
-    image: samplePngLogo(),
-    imageOptions: { imageSize: 0.4, margin: 8 },
-    frame: { style: 'box', text: 'Scan me' },
-  },
-];
-
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
-/** The processes this one started (the decoder process of ./server/rendering/decoders.ts). */
-function children(): number[] {
-  const tasks = fs.readdirSync(`/proc/${process.pid}/task`);
-  return tasks.flatMap((t) =>
-    fs.readFileSync(`/proc/${process.pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-  );
-}
-
-async function childrenCpuMs(): Promise<number> {
-  let s = 0;
-  for (const pid of children()) s += await cpuSeconds(pid).catch(() => 0);
-  return s * 1000;
 }
 
 async function time(label: string, fn: (i: number) => Promise<unknown>) {
