@@ -191,8 +191,12 @@ function scanRows(
   return out;
 }
 
-/** Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). */
-const SCAN_FLUSH_ROWS = 20_000;
+/**
+ * Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). One
+ * batch is written while the next one is read, so at most two are held: about 330 bytes a scan as
+ * JSONEachRow, some 33 MiB in all.
+ */
+const SCAN_FLUSH_ROWS = 50_000;
 
 interface LinkIdentity {
   source_domain: string;
@@ -200,28 +204,21 @@ interface LinkIdentity {
 }
 
 /**
- * Scans read but not yet written: their rows, the pages they came from (the insert's deduplication
- * token), each link's newest scan and count (its high-water mark), and where a new run goes on once
- * they are written.
+ * Scans read but not yet written: their rows as JSONEachRow lines (no row objects are kept), the
+ * pages they came from (the insert's deduplication token), each link's newest scan and count (its
+ * high-water mark), and where a new run goes on once they are written.
  */
 class PendingScans {
-  rows: ImportedScan[] = [];
+  lines: string[] = [];
   pages: string[] = [];
   marks = new Map<string, { link: LinkIdentity; newest: number; count: number }>();
   next: ContinueToken | null = null;
-
-  clear() {
-    this.rows = [];
-    this.pages = [];
-    this.marks = new Map();
-    this.next = null;
-  }
 
   add(link: LinkIdentity, page: string, rows: ImportedScan[], newest: number, next: ContinueToken) {
     this.pages.push(page);
     this.next = next;
     if (!rows.length) return;
-    for (const r of rows) this.rows.push(r);
+    for (const r of rows) this.lines.push(JSON.stringify(r));
     const k = JSON.stringify([link.source_domain, link.source_key]);
     const m = this.marks.get(k) ?? { link, newest: 0, count: 0 };
     m.newest = Math.max(m.newest, newest);
@@ -232,46 +229,89 @@ class PendingScans {
 
 /**
  * Writes the pending scans: one insert whose deduplication token is made of the pages' identities,
- * then, in one Postgres transaction, each link's high-water mark, the counters and the continue
- * token. A retry after a crash in between starts from the same token, reads the same pages into the
- * same insert, and ClickHouse drops it.
+ * then, in one Postgres transaction, every link's high-water mark (one statement) and the counters
+ * and the continue token. A retry after a crash in between starts from the same token, reads the
+ * same pages into the same insert, and ClickHouse drops it.
  */
 async function flushScans(app: AppContext, row: ImportRow, pending: PendingScans): Promise<void> {
   if (!pending.next) return;
-  const { rows, marks, next } = pending;
-  if (rows.length) {
+  const { lines, marks, next } = pending;
+  if (lines.length) {
     await insertText(app.ch.client, {
       table: `${app.ch.database}.scan_events`,
       columns: IMPORTED_SCAN_COLUMNS,
       format: 'JSONEachRow',
-      body: rows.map((r) => JSON.stringify(r)).join('\n'),
+      body: lines.join('\n'),
       dedupToken: `import:${hash53([String(row.org_id), row.source, ...pending.pages])}`,
     });
   }
+  const links = [...marks.values()];
+  const now = app.clock.now();
   await app.db.transaction(async (trx) => {
-    for (const { link, newest, count } of marks.values()) {
-      await trx('imported_links')
-        .where({
-          org_id: row.org_id,
-          source: row.source,
-          source_domain: link.source_domain,
-          source_key: link.source_key,
-        })
-        .update({
-          scans_through: trx.raw('greatest(scans_through, ?::timestamptz)', [new Date(newest)]),
-          scans_imported: trx.raw('scans_imported + ?', [count]),
-          updated_at: app.clock.now(),
-        });
-    }
+    if (links.length)
+      await trx.raw(
+        `update imported_links l
+            set scans_through = greatest(l.scans_through, m.newest), scans_imported = l.scans_imported + m.count,
+                updated_at = ?
+           from unnest(?::text[], ?::text[], ?::timestamptz[], ?::bigint[]) as m(source_domain, source_key, newest, count)
+          where l.org_id = ? and l.source = ? and l.source_domain = m.source_domain and l.source_key = m.source_key`,
+        [
+          now,
+          links.map((m) => m.link.source_domain),
+          links.map((m) => m.link.source_key),
+          links.map((m) => new Date(m.newest).toISOString()),
+          links.map((m) => m.count),
+          row.org_id,
+          row.source,
+        ],
+      );
     await trx('imports')
       .where({ id: row.id })
       .update({
-        scans_done: trx.raw('scans_done + ?', [rows.length]),
+        scans_done: trx.raw('scans_done + ?', [lines.length]),
         continue_token: JSON.stringify(next),
-        updated_at: app.clock.now(),
+        updated_at: now,
       });
   });
-  pending.clear();
+}
+
+/**
+ * Batches written one after the other, each while the next is read: a batch is handed over when it
+ * is full, and waits for the one before it, so the continue token and the high-water marks move in
+ * the order the pages were read. A failed write surfaces at the next hand-over or at the end.
+ */
+class ScanWriter {
+  private writing: Promise<void> = Promise.resolve();
+  pending = new PendingScans();
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly row: ImportRow,
+  ) {}
+
+  /** Hands the pending batch over when it is full (after the one before it is written). */
+  async maybeFlush(): Promise<void> {
+    if (this.pending.lines.length >= SCAN_FLUSH_ROWS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await this.writing;
+    const batch = this.pending;
+    this.pending = new PendingScans();
+    this.writing = flushScans(this.app, this.row, batch);
+    this.writing.catch(() => undefined); // surfaces at the next flush or at drain()
+  }
+
+  /** Writes what is pending and waits for every write. */
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.writing;
+  }
+
+  /** Waits for the write in progress (a failure of it is thrown). */
+  settled(): Promise<void> {
+    return this.writing;
+  }
 }
 
 /**
@@ -283,7 +323,7 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
   const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
   const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
   const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
-  const pending = new PendingScans();
+  const writer = new ScanWriter(app, row);
   const agents = new AgentCache();
   let after = (token?.position ?? 0) - 1;
   try {
@@ -354,7 +394,10 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
         firstPages.delete(i);
         for (;;) {
           const page = first ? await first : await source.scans!(ref, since, until, cursor);
-          first = undefined;
+          // The link's next page is asked for before this one is turned into rows and written.
+          first =
+            page.next === null || page.next === undefined ? undefined : source.scans!(ref, since, until, page.next);
+          first?.catch(() => undefined); // awaited in its turn
           const rows = scanRows(
             agents,
             row,
@@ -381,16 +424,18 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
             until.toISOString(),
             cursor,
           ]);
-          pending.add(link, identity, rows, newest, next);
-          if (pending.rows.length >= SCAN_FLUSH_ROWS) await flushScans(app, row, pending);
+          writer.pending.add(link, identity, rows, newest, next);
+          await writer.maybeFlush();
           if (last) break;
           cursor = page.next;
         }
       }
     }
   } catch (err) {
-    if (reportable(err)) await flushScans(app, row, pending);
+    // What was read before a source failed is written; a failed write is thrown as it is.
+    await writer.settled();
+    if (reportable(err)) await writer.drain();
     throw err;
   }
-  await flushScans(app, row, pending);
+  await writer.drain();
 }

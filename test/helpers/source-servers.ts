@@ -119,6 +119,8 @@ export type ShlinkOrphanVisit = ShlinkVisit & {
 export class ShlinkServer extends SourceServer {
   urls: ShlinkUrl[] = [];
   orphanVisits: ShlinkOrphanVisit[] = [];
+  /** Short URLs say whether they have redirect rules (hasRedirectRules), as Shlink 4.3 and later do. */
+  reportsRedirectRules = true;
 
   constructor(readonly apiKey = 'shlink-test-key') {
     super();
@@ -167,6 +169,7 @@ export class ShlinkServer extends SourceServer {
             title: s.title ?? null,
             crawlable: false,
             forwardQuery: true,
+            ...(this.reportsRedirectRules ? { hasRedirectRules: (s.rules ?? []).length > 0 } : {}),
             visitsSummary: {
               total: s.visits.length,
               nonBots: s.visits.filter((v) => !v.potentialBot).length,

@@ -240,6 +240,10 @@ describe('Imports: /v1/imports', () => {
       const promo = imp.preview.unmappable.find((u: { short_code: string }) => u.short_code === 'promo');
       expect(promo.problems.map((p: { message: string }) => p.message).join(' ')).to.match(/query-param foo=bar/);
       expect(shlink.requests.filter((r) => r.headers['x-api-key'] !== shlink.apiKey)).to.deep.equal([]);
+      // hasRedirectRules (Shlink 4.3+) is false for every other link: only promo's rules are read.
+      expect(shlink.requests.filter((r) => /redirect-rules/.test(r.path)).map((r) => r.path)).to.deep.equal([
+        '/rest/v3/short-urls/promo/redirect-rules',
+      ]);
 
       const done = await confirm(b, imp.ulid, token);
       expect(done.status).to.equal('completed');
@@ -274,6 +278,19 @@ describe('Imports: /v1/imports', () => {
       const done = await confirm(b, imp.ulid, token);
       expect(done.progress.scans_done).to.equal(7);
       expect((await imported(b.org.id)).n).to.equal(2510);
+    });
+
+    it('reads every short URL’s redirect rules from a Shlink older than 4.3 (no hasRedirectRules)', async () => {
+      shlink.reportsRedirectRules = false;
+      const from = shlink.requests.length;
+      try {
+        const { imp } = await start(b, { source: 'shlink', credentials: creds() });
+        expect(imp.status, imp.error_message).to.equal('staged');
+        const rules = shlink.requests.slice(from).filter((r) => /redirect-rules/.test(r.path));
+        expect(rules).to.have.length(120);
+      } finally {
+        shlink.reportsRedirectRules = true;
+      }
     });
 
     it('imports orphan visits on request onto one paused code, reported, and a re-run adds only the newer ones', async function () {
