@@ -122,53 +122,36 @@ const sha256: (s: string) => Buffer =
     ? (s) => crypto.hash('sha256', s, 'buffer')
     : (s) => crypto.createHash('sha256').update(s).digest();
 
-/** A 53-bit hash as a decimal string (what visitor_hash holds), of the given parts. */
-function hash53(parts: string[]): string {
-  return (sha256(parts.join('\u0000')).readBigUInt64BE(0) >> 11n).toString();
+/** A 53-bit hash as a decimal string (what visitor_hash holds), of the given parts joined by NUL. */
+function hash53(joined: string): string {
+  return (sha256(joined).readBigUInt64BE(0) >> 11n).toString();
 }
 
-/**
- * Visitor hashes of one import: a visitor is a user agent and a country on a day, so a source's
- * visits repeat a few thousand of them. Emptied when full, so memory stays flat.
- */
-class VisitorCache {
-  private readonly hashes = new Map<string, string>();
-  constructor(private readonly max = 50_000) {}
-
-  hash(parts: string[]): string {
-    const key = parts.join('\u0000');
-    let h = this.hashes.get(key);
-    if (h === undefined) {
-      if (this.hashes.size >= this.max) this.hashes.clear();
-      h = hash53(parts);
-      this.hashes.set(key, h);
-    }
-    return h;
-  }
-}
+const joinParts = (parts: string[]) => parts.join('\u0000');
 
 /**
- * Parsed user agents of one import: a source's visits repeat a few thousand agents, and parsing one
- * (ua-parser-js, isbot) cost a quarter of the time of a scan. Emptied when full, so memory stays flat.
+ * Values an import computes over and over for a few thousand keys: parsed user agents (parsing one
+ * with ua-parser-js and isbot cost a quarter of the time of a scan) and visitor hashes (a visitor is
+ * a user agent and a country on a day). Emptied when full, so memory stays flat.
  */
-class AgentCache {
-  private readonly parsed = new Map<string, ReturnType<typeof parseAgent>>();
-  constructor(private readonly max = 10_000) {}
+class BoundedCache<V> {
+  private readonly values = new Map<string, V>();
+  constructor(private readonly max: number) {}
 
-  parse(ua: string): ReturnType<typeof parseAgent> {
-    let a = this.parsed.get(ua);
-    if (!a) {
-      if (this.parsed.size >= this.max) this.parsed.clear();
-      a = parseAgent(ua);
-      this.parsed.set(ua, a);
+  get(key: string, make: (key: string) => V): V {
+    let v = this.values.get(key);
+    if (v === undefined) {
+      if (this.values.size >= this.max) this.values.clear();
+      v = make(key);
+      this.values.set(key, v);
     }
-    return a;
+    return v;
   }
 }
 
 function scanRows(
-  agents: AgentCache,
-  visitors: VisitorCache,
+  agents: BoundedCache<ReturnType<typeof parseAgent>>,
+  visitors: BoundedCache<string>,
   row: ImportRow,
   code: { id: number; brand_id: number | null; domain_id: number },
   linkKey: string,
@@ -179,26 +162,29 @@ function scanRows(
   for (const s of scans) {
     // Older than SCAN_RETENTION_DAYS: scan_events' TTL would drop it, so it is not counted either.
     if (s.at.getTime() < oldest) continue;
-    const agent = agents.parse(s.userAgent);
+    const agent = agents.get(s.userAgent, parseAgent);
     const isBot = s.isBot === true || agent.isBot;
     const n = Math.max(1, Math.min(s.count ?? 1, 1_000_000));
     const at = s.at.getTime();
     for (let i = 0; i < n; i++) {
       out.push({
-        scan_id: `imp-${hash53([row.source, linkKey, String(at), String(i), s.userAgent, s.referrer])}`,
+        scan_id: `imp-${hash53(joinParts([row.source, linkKey, String(at), String(i), s.userAgent, s.referrer]))}`,
         scanned_at: clickHouseTime(at),
         org_id: row.org_id,
         brand_id: code.brand_id ?? 0,
         domain_id: code.domain_id,
         code_id: code.id,
         // The source gives no address: a visitor is its user agent and country on a day.
-        visitor_hash: visitors.hash([
-          String(row.org_id),
-          s.userAgent,
-          s.country,
-          String(Math.floor(at / DAY_MS)),
-          s.count ? String(i) : '',
-        ]),
+        visitor_hash: visitors.get(
+          joinParts([
+            String(row.org_id),
+            s.userAgent,
+            s.country,
+            String(Math.floor(at / DAY_MS)),
+            s.count ? String(i) : '',
+          ]),
+          hash53,
+        ),
         country: /^[A-Z]{2}$/.test(s.country) ? s.country : '',
         device_type: isBot ? 'bot' : agent.device,
         os: agent.os,
@@ -268,7 +254,7 @@ async function flushScans(app: AppContext, row: ImportRow, pending: PendingScans
       columns: IMPORTED_SCAN_COLUMNS,
       format: 'JSONEachRow',
       body: lines.join('\n'),
-      dedupToken: `import:${hash53([String(row.org_id), row.source, ...pending.pages])}`,
+      dedupToken: `import:${hash53(joinParts([String(row.org_id), row.source, ...pending.pages]))}`,
     });
   }
   const links = [...marks.values()];
@@ -350,8 +336,8 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
   const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
   const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
   const writer = new ScanWriter(app, row);
-  const agents = new AgentCache();
-  const visitors = new VisitorCache();
+  const agents = new BoundedCache<ReturnType<typeof parseAgent>>(10_000);
+  const visitors = new BoundedCache<string>(50_000);
   let after = (token?.position ?? 0) - 1;
   try {
     for (;;) {
