@@ -180,16 +180,20 @@ export interface Gs1Resolution<T extends Gs1Level = Gs1Level> {
   levels: T[];
   links: Gs1Link[];
   description: string | undefined;
+  /** What choosing among the links needs, worked out with them (choiceTables). */
+  choices: Gs1Choices;
 }
 
 function resolutionOf<T extends Gs1Level>(levels: T[]): Gs1Resolution<T> {
+  const links = mergeLinks(levels);
   return {
     levels,
-    links: mergeLinks(levels),
+    links,
     description: levels
       .map((l) => l.description)
       .filter(Boolean)
       .pop(),
+    choices: choiceTables(links),
   };
 }
 
@@ -264,7 +268,10 @@ export function mergeLinks(levels: Gs1Level[]): Gs1Link[] {
  * organization's path keeps organizations apart on one host), `https://<host>` on a custom domain.
  */
 export function resolverStem(domain: { type: string; host: string; origin: string | null }, orgSlug: string): string {
-  if (domain.type === 'fallback') return `${(domain.origin ?? `http://${domain.host}`).replace(/\/+$/, '')}/${orgSlug}`;
+  if (domain.type === 'fallback') {
+    const origin = domain.origin ?? `http://${domain.host}`;
+    return `${origin.endsWith('/') ? origin.replace(/\/+$/, '') : origin}/${orgSlug}`;
+  }
   return `https://${domain.host}`;
 }
 
@@ -317,31 +324,96 @@ export type Choice =
   | { kind: 'linkset' }
   | { kind: 'no_link'; message: string };
 
-/** The language ranges of an Accept-Language header, best first (q=0 dropped). */
+/**
+ * What choosing among a resolution's links needs that does not depend on the request, worked out
+ * once with the links (a cached level's chain holds it): the default links (all, those per
+ * language, the one without hreflang), the links of each link type, and each link's languages in
+ * lower case.
+ */
+export interface Gs1Choices {
+  defaults: Gs1Link[];
+  byLanguage: Gs1Link[];
+  plainDefault: Gs1Link | undefined;
+  /**
+   * The primary subtags (`de` of `de-CH`) of the default links' languages: a language range that
+   * fits one of them shares its primary subtag, so an Accept-Language holding none of them cannot
+   * change the default and is not parsed.
+   */
+  defaultPrimaryTags: string[];
+  byType: ReadonlyMap<string, Gs1Link[]>;
+  langs: ReadonlyMap<Gs1Link, string[]>;
+}
+
+export function choiceTables(links: Gs1Link[]): Gs1Choices {
+  const defaults = links.filter((l) => l.default);
+  const byType = new Map<string, Gs1Link[]>();
+  for (const l of links) {
+    const same = byType.get(l.link_type);
+    if (same) same.push(l);
+    else byType.set(l.link_type, [l]);
+  }
+  const byLanguage = defaults.filter((l) => l.hreflang?.length);
+  const primary = byLanguage.flatMap((l) => l.hreflang!.map((x) => x.toLowerCase().split('-')[0]));
+  return {
+    defaults,
+    byLanguage,
+    plainDefault: defaults.find((l) => !l.hreflang?.length),
+    defaultPrimaryTags: [...new Set(primary)],
+    byType,
+    langs: new Map(links.map((l) => [l, (l.hreflang ?? []).map((x) => x.toLowerCase())])),
+  };
+}
+
+/** The language ranges of an Accept-Language header, best first (q=0 dropped), in one pass. */
 function acceptedLanguages(header: string | undefined): string[] {
   if (!header) return [];
-  return header
-    .split(',')
-    .map((part, i) => {
-      const [tag, ...params] = part.trim().split(';');
-      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-      return { tag: tag.trim().toLowerCase(), q: q ? Number(q.slice(2)) : 1, i };
-    })
-    .filter((x) => x.tag && x.tag !== '*' && x.q > 0 && Number.isFinite(x.q))
+  const tags: string[] = [];
+  const qs: number[] = [];
+  let sorted = true;
+  for (const part of header.split(',')) {
+    const semi = part.indexOf(';');
+    const tag = (semi === -1 ? part : part.slice(0, semi)).trim().toLowerCase();
+    let q = 1;
+    if (semi !== -1) {
+      for (const param of part.slice(semi + 1).split(';')) {
+        const p = param.trim();
+        if (p.startsWith('q=')) {
+          q = Number(p.slice(2));
+          break;
+        }
+      }
+    }
+    if (!tag || tag === '*' || !(q > 0) || !Number.isFinite(q)) continue;
+    if (qs.length && q > qs[qs.length - 1]) sorted = false;
+    tags.push(tag);
+    qs.push(q);
+  }
+  if (sorted) return tags;
+  // Best q first; equal q in the header's order (a stable sort).
+  return tags
+    .map((tag, i) => ({ tag, q: qs[i], i }))
     .sort((a, b) => b.q - a.q || a.i - b.i)
     .map((x) => x.tag);
 }
 
+/** Whether an Accept-Language header holds one of the primary subtags anywhere (a cheap check before parsing it). */
+function mayFit(header: string | undefined, primaryTags: string[]): boolean {
+  if (!header) return false;
+  const lower = header.toLowerCase();
+  return primaryTags.some((t) => lower.includes(t));
+}
+
 /** How well a link's hreflang fits the accepted languages: lower is better; Infinity: not at all. */
-function languageRank(l: Gs1Link, accepted: string[]): number {
-  if (!l.hreflang?.length || !accepted.length) return Infinity;
+function languageRank(langs: string[], accepted: string[]): number {
+  if (!langs.length || !accepted.length) return Infinity;
   let best = Infinity;
-  for (const h of l.hreflang.map((x) => x.toLowerCase())) {
-    accepted.forEach((a, i) => {
+  for (const h of langs) {
+    for (let i = 0; i < accepted.length; i++) {
+      const a = accepted[i];
       // "de" accepts "de" and "de-CH"; "de-CH" accepts "de-CH" and, less well, "de".
       const r = h === a ? 2 * i : h.startsWith(`${a}-`) || a.startsWith(`${h}-`) ? 2 * i + 1 : Infinity;
       if (r < best) best = r;
-    });
+    }
   }
   return best;
 }
@@ -350,14 +422,14 @@ function languageRank(l: Gs1Link, accepted: string[]): number {
  * Narrows links of one type by the request: the context asked for, then the best-fitting language.
  * Links without hreflang are kept when no language fits.
  */
-function narrow(links: Gs1Link[], accepted: string[], context: string | null): Gs1Link[] {
+function narrow(c: Gs1Choices, links: Gs1Link[], accepted: string[], context: string | null): Gs1Link[] {
   let pool = links;
   if (context) {
     const inContext = pool.filter((l) => l.context?.includes(context));
     if (inContext.length) pool = inContext;
   }
   if (pool.length <= 1) return pool;
-  const ranks = pool.map((l) => languageRank(l, accepted));
+  const ranks = pool.map((l) => languageRank(c.langs.get(l)!, accepted));
   const best = Math.min(...ranks);
   if (best !== Infinity) return pool.filter((_, i) => ranks[i] === best);
   const plain = pool.filter((l) => !l.hreflang?.length);
@@ -365,35 +437,38 @@ function narrow(links: Gs1Link[], accepted: string[], context: string | null): G
 }
 
 /**
- * The answer to a request for a key's links. `linkType` is the query parameter (null: absent),
- * `wantsLinkset` whether Accept asks for application/linkset+json.
+ * The answer to a request for a key's links (`c`: their choiceTables). `linkType` is the query
+ * parameter (null: absent), `wantsLinkset` whether Accept asks for application/linkset+json.
  */
 export function chooseLink(
-  links: Gs1Link[],
+  c: Gs1Choices,
   req: { linkType: string | null; wantsLinkset: boolean; acceptLanguage: string | undefined; context: string | null },
 ): Choice {
   const asked = req.linkType === null ? null : linkTypeCurie(req.linkType);
   if (asked === 'linkset' || asked === 'all' || (asked === null && req.wantsLinkset)) return { kind: 'linkset' };
   if (asked === null || asked === 'gs1:defaultLink') {
-    const defaults = links.filter((l) => l.default);
-    const byLanguage = defaults.filter((l) => l.hreflang?.length);
     // Without a default per language, Accept-Language cannot change the choice: not read.
-    const accepted = byLanguage.length ? acceptedLanguages(req.acceptLanguage) : [];
-    const lang = narrow(byLanguage, accepted, null).filter((l) => languageRank(l, accepted) !== Infinity);
-    const pick = lang.length === 1 ? lang[0] : defaults.find((l) => !l.hreflang?.length);
+    let pick = c.plainDefault;
+    if (c.byLanguage.length && mayFit(req.acceptLanguage, c.defaultPrimaryTags)) {
+      const accepted = acceptedLanguages(req.acceptLanguage);
+      const lang = narrow(c, c.byLanguage, accepted, null).filter(
+        (l) => languageRank(c.langs.get(l)!, accepted) !== Infinity,
+      );
+      if (lang.length === 1) pick = lang[0];
+    }
     if (!pick) return { kind: 'no_link', message: 'This item has no default link.' };
-    return { kind: 'redirect', link: pick, served: linkTypeCurie(pick.link_type) };
+    return { kind: 'redirect', link: pick, served: pick.link_type };
   }
   if (asked === 'gs1:defaultLinkMulti') {
-    const defaults = links.filter((l) => l.default);
+    const defaults = c.defaults;
     if (!defaults.length) return { kind: 'no_link', message: 'This item has no default link.' };
     return defaults.length === 1
       ? { kind: 'redirect', link: defaults[0], served: defaults[0].link_type }
       : { kind: 'multiple', links: defaults, served: asked };
   }
-  const ofType = links.filter((l) => l.link_type === asked);
-  if (!ofType.length) return { kind: 'no_link', message: `No link of type ${req.linkType} for this item.` };
-  const pool = narrow(ofType, acceptedLanguages(req.acceptLanguage), req.context);
+  const ofType = c.byType.get(asked);
+  if (!ofType) return { kind: 'no_link', message: `No link of type ${req.linkType} for this item.` };
+  const pool = narrow(c, ofType, acceptedLanguages(req.acceptLanguage), req.context);
   if (pool.length === 1) return { kind: 'redirect', link: pool[0], served: asked };
   return { kind: 'multiple', links: pool, served: asked };
 }

@@ -102,8 +102,12 @@ export interface Gs1Key {
   serial?: string;
 }
 
+/** Characters a value keeps as they are when percent-encoded (encodeURIComponent's, less !'()*). */
+const UNRESERVED = /^[A-Za-z0-9._~-]*$/;
 const enc = (v: string) =>
-  encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  UNRESERVED.test(v)
+    ? v
+    : encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** The path of a key: `/01/<gtin-14>[/22/<cpv>][/10/<lot>][/21/<serial>]`, values percent-encoded. */
 export function keyPath(key: Gs1Key): string {
@@ -175,7 +179,8 @@ export function parseKeySegments(segments: string[]): ParsedPath {
     const rawValue = parts[i + 1];
     if (rawValue === undefined || rawValue === '')
       return { kind: 'invalid', problem: `AI ${qai} needs a value after it.` };
-    const value = decode(rawValue);
+    // A plain value (most are) is its own decoding: decodeURIComponent only when it holds an escape.
+    const value = rawValue.includes('%') ? decode(rawValue) : rawValue;
     if (value === null) return { kind: 'invalid', problem: `The value of AI ${qai} is not valid percent-encoding.` };
     const problem = qualifierProblem(qai, value);
     if (problem) return { kind: 'invalid', problem };

@@ -84,9 +84,12 @@ const plain = (status: number, message: string, extra: Record<string, string> = 
   served: '',
 });
 
+const LINKSET_TYPE = /application\/linkset\+json/i;
+
 /** Whether an Accept header asks for the linkset (application/linkset+json with q > 0). */
 function wantsLinkset(accept: string | undefined): boolean {
-  if (!accept) return false;
+  // A browser's or a scanner's Accept does not name it: told without splitting the header.
+  if (!accept || !LINKSET_TYPE.test(accept)) return false;
   return accept.split(',').some((part) => {
     const [type, ...params] = part.trim().split(';');
     if (type.trim().toLowerCase() !== 'application/linkset+json') return false;
@@ -107,9 +110,9 @@ function withQuery(href: string, params: URLSearchParams): string {
 }
 
 const linkHeader = (anchor: string, compressed?: { query: string }): string => {
-  const parts = [`<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`];
-  if (compressed) parts.push(`<${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`);
-  return parts.join(', ');
+  const linkset = `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
+  if (!compressed) return linkset;
+  return `${linkset}, <${anchor}${compressed.query ? `?${compressed.query}` : ''}>; rel="owl:sameAs"`;
 };
 
 /**
@@ -136,13 +139,13 @@ export function gs1Answer(
   // When no level answers now, the item is gone (410), as a plain code's redirect says.
   const resolved = resolveNow(covering, req.now);
   if (!resolved) return plain(410, GONE[gs1Unavailable(covering[covering.length - 1], req.now)!]);
-  const { levels, links, description } = resolved;
+  const { levels, links, description, choices } = resolved;
   const anchor = anchorOf(req.stem, key);
   const code = levels[levels.length - 1];
   const link = linkHeader(anchor, req.compressed);
   const linkType = params?.get('linkType') ?? null;
   const asked = linkType ?? '';
-  const choice = chooseLink(links, {
+  const choice = chooseLink(choices, {
     linkType,
     wantsLinkset: wantsLinkset(req.accept),
     acceptLanguage: req.acceptLanguage,

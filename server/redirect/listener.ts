@@ -24,7 +24,7 @@ import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
 import { scanBatchPublisher } from './scan-stream.js';
 import { FileJournal, JournalGroup } from './scan-ipc.js';
-import { encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { encodeGs1Row, encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
@@ -165,7 +165,7 @@ export async function startRedirectListener(
   const gs1 = buffer<Gs1Row>(
     'gs1_resolutions',
     GS1_RESOLUTION_COLUMNS,
-    undefined,
+    encodeGs1Row,
     answerGate ? new FileJournal(spillDir, 'gs1_resolutions', app.log, answerGate) : undefined,
   );
   scans.start();

@@ -15,6 +15,7 @@ import type http from 'node:http';
 import { GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RedirectHandler } from '../../server/redirect/handler.js';
 import {
+  encodeGs1Row,
   encodeScanRow,
   type ActionRow,
   type Gs1Row,
@@ -112,7 +113,7 @@ const buffer = <R extends object>(columns: readonly (keyof R & string)[], encode
   new ScanBuffer<R>({ client, table: 'x.y', columns, encode, spillDir: '/tmp', log, maxRows: 1e9 });
 const scans = buffer<ScanRow>(SCAN_COLUMNS, encodeScanRow);
 const orphans = buffer<OrphanRow>(['scan_id']);
-const gs1Rows = buffer<Gs1Row>(GS1_RESOLUTION_COLUMNS);
+const gs1Rows = buffer<Gs1Row>(GS1_RESOLUTION_COLUMNS, encodeGs1Row);
 const counters = new RedirectCounters(null as never, log);
 const handler = new RedirectHandler(
   app,

@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import {
   byDepth,
   chainOf,
+  choiceTables,
+  chooseLink,
   gs1Unavailable,
   levelsFor,
   mergeLinks,
@@ -120,5 +122,58 @@ describe('GS1 resolution: chains resolved once, levels that answer now', () => {
     expect(covering[2].chain.levels.map((l) => l.name)).to.deep.equal(['product', 'serial']);
     expect(resolved(covering, NOW)).to.deep.equal(expected(covering, NOW));
     expect(resolved(covering, NOW)!.names).to.deep.equal(['product', 'lot', 'serial']);
+  });
+});
+
+describe('GS1 link choice: tables worked out with the links, the request read once', () => {
+  const links = mergeLinks([
+    {
+      key: { gtin: GTIN },
+      links: [
+        { link_type: 'gs1:pip', href: 'https://example.com/', title: 'any', default: true },
+        { link_type: 'gs1:pip', href: 'https://example.com/de', title: 'de', hreflang: ['DE'], default: true },
+        { link_type: 'gs1:pip', href: 'https://example.com/fr', title: 'fr', hreflang: ['fr-CA'], default: true },
+        { link_type: 'https://gs1.org/voc/recipeInfo', href: 'https://example.com/r/en', title: 'r', hreflang: ['en'] },
+        { link_type: 'gs1:recipeInfo', href: 'https://example.com/r/x', title: 'r', context: ['x'] },
+      ],
+    },
+  ]);
+  const tables = choiceTables(links);
+  const pick = (acceptLanguage: string | undefined, linkType: string | null = null, context: string | null = null) => {
+    const c = chooseLink(tables, { linkType, wantsLinkset: false, acceptLanguage, context });
+    return c.kind === 'redirect' ? c.link.href : c.kind;
+  };
+
+  it('holds the defaults, the default without hreflang, and the links of each link type (as CURIEs)', () => {
+    expect(tables.defaults.map((l) => l.title)).to.deep.equal(['any', 'de', 'fr']);
+    expect(tables.byLanguage.map((l) => l.title)).to.deep.equal(['de', 'fr']);
+    expect(tables.plainDefault?.title).to.equal('any');
+    expect(tables.defaultPrimaryTags).to.deep.equal(['de', 'fr']);
+    expect([...tables.byType.keys()]).to.deep.equal(['gs1:pip', 'gs1:recipeInfo']);
+  });
+
+  it('takes Accept-Language by q (best first, ties in order), case-insensitively, q=0 and * left out', () => {
+    expect(pick('de')).to.equal('https://example.com/de');
+    expect(pick('de-AT')).to.equal('https://example.com/de'); // less well, but the only fit
+    expect(pick('fr')).to.equal('https://example.com/fr'); // "fr" accepts "fr-CA"
+    expect(pick('de;q=0.5, fr-ca')).to.equal('https://example.com/fr'); // out of order: sorted by q
+    expect(pick('fr-CA;q=0.5,de;q=0.5')).to.equal('https://example.com/fr'); // a tie keeps the header's order
+    expect(pick('de;q=0, fr;q=0.1')).to.equal('https://example.com/fr');
+    expect(pick('de;q=0')).to.equal('https://example.com/');
+    expect(pick('*, it')).to.equal('https://example.com/');
+    expect(pick(' DE ; q=1 ')).to.equal('https://example.com/de');
+    expect(pick('de;level=1;q=0.9,fr;q=0.95')).to.equal('https://example.com/fr');
+    expect(pick('de;q=abc,fr;q=0.1')).to.equal('https://example.com/fr'); // a q that is no number drops its range
+    expect(pick(undefined)).to.equal('https://example.com/');
+    expect(pick('en-GB,en;q=0.9')).to.equal('https://example.com/'); // no default's language in it: not parsed
+    expect(pick('en-GB,FR;q=0.9')).to.equal('https://example.com/fr');
+  });
+
+  it('chooses among the links of a link type by context, then language, and says when none fits', () => {
+    expect(pick('en', 'https://ref.gs1.org/voc/recipeInfo')).to.equal('https://example.com/r/en');
+    expect(pick('en', 'gs1:recipeInfo', 'x')).to.equal('https://example.com/r/x');
+    expect(pick('it', 'gs1:recipeInfo')).to.equal('https://example.com/r/x'); // no language fits: the one without hreflang
+    expect(pick('en', 'gs1:epil')).to.equal('no_link');
+    expect(pick(undefined, 'gs1:defaultLinkMulti')).to.equal('multiple');
   });
 });

@@ -1,8 +1,8 @@
 // The scan ingest's TabSeparated encoding: escapes, the hand-written scan_events encoder
 // agreeing with the generic one column for column, and a batch's redirects per code read back from it.
 import { expect } from 'chai';
-import { SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
-import { encodeScanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
+import { GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { encodeGs1Row, encodeScanRow, type Gs1Row, type ScanRow } from '../../server/redirect/scan-rows.js';
 import { tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
 import { countsOf } from '../../server/redirect/scan-counts.js';
 
@@ -42,6 +42,31 @@ describe('scan TabSeparated encoding', () => {
     expect(encodeScanRow(row)).to.equal(tsvLine(row, SCAN_COLUMNS));
     expect(encodeScanRow(row).split('\t')).to.have.length(17);
     expect(encodeScanRow(row).split('\n')).to.deep.equal([encodeScanRow(row).slice(0, -1), '']);
+  });
+
+  it('encodes a gs1_resolutions row field for field like the generic encoder over GS1_RESOLUTION_COLUMNS', () => {
+    const gs1: Gs1Row = {
+      scan_id: row.scan_id,
+      scanned_at: row.scanned_at,
+      org_id: 3,
+      brand_id: 5,
+      domain_id: 0,
+      code_id: 77,
+      gtin: '09506000134352',
+      cpv: '',
+      lot: 'LOT\t1\\',
+      serial: 'S\n1',
+      link_type_asked: 'gs1:pip\r\0',
+      link_type_served: 'gs1:pip',
+      visitor_hash: '9007199254740991',
+      is_bot: 1,
+    };
+    expect(GS1_RESOLUTION_COLUMNS).to.have.length(14);
+    expect(encodeGs1Row(gs1)).to.equal(tsvLine(gs1, GS1_RESOLUTION_COLUMNS));
+    expect(encodeGs1Row(gs1).split('\t')).to.have.length(14);
+    expect(encodeGs1Row({ ...gs1, lot: 'x', serial: '' })).to.equal(
+      tsvLine({ ...gs1, lot: 'x', serial: '' }, GS1_RESOLUTION_COLUMNS),
+    );
   });
 
   it('sums a batch of encoded rows per code_id (what redirects_count adds for the batch)', () => {
