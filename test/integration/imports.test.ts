@@ -375,6 +375,8 @@ describe('Imports: /v1/imports', () => {
 
     it('writes a long history in batches while reading on, and a failure after the first batch resumes exactly', async function () {
       this.timeout(120_000); // 30,000 visits, twice read in part
+      // An organization of its own: the calls of org a's tests stay within its plan's rate limit.
+      const c = await svc.createOrg({ plan: 'business_monthly', slug: 'impbig' });
       shlink.urls = [
         {
           shortCode: 'big',
@@ -384,23 +386,23 @@ describe('Imports: /v1/imports', () => {
           visits: visits(30_000, 5),
         },
       ];
-      const { imp, token } = await start(a, { source: 'shlink', credentials: creds() });
+      const { imp, token } = await start(c, { source: 'shlink', credentials: creds() });
       // Pages are read 30, 29, ... 1 (after page 1 for the count): page 3 is the 28th read, after
       // 27,000 visits, so the first batch of 25,000 was handed over while reading went on.
       shlink.faults.push({ match: /\/big\/visits\?.*page=3&/, status: 500, times: 1 });
-      const failed = await confirm(a, imp.ulid, token);
+      const failed = await confirm(c, imp.ulid, token);
       expect(failed.status).to.equal('failed');
-      const code = await svc.app.db('qr_codes').where({ org_id: a.org.id, slug: 'impa/big' }).first();
-      expect((await imported(a.org.id, Number(code.id))).n).to.equal(27_000);
+      const code = await svc.app.db('qr_codes').where({ org_id: c.org.id, slug: 'impbig/big' }).first();
+      expect((await imported(c.org.id, Number(code.id))).n).to.equal(27_000);
       expect(failed.progress.scans_done).to.equal(27_000);
-      const resumed = await svc.post(`/v1/imports/${imp.ulid}/resume`, a.token, { credentials: creds() });
+      const resumed = await svc.post(`/v1/imports/${imp.ulid}/resume`, c.token, { credentials: creds() });
       expect(resumed.status, resumed.text).to.equal(202);
       await runJobs();
-      const done = (await svc.get(`/v1/imports/${imp.ulid}`, a.token)).body.data;
+      const done = (await svc.get(`/v1/imports/${imp.ulid}`, c.token)).body.data;
       expect(done.status).to.equal('completed');
       expect(done.progress.scans_done).to.equal(30_000);
-      expect((await imported(a.org.id, Number(code.id))).n).to.equal(30_000);
-      const mark = await svc.app.db('imported_links').where({ org_id: a.org.id, source_key: '/big' }).first();
+      expect((await imported(c.org.id, Number(code.id))).n).to.equal(30_000);
+      const mark = await svc.app.db('imported_links').where({ org_id: c.org.id, source_key: '/big' }).first();
       expect(Number(mark.scans_imported)).to.equal(30_000);
     });
 
