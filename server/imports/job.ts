@@ -116,33 +116,42 @@ export async function runImport(app: AppContext, importId: number): Promise<void
 
 const DAY_MS = 86_400_000;
 
-/** A 53-bit hash as a decimal string (what visitor_hash holds), of the given parts. */
-function hash53(parts: string[]): string {
-  const h = crypto.createHash('sha256').update(parts.join('\u0000')).digest();
-  return (h.readBigUInt64BE(0) >> 11n).toString();
+/** SHA-256 in one call where Node has it (20.12 and later: no Hash object per scan), else through a Hash. */
+const sha256: (s: string) => Buffer =
+  typeof crypto.hash === 'function'
+    ? (s) => crypto.hash('sha256', s, 'buffer')
+    : (s) => crypto.createHash('sha256').update(s).digest();
+
+/** A 53-bit hash as a decimal string (what visitor_hash holds), of the given parts joined by NUL. */
+function hash53(joined: string): string {
+  return (sha256(joined).readBigUInt64BE(0) >> 11n).toString();
 }
 
-/**
- * Parsed user agents of one import: a source's visits repeat a few thousand agents, and parsing one
- * (ua-parser-js, isbot) cost a quarter of the time of a scan. Emptied when full, so memory stays flat.
- */
-class AgentCache {
-  private readonly parsed = new Map<string, ReturnType<typeof parseAgent>>();
-  constructor(private readonly max = 10_000) {}
+const joinParts = (parts: string[]) => parts.join('\u0000');
 
-  parse(ua: string): ReturnType<typeof parseAgent> {
-    let a = this.parsed.get(ua);
-    if (!a) {
-      if (this.parsed.size >= this.max) this.parsed.clear();
-      a = parseAgent(ua);
-      this.parsed.set(ua, a);
+/**
+ * Values an import computes over and over for a few thousand keys: parsed user agents (parsing one
+ * with ua-parser-js and isbot cost a quarter of the time of a scan) and visitor hashes (a visitor is
+ * a user agent and a country on a day). Emptied when full, so memory stays flat.
+ */
+class BoundedCache<V> {
+  private readonly values = new Map<string, V>();
+  constructor(private readonly max: number) {}
+
+  get(key: string, make: (key: string) => V): V {
+    let v = this.values.get(key);
+    if (v === undefined) {
+      if (this.values.size >= this.max) this.values.clear();
+      v = make(key);
+      this.values.set(key, v);
     }
-    return a;
+    return v;
   }
 }
 
 function scanRows(
-  agents: AgentCache,
+  agents: BoundedCache<ReturnType<typeof parseAgent>>,
+  visitors: BoundedCache<string>,
   row: ImportRow,
   code: { id: number; brand_id: number | null; domain_id: number },
   linkKey: string,
@@ -153,26 +162,29 @@ function scanRows(
   for (const s of scans) {
     // Older than SCAN_RETENTION_DAYS: scan_events' TTL would drop it, so it is not counted either.
     if (s.at.getTime() < oldest) continue;
-    const agent = agents.parse(s.userAgent);
+    const agent = agents.get(s.userAgent, parseAgent);
     const isBot = s.isBot === true || agent.isBot;
     const n = Math.max(1, Math.min(s.count ?? 1, 1_000_000));
     const at = s.at.getTime();
     for (let i = 0; i < n; i++) {
       out.push({
-        scan_id: `imp-${hash53([row.source, linkKey, String(at), String(i), s.userAgent, s.referrer])}`,
+        scan_id: `imp-${hash53(joinParts([row.source, linkKey, String(at), String(i), s.userAgent, s.referrer]))}`,
         scanned_at: clickHouseTime(at),
         org_id: row.org_id,
         brand_id: code.brand_id ?? 0,
         domain_id: code.domain_id,
         code_id: code.id,
         // The source gives no address: a visitor is its user agent and country on a day.
-        visitor_hash: hash53([
-          String(row.org_id),
-          s.userAgent,
-          s.country,
-          String(Math.floor(at / DAY_MS)),
-          s.count ? String(i) : '',
-        ]),
+        visitor_hash: visitors.get(
+          joinParts([
+            String(row.org_id),
+            s.userAgent,
+            s.country,
+            String(Math.floor(at / DAY_MS)),
+            s.count ? String(i) : '',
+          ]),
+          hash53,
+        ),
         country: /^[A-Z]{2}$/.test(s.country) ? s.country : '',
         device_type: isBot ? 'bot' : agent.device,
         os: agent.os,
@@ -191,8 +203,12 @@ function scanRows(
   return out;
 }
 
-/** Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). */
-const SCAN_FLUSH_ROWS = 20_000;
+/**
+ * Scans gathered across pages and links before one ClickHouse insert (and one Postgres commit). One
+ * batch is written while the next one is read, so at most two are held: about 330 bytes a scan as
+ * JSONEachRow, some 16 MiB in all.
+ */
+const SCAN_FLUSH_ROWS = 25_000;
 
 interface LinkIdentity {
   source_domain: string;
@@ -200,28 +216,21 @@ interface LinkIdentity {
 }
 
 /**
- * Scans read but not yet written: their rows, the pages they came from (the insert's deduplication
- * token), each link's newest scan and count (its high-water mark), and where a new run goes on once
- * they are written.
+ * Scans read but not yet written: their rows as JSONEachRow lines (no row objects are kept), the
+ * pages they came from (the insert's deduplication token), each link's newest scan and count (its
+ * high-water mark), and where a new run goes on once they are written.
  */
 class PendingScans {
-  rows: ImportedScan[] = [];
+  lines: string[] = [];
   pages: string[] = [];
   marks = new Map<string, { link: LinkIdentity; newest: number; count: number }>();
   next: ContinueToken | null = null;
-
-  clear() {
-    this.rows = [];
-    this.pages = [];
-    this.marks = new Map();
-    this.next = null;
-  }
 
   add(link: LinkIdentity, page: string, rows: ImportedScan[], newest: number, next: ContinueToken) {
     this.pages.push(page);
     this.next = next;
     if (!rows.length) return;
-    for (const r of rows) this.rows.push(r);
+    for (const r of rows) this.lines.push(JSON.stringify(r));
     const k = JSON.stringify([link.source_domain, link.source_key]);
     const m = this.marks.get(k) ?? { link, newest: 0, count: 0 };
     m.newest = Math.max(m.newest, newest);
@@ -232,46 +241,89 @@ class PendingScans {
 
 /**
  * Writes the pending scans: one insert whose deduplication token is made of the pages' identities,
- * then, in one Postgres transaction, each link's high-water mark, the counters and the continue
- * token. A retry after a crash in between starts from the same token, reads the same pages into the
- * same insert, and ClickHouse drops it.
+ * then, in one Postgres transaction, every link's high-water mark (one statement) and the counters
+ * and the continue token. A retry after a crash in between starts from the same token, reads the
+ * same pages into the same insert, and ClickHouse drops it.
  */
 async function flushScans(app: AppContext, row: ImportRow, pending: PendingScans): Promise<void> {
   if (!pending.next) return;
-  const { rows, marks, next } = pending;
-  if (rows.length) {
+  const { lines, marks, next } = pending;
+  if (lines.length) {
     await insertText(app.ch.client, {
       table: `${app.ch.database}.scan_events`,
       columns: IMPORTED_SCAN_COLUMNS,
       format: 'JSONEachRow',
-      body: rows.map((r) => JSON.stringify(r)).join('\n'),
-      dedupToken: `import:${hash53([String(row.org_id), row.source, ...pending.pages])}`,
+      body: lines.join('\n'),
+      dedupToken: `import:${hash53(joinParts([String(row.org_id), row.source, ...pending.pages]))}`,
     });
   }
+  const links = [...marks.values()];
+  const now = app.clock.now();
   await app.db.transaction(async (trx) => {
-    for (const { link, newest, count } of marks.values()) {
-      await trx('imported_links')
-        .where({
-          org_id: row.org_id,
-          source: row.source,
-          source_domain: link.source_domain,
-          source_key: link.source_key,
-        })
-        .update({
-          scans_through: trx.raw('greatest(scans_through, ?::timestamptz)', [new Date(newest)]),
-          scans_imported: trx.raw('scans_imported + ?', [count]),
-          updated_at: app.clock.now(),
-        });
-    }
+    if (links.length)
+      await trx.raw(
+        `update imported_links l
+            set scans_through = greatest(l.scans_through, m.newest), scans_imported = l.scans_imported + m.count,
+                updated_at = ?
+           from unnest(?::text[], ?::text[], ?::timestamptz[], ?::bigint[]) as m(source_domain, source_key, newest, count)
+          where l.org_id = ? and l.source = ? and l.source_domain = m.source_domain and l.source_key = m.source_key`,
+        [
+          now,
+          links.map((m) => m.link.source_domain),
+          links.map((m) => m.link.source_key),
+          links.map((m) => new Date(m.newest).toISOString()),
+          links.map((m) => m.count),
+          row.org_id,
+          row.source,
+        ],
+      );
     await trx('imports')
       .where({ id: row.id })
       .update({
-        scans_done: trx.raw('scans_done + ?', [rows.length]),
+        scans_done: trx.raw('scans_done + ?', [lines.length]),
         continue_token: JSON.stringify(next),
-        updated_at: app.clock.now(),
+        updated_at: now,
       });
   });
-  pending.clear();
+}
+
+/**
+ * Batches written one after the other, each while the next is read: a batch is handed over when it
+ * is full, and waits for the one before it, so the continue token and the high-water marks move in
+ * the order the pages were read. A failed write surfaces at the next hand-over or at the end.
+ */
+class ScanWriter {
+  private writing: Promise<void> = Promise.resolve();
+  pending = new PendingScans();
+
+  constructor(
+    private readonly app: AppContext,
+    private readonly row: ImportRow,
+  ) {}
+
+  /** Hands the pending batch over when it is full (after the one before it is written). */
+  async maybeFlush(): Promise<void> {
+    if (this.pending.lines.length >= SCAN_FLUSH_ROWS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await this.writing;
+    const batch = this.pending;
+    this.pending = new PendingScans();
+    this.writing = flushScans(this.app, this.row, batch);
+    this.writing.catch(() => undefined); // surfaces at the next flush or at drain()
+  }
+
+  /** Writes what is pending and waits for every write. */
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.writing;
+  }
+
+  /** Waits for the write in progress (a failure of it is thrown). */
+  settled(): Promise<void> {
+    return this.writing;
+  }
 }
 
 /**
@@ -283,8 +335,9 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
   const token = row.continue_token?.phase === 'scans' ? row.continue_token : null;
   const until = token ? new Date(token.until) : (row.started_at ?? app.clock.now());
   const oldest = app.clock.now().getTime() - app.config.scanRetentionDays * DAY_MS;
-  const pending = new PendingScans();
-  const agents = new AgentCache();
+  const writer = new ScanWriter(app, row);
+  const agents = new BoundedCache<ReturnType<typeof parseAgent>>(10_000);
+  const visitors = new BoundedCache<string>(50_000);
   let after = (token?.position ?? 0) - 1;
   try {
     for (;;) {
@@ -354,9 +407,13 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
         firstPages.delete(i);
         for (;;) {
           const page = first ? await first : await source.scans!(ref, since, until, cursor);
-          first = undefined;
+          // The link's next page is asked for before this one is turned into rows and written.
+          first =
+            page.next === null || page.next === undefined ? undefined : source.scans!(ref, since, until, page.next);
+          first?.catch(() => undefined); // awaited in its turn
           const rows = scanRows(
             agents,
+            visitors,
             row,
             { id: Number(code.id), brand_id: code.brand_id, domain_id: Number(code.domain_id) },
             link.source_key,
@@ -381,16 +438,18 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
             until.toISOString(),
             cursor,
           ]);
-          pending.add(link, identity, rows, newest, next);
-          if (pending.rows.length >= SCAN_FLUSH_ROWS) await flushScans(app, row, pending);
+          writer.pending.add(link, identity, rows, newest, next);
+          await writer.maybeFlush();
           if (last) break;
           cursor = page.next;
         }
       }
     }
   } catch (err) {
-    if (reportable(err)) await flushScans(app, row, pending);
+    // What was read before a source failed is written; a failed write is thrown as it is.
+    await writer.settled();
+    if (reportable(err)) await writer.drain();
     throw err;
   }
-  await flushScans(app, row, pending);
+  await writer.drain();
 }

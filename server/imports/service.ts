@@ -430,24 +430,27 @@ export async function stageLinks(
     const mapped = links.map((l) => ({ link: l, ...mapLink(ctx, l), status: 'pending' }));
     const fresh = mapped.filter((m) => !seen.has(`${m.link.domain}\n${m.link.key}`));
     for (const m of mapped) if (seen.has(`${m.link.domain}\n${m.link.key}`)) m.status = 'matched';
-    // Slugs held here, or by earlier links of this import.
-    const wanted = new Set<string>();
+    // Slugs held here, or by earlier links of this import (only those this page could take: reading
+    // every earlier link's slug on every page made a large preview quadratic).
+    const wantedSlugs = new Set<string>();
     for (const m of fresh) {
       const base = m.code.slug!;
-      for (let n = 2; n < 100; n++) wanted.add(slugKey(org.slug, `${base.slice(0, 60)}-${n}`));
-      wanted.add(slugKey(org.slug, base));
+      for (let n = 2; n < 100; n++) wantedSlugs.add(`${base.slice(0, 60)}-${n}`.toLowerCase());
+      wantedSlugs.add(base.toLowerCase());
     }
+    const wanted = [...wantedSlugs];
     const taken = new Set<string>([
       ...(
         await trx.raw<{ rows: { key: string }[] }>(
           `select lower(slug) as key from qr_codes where org_id = ? and deleted_at is null and lower(slug) = any(?)`,
-          [org.id, [...wanted]],
+          [org.id, wanted.map((w) => slugKey(org.slug, w))],
         )
       ).rows.map((r) => r.key),
       ...(
         await trx.raw<{ rows: { key: string }[] }>(
-          `select lower(code->>'slug') as key from import_links where import_id = ? and code is not null and status <> 'skipped'`,
-          [row.id],
+          `select lower(code->>'slug') as key from import_links
+            where import_id = ? and code is not null and status <> 'skipped' and lower(code->>'slug') = any(?)`,
+          [row.id, wanted],
         )
       ).rows.map((r) => slugKey(org.slug, r.key)),
     ]);

@@ -28,6 +28,8 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 const rss = () => Math.round(process.memoryUsage().rss / 2 ** 20);
+/** The V8 heap in use: what JavaScript holds, beside chDB's native memory (in rss, not here). */
+const heap = () => Math.round(process.memoryUsage().heapUsed / 2 ** 20);
 const n = (v: number) => Math.round(v).toLocaleString('en');
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** Whether the whole import took at most 2 minutes (the goal). */
@@ -85,7 +87,11 @@ try {
   });
   const worker = await startWorker(app);
   const samples: number[] = [];
-  const sampler = setInterval(() => samples.push(rss()), 1000);
+  const heapSamples: number[] = [];
+  const sampler = setInterval(() => {
+    samples.push(rss());
+    heapSamples.push(heap());
+  }, 1000);
   const wait = async (ulid: string, done: (i: ImportOut) => boolean, each?: (i: ImportOut) => void) => {
     for (;;) {
       const imp = await readImport(app, org, ulid);
@@ -138,10 +144,13 @@ try {
     console.log(
       `whole import: ${secs(whole)} (goal ≤ 120 s: ${whole <= 120_000 ? 'met' : 'NOT met'}); status ${done.status}; load ${load()}`,
     );
-    const during = samples.slice(-Math.max(1, Math.round(runMs / 1000)));
+    const lastRun = (all: number[]) => all.slice(-Math.max(1, Math.round(runMs / 1000)));
+    const during = lastRun(samples);
+    const heapDuring = lastRun(heapSamples);
     console.log(
       `resident memory of the service process through the run: min ${Math.min(...during)} MiB, max ${Math.max(...during)} MiB, ` +
-        `after the codes ${rssAfterLinks[0] ?? '?'} MiB, at the end ${rss()} MiB`,
+        `after the codes ${rssAfterLinks[0] ?? '?'} MiB, at the end ${rss()} MiB; ` +
+        `V8 heap in use min ${Math.min(...heapDuring)} MiB, max ${Math.max(...heapDuring)} MiB`,
     );
     if (done.progress.scans_done !== VISITS)
       throw new Error(`expected ${VISITS} scans, got ${done.progress.scans_done}`);

@@ -118,7 +118,18 @@ export type ShlinkOrphanVisit = ShlinkVisit & {
 
 export class ShlinkServer extends SourceServer {
   urls: ShlinkUrl[] = [];
+  /**
+   * Lookups a real Shlink gets from its database's indexes: short URLs by domain and code (rebuilt
+   * when `urls` is replaced or grows) and each visit list newest first with its times parsed
+   * (rebuilt when the list grows). Without them this server spent more CPU than the import it
+   * serves in make bench-import (a scan of every short URL, and every visit's date parsed and sorted,
+   * on every request).
+   */
+  private index: { urls: ShlinkUrl[]; length: number; byCode: Map<string, ShlinkUrl> } | null = null;
+  private sortedVisits = new WeakMap<object, { length: number; visits: { v: ShlinkVisit; t: number }[] }>();
   orphanVisits: ShlinkOrphanVisit[] = [];
+  /** Short URLs say whether they have redirect rules (hasRedirectRules), as Shlink 4.3 and later do. */
+  reportsRedirectRules = true;
 
   constructor(readonly apiKey = 'shlink-test-key') {
     super();
@@ -167,6 +178,7 @@ export class ShlinkServer extends SourceServer {
             title: s.title ?? null,
             crawlable: false,
             forwardQuery: true,
+            ...(this.reportsRedirectRules ? { hasRedirectRules: (s.rules ?? []).length > 0 } : {}),
             visitsSummary: {
               total: s.visits.length,
               nonBots: s.visits.filter((v) => !v.potentialBot).length,
@@ -196,7 +208,7 @@ export class ShlinkServer extends SourceServer {
     if (u.pathname === '/rest/v3/visits/orphan') return this.visits(res, u, this.orphanVisits, paginate);
     const m = /^\/rest\/v3\/short-urls\/([^/]+)\/(redirect-rules|visits)$/.exec(u.pathname);
     const domain = u.searchParams.get('domain') || null;
-    const found = m && this.urls.find((s) => s.shortCode === decodeURIComponent(m[1]) && (s.domain ?? null) === domain);
+    const found = m && this.shortUrl(decodeURIComponent(m[1]), domain);
     if (!m || !found)
       return this.problem(
         res,
@@ -210,6 +222,28 @@ export class ShlinkServer extends SourceServer {
     return this.visits(res, u, found.visits, paginate);
   }
 
+  private shortUrl(shortCode: string, domain: string | null): ShlinkUrl | undefined {
+    if (this.index?.urls !== this.urls || this.index.length !== this.urls.length) {
+      const byCode = new Map<string, ShlinkUrl>();
+      for (const s of this.urls) {
+        const key = `${s.domain ?? ''}/${s.shortCode}`;
+        if (!byCode.has(key)) byCode.set(key, s);
+      }
+      this.index = { urls: this.urls, length: this.urls.length, byCode };
+    }
+    return this.index.byCode.get(`${domain ?? ''}/${shortCode}`);
+  }
+
+  private newestFirst(all: ShlinkVisit[]): { v: ShlinkVisit; t: number }[] {
+    let cached = this.sortedVisits.get(all);
+    if (!cached || cached.length !== all.length) {
+      const visits = all.map((v) => ({ v, t: Date.parse(v.date) })).sort((a, b) => b.t - a.t);
+      cached = { length: all.length, visits };
+      this.sortedVisits.set(all, cached);
+    }
+    return cached.visits;
+  }
+
   /** A page of visits, newest first, between startDate and endDate. */
   private visits(
     res: http.ServerResponse,
@@ -219,11 +253,11 @@ export class ShlinkServer extends SourceServer {
   ) {
     const start = u.searchParams.get('startDate');
     const end = u.searchParams.get('endDate');
-    const visits = all
-      .filter(
-        (v) => (!start || Date.parse(v.date) >= Date.parse(start)) && (!end || Date.parse(v.date) <= Date.parse(end)),
-      )
-      .sort((a, b) => b.date.localeCompare(a.date));
+    const from = start ? Date.parse(start) : -Infinity;
+    const to = end ? Date.parse(end) : Infinity;
+    const visits = this.newestFirst(all)
+      .filter((x) => x.t >= from && x.t <= to)
+      .map((x) => x.v as ShlinkVisit & Partial<ShlinkOrphanVisit>);
     const p = paginate(visits);
     return this.json(res, {
       visits: {

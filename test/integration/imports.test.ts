@@ -240,6 +240,10 @@ describe('Imports: /v1/imports', () => {
       const promo = imp.preview.unmappable.find((u: { short_code: string }) => u.short_code === 'promo');
       expect(promo.problems.map((p: { message: string }) => p.message).join(' ')).to.match(/query-param foo=bar/);
       expect(shlink.requests.filter((r) => r.headers['x-api-key'] !== shlink.apiKey)).to.deep.equal([]);
+      // hasRedirectRules (Shlink 4.3+) is false for every other link: only promo's rules are read.
+      expect(shlink.requests.filter((r) => /redirect-rules/.test(r.path)).map((r) => r.path)).to.deep.equal([
+        '/rest/v3/short-urls/promo/redirect-rules',
+      ]);
 
       const done = await confirm(b, imp.ulid, token);
       expect(done.status).to.equal('completed');
@@ -274,6 +278,19 @@ describe('Imports: /v1/imports', () => {
       const done = await confirm(b, imp.ulid, token);
       expect(done.progress.scans_done).to.equal(7);
       expect((await imported(b.org.id)).n).to.equal(2510);
+    });
+
+    it('reads every short URL’s redirect rules from a Shlink older than 4.3 (no hasRedirectRules)', async () => {
+      shlink.reportsRedirectRules = false;
+      const from = shlink.requests.length;
+      try {
+        const { imp } = await start(b, { source: 'shlink', credentials: creds() });
+        expect(imp.status, imp.error_message).to.equal('staged');
+        const rules = shlink.requests.slice(from).filter((r) => /redirect-rules/.test(r.path));
+        expect(rules).to.have.length(120);
+      } finally {
+        shlink.reportsRedirectRules = true;
+      }
     });
 
     it('imports orphan visits on request onto one paused code, reported, and a re-run adds only the newer ones', async function () {
@@ -354,6 +371,39 @@ describe('Imports: /v1/imports', () => {
       expect(done.status).to.equal('completed');
       expect((await imported(a.org.id)).n).to.equal(1540);
       expect(done.progress.scans_done).to.equal(1540);
+    });
+
+    it('writes a long history in batches while reading on, and a failure after the first batch resumes exactly', async function () {
+      this.timeout(120_000); // 30,000 visits, twice read in part
+      // An organization of its own: the calls of org a's tests stay within its plan's rate limit.
+      const c = await svc.createOrg({ plan: 'business_monthly', slug: 'impbig' });
+      shlink.urls = [
+        {
+          shortCode: 'big',
+          longUrl: 'https://example.com/big',
+          dateCreated: day(1),
+          domain: null,
+          visits: visits(30_000, 5),
+        },
+      ];
+      const { imp, token } = await start(c, { source: 'shlink', credentials: creds() });
+      // Pages are read 30, 29, ... 1 (after page 1 for the count): page 3 is the 28th read, after
+      // 27,000 visits, so the first batch of 25,000 was handed over while reading went on.
+      shlink.faults.push({ match: /\/big\/visits\?.*page=3&/, status: 500, times: 1 });
+      const failed = await confirm(c, imp.ulid, token);
+      expect(failed.status).to.equal('failed');
+      const code = await svc.app.db('qr_codes').where({ org_id: c.org.id, slug: 'impbig/big' }).first();
+      expect((await imported(c.org.id, Number(code.id))).n).to.equal(27_000);
+      expect(failed.progress.scans_done).to.equal(27_000);
+      const resumed = await svc.post(`/v1/imports/${imp.ulid}/resume`, c.token, { credentials: creds() });
+      expect(resumed.status, resumed.text).to.equal(202);
+      await runJobs();
+      const done = (await svc.get(`/v1/imports/${imp.ulid}`, c.token)).body.data;
+      expect(done.status).to.equal('completed');
+      expect(done.progress.scans_done).to.equal(30_000);
+      expect((await imported(c.org.id, Number(code.id))).n).to.equal(30_000);
+      const mark = await svc.app.db('imported_links').where({ org_id: c.org.id, source_key: '/big' }).first();
+      expect(Number(mark.scans_imported)).to.equal(30_000);
     });
 
     it('fails clearly on refused credentials and on a 429 longer than allowed', async () => {

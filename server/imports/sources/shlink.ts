@@ -1,7 +1,7 @@
 // Shlink, REST API v3 (https://shlink.io/documentation/api-docs/), authenticated with X-Api-Key.
 // Short URLs come page by page (GET /rest/v3/short-urls, shortUrls.data + shortUrls.pagination);
-// each one's redirect rules (GET .../{shortCode}/redirect-rules) become routing rules where a
-// condition has an equivalent here; its visits (GET .../{shortCode}/visits, newest first) are read
+// each one's redirect rules (GET .../{shortCode}/redirect-rules, read only when its hasRedirectRules
+// is not false) become routing rules where a condition has an equivalent here; its visits (GET .../{shortCode}/visits, newest first) are read
 // between two fixed dates from the last page to the first, so they arrive oldest first and the
 // pages do not move while new visits come in.
 //
@@ -46,6 +46,8 @@ interface ShlinkShortUrl {
   title?: string | null;
   crawlable?: boolean;
   forwardQuery?: boolean;
+  /** Since Shlink 4.3: whether the short URL has redirect rules (absent before: they are read). */
+  hasRedirectRules?: boolean;
 }
 interface ShlinkRule {
   longUrl: string;
@@ -128,9 +130,13 @@ export function shlinkSource(
 
   async function toLink(s: ShlinkShortUrl): Promise<SourceLink> {
     const domain = hostOf(s.domain);
-    const rules = await client.getJson<{ redirectRules?: ShlinkRule[] }>(
-      url(`/rest/v3/short-urls/${code(s.shortCode)}/redirect-rules`, { domain }),
-    );
+    // Shlink 4.3 and later say whether a short URL has rules: only those are read.
+    const rules =
+      s.hasRedirectRules === false
+        ? {}
+        : await client.getJson<{ redirectRules?: ShlinkRule[] }>(
+            url(`/rest/v3/short-urls/${code(s.shortCode)}/redirect-rules`, { domain }),
+          );
     const mapped = mapShlinkRules(rules.redirectRules ?? []);
     const link = emptyLink({
       key: `${domain}/${s.shortCode}`,
