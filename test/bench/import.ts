@@ -3,7 +3,8 @@
 // POST /v1/imports' own path: the preview job, the confirm, the run job (codes, then every visit as
 // a scan in ClickHouse) in graphile-worker, on embedded Postgres and chDB. Prints links/s and
 // scans/s of each phase, the whole time (goal: under 2 minutes), and this process's resident memory
-// sampled every second through the run (goal: flat).
+// sampled every second through the run and at each quarter of the visits (goal: flat, it does not
+// grow with the visits imported).
 // Baseline from the same run: the same pages read from the same server with plain fetch, one after
 // the other as the importer reads them, nothing written: what the source alone costs.
 import fs from 'node:fs/promises';
@@ -32,8 +33,14 @@ const rss = () => Math.round(process.memoryUsage().rss / 2 ** 20);
 const heap = () => Math.round(process.memoryUsage().heapUsed / 2 ** 20);
 const n = (v: number) => Math.round(v).toLocaleString('en');
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-/** Whether the whole import took at most 2 minutes (the goal). */
+/** Whether the whole import took at most 2 minutes and its memory stayed flat (the goals). */
 let goalMet: boolean | undefined;
+/**
+ * Flat memory: the resident memory as the scans pass half, three quarters and all of the visits is
+ * within this share above what it was at the first quarter (by then chDB's buffers and the two
+ * batches in flight are allocated), so it does not grow with the number of visits imported.
+ */
+const FLAT_GROWTH = 0.15;
 
 console.log(`bench-import: ${n(LINKS)} links, ${n(VISITS)} visits; ${machine()}; load ${load()}`);
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'qr-bench-import-'));
@@ -119,6 +126,8 @@ try {
     await confirmImport(app, org, staged.ulid, created.confirmToken);
     let linksMs = 0;
     const rssAfterLinks: number[] = [];
+    /** Resident memory as the scans pass each quarter of the visits (flat: no growth with the visits). */
+    const rssByQuarter: (number | undefined)[] = [undefined, undefined, undefined, undefined];
     const done = await wait(
       staged.ulid,
       (i) => ['completed', 'completed_with_errors', 'failed'].includes(i.status),
@@ -127,6 +136,8 @@ try {
           linksMs = performance.now() - t;
           rssAfterLinks.push(rss());
         }
+        const quarter = Math.min(4, Math.floor((4 * i.progress.scans_done) / VISITS));
+        for (let q = 0; q < quarter; q++) rssByQuarter[q] ??= rss();
       },
     );
     const runMs = performance.now() - t;
@@ -151,6 +162,13 @@ try {
       `resident memory of the service process through the run: min ${Math.min(...during)} MiB, max ${Math.max(...during)} MiB, ` +
         `after the codes ${rssAfterLinks[0] ?? '?'} MiB, at the end ${rss()} MiB; ` +
         `V8 heap in use min ${Math.min(...heapDuring)} MiB, max ${Math.max(...heapDuring)} MiB`,
+    );
+    const first = rssByQuarter[0] ?? 0;
+    const flat = rssByQuarter.every((r) => r !== undefined && r <= first * (1 + FLAT_GROWTH));
+    goalMet = goalMet && flat;
+    console.log(
+      `resident memory as the scans passed 25% / 50% / 75% / 100% of the visits: ${rssByQuarter.map((r) => r ?? '?').join(' / ')} MiB` +
+        ` (goal flat, each at most ${FLAT_GROWTH * 100}% above the first: ${flat ? 'met' : 'NOT met'})`,
     );
     if (done.progress.scans_done !== VISITS)
       throw new Error(`expected ${VISITS} scans, got ${done.progress.scans_done}`);
