@@ -17,7 +17,6 @@
 //                        mix, or BENCH_PROFILE_ROW; redirect.ts sends SIGUSR2 before and after it),
 //                        written to <file>; test/bench/flamegraph.ts makes it an SVG
 import fs from 'node:fs';
-import inspector from 'node:inspector';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { ulid } from 'ulid';
 import { boot } from '../../server/bootstrap.js';
@@ -28,6 +27,7 @@ import { onShutdown } from '../../server/process.js';
 import { startRedirectListener } from '../../server/redirect/listener.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { examplePixelId } from '../../server/qr-codes/pixels.js';
+import { cpuProfiler } from './cpu-profile.js';
 import { mixSlug } from './traffic-mix.js';
 import { BENCH_GS1_PRODUCT } from './traffic-mix.js';
 
@@ -151,20 +151,13 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 const profileFile = process.env.BENCH_PROFILE;
-const profiler = profileFile ? new inspector.Session() : null;
-const post = (method: string, params?: object) =>
-  new Promise<unknown>((resolve, reject) =>
-    profiler!.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
-  );
+const profiler = profileFile ? cpuProfiler(200) : null;
 let signals = 0;
 if (probe || profiler) {
   process.on('SIGUSR2', () => {
     // the bench sends it when the measured run starts, and again when it ends (the profile only)
     if (profiler && signals++ === 0) {
-      profiler.connect();
-      void post('Profiler.enable')
-        .then(() => post('Profiler.setSamplingInterval', { interval: 200 }))
-        .then(() => post('Profiler.start'));
+      profiler.start();
     } else if (profiler) {
       void stopProfile();
       return;
@@ -200,10 +193,7 @@ function threadCpu(): Record<string, number> {
 async function stopProfile(): Promise<void> {
   if (!profiler || !profileFile || signals !== 2) return;
   signals++;
-  const { profile } = (await post('Profiler.stop')) as { profile: object };
-  fs.writeFileSync(profileFile + '.tmp', JSON.stringify(profile));
-  fs.renameSync(profileFile + '.tmp', profileFile);
-  profiler.disconnect();
+  await profiler.stop(profileFile);
 }
 
 onShutdown(log, async () => {

@@ -197,7 +197,7 @@ async function main(): Promise<void> {
     if (profiler) service.child.kill('SIGUSR2');
     const withSubs = await wrk(`redirect, ${SUBSCRIBERS} subscribers`);
     if (profiler) service.child.kill('SIGUSR2');
-    profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
+    await profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
     probing = false;
     await probe;
     const after = await settled();
