@@ -26,12 +26,14 @@ export interface Gray {
 
 const require = createRequire(import.meta.url);
 
+/** Whether the platform's words are little-endian (the order grayToRgba stores its bytes in). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** Grey to opaque RGBA, one 32-bit store a pixel (the byte order of the platform's words). */
 function grayToRgba(gray: Uint8Array): Uint8ClampedArray {
   const out = new Uint8ClampedArray(gray.length * 4);
   const words = new Uint32Array(out.buffer, out.byteOffset, gray.length);
-  const little = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-  if (little) for (let i = 0; i < gray.length; i++) words[i] = 0xff000000 | (gray[i] * 0x010101);
+  if (LITTLE_ENDIAN) for (let i = 0; i < gray.length; i++) words[i] = 0xff000000 | (gray[i] * 0x010101);
   else for (let i = 0; i < gray.length; i++) words[i] = ((gray[i] * 0x010101) << 8) | 0xff;
   return out;
 }
