@@ -403,14 +403,15 @@ async function importScans(app: AppContext, row: ImportRow, source: ImportSource
         for (let k = i; k < i + SOURCE_REQUESTS_IN_FLIGHT; k++) prefetch(k);
         const { link, code, since, ref } = plans[i];
         let cursor = plans[i].cursor;
-        let first: Promise<Page<SourceScan>> | undefined = firstPages.get(i);
+        // The page read ahead: the link's first (prefetched), then each next one.
+        let ahead: Promise<Page<SourceScan>> | undefined = firstPages.get(i);
         firstPages.delete(i);
         for (;;) {
-          const page = first ? await first : await source.scans!(ref, since, until, cursor);
+          const page = ahead ? await ahead : await source.scans!(ref, since, until, cursor);
           // The link's next page is asked for before this one is turned into rows and written.
-          first =
+          ahead =
             page.next === null || page.next === undefined ? undefined : source.scans!(ref, since, until, page.next);
-          first?.catch(() => undefined); // awaited in its turn
+          ahead?.catch(() => undefined); // awaited in its turn
           const rows = scanRows(
             agents,
             visitors,
