@@ -19,6 +19,20 @@ export type RollupDimension =
   | 'lot';
 
 /**
+ * The GS1 resolutions in scope as (value, visitor, day) rows: those whose scan row carries the GTIN
+ * (clickhouse/0026), and those recorded before in gs1_resolutions, whose scan rows carry ''.
+ */
+function gs1Rows(db: string, where: string, value: string, more: string): string {
+  return ['scan_events', 'gs1_resolutions']
+    .map(
+      (table) =>
+        `SELECT ${value} AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
+       FROM ${db}.${table} WHERE ${where} AND gtin != ''${more}`,
+    )
+    .join(' UNION ALL ');
+}
+
+/**
  * Dimensions the rollup does not hold (its breakdown comes back empty): they are counted from the
  * raw rows of the range (rawBreakdown). Each gives the rows it counts as (value, visitor, day), from
  * the rows of scan_events or scan_actions in scope (`where`):
@@ -30,9 +44,11 @@ export type RollupDimension =
  *   asks and then the page's answer). A scan's outcome is its last granted, denied or not_required,
  *   else none: an unanswered `asked` (the visitor left before answering or before the time ran out)
  *   is none. On the day of the scan. Rows written before ids were shared stand alone.
- * - `gtin`, `lot` (docs/gs1.md), from gs1_resolutions (one row per resolution, beside its scan): the
- *   product (GTIN-14) of each resolution; the GTIN and lot (`<gtin-14>/<lot>`) of the resolutions
- *   that name a lot.
+ * - `gtin`, `lot` (docs/gs1.md): the product (GTIN-14) of each GS1 resolution; the GTIN and lot
+ *   (`<gtin-14>/<lot>`) of the resolutions that name a lot. A resolution carries them in its scan's
+ *   row (clickhouse/0026); one recorded by a version before that has them in its own row of
+ *   gs1_resolutions (clickhouse/0015) and '' in its scan's (GS1_SOURCES): each resolution is in
+ *   exactly one of the two.
  */
 const RAW_DIMENSIONS = {
   os: (db: string, where: string) =>
@@ -48,11 +64,8 @@ const RAW_DIMENSIONS = {
              any(visitor_hash) AS visitor, toString(toDate(min(scanned_at))) AS day
         FROM ${db}.scan_actions WHERE ${where} AND startsWith(action, 'consent_')
        GROUP BY code_id, action_id)`,
-  gtin: (db: string, where: string) =>
-    `SELECT gtin AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day FROM ${db}.gs1_resolutions WHERE ${where}`,
-  lot: (db: string, where: string) =>
-    `SELECT concat(gtin, '/', lot) AS value, visitor_hash AS visitor, toString(toDate(scanned_at)) AS day
-       FROM ${db}.gs1_resolutions WHERE ${where} AND lot != ''`,
+  gtin: (db: string, where: string) => gs1Rows(db, where, 'gtin', ''),
+  lot: (db: string, where: string) => gs1Rows(db, where, "concat(gtin, '/', lot)", " AND lot != ''"),
 } as const;
 export type RawDimension = keyof typeof RAW_DIMENSIONS;
 

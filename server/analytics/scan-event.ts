@@ -54,9 +54,26 @@ export const SCAN_ACTION_SCHEMA = {
 } as const;
 
 /**
- * What a GS1 Digital Link resolution asked and served (gs1_resolutions, clickhouse/0015), one row
- * per scan of a gs1 code, with the scan's scan_id: the GTIN, its qualifiers and the link types as
- * dimensions of that scan.
+ * The GS1 dimensions of a scan (columns of scan_events added by clickhouse/0026, '' for every scan
+ * but a GS1 Digital Link resolution, docs/gs1.md): the GTIN-14, its key qualifiers, the link type
+ * asked for (`linkType`, `linkset` for a linkset asked by Accept) and served ('' for a 404). The
+ * redirect writes them after the contract's columns (REDIRECT_SCAN_COLUMNS); they are not fields of
+ * the scan event contract (the raw export does not read them).
+ */
+export const SCAN_GS1_SCHEMA = {
+  gtin: 'LowCardinality(String)',
+  cpv: 'LowCardinality(String)',
+  lot: 'String',
+  serial: 'String',
+  link_type_asked: 'LowCardinality(String)',
+  link_type_served: 'LowCardinality(String)',
+} as const;
+
+/**
+ * What a GS1 Digital Link resolution asked and served, as a version before clickhouse/0026 wrote it:
+ * a row of its own in gs1_resolutions (clickhouse/0015) beside the scan, under the scan's scan_id.
+ * Nothing writes it now but the replay of the journals and spill files such a version left; its
+ * rows are still read by the GS1 analytics (server/analytics/queries.ts).
  */
 export const GS1_RESOLUTION_SCHEMA = {
   scan_id: 'String',
@@ -104,14 +121,24 @@ export type OrphanScan = Omit<RowOf<typeof ORPHAN_SCAN_SCHEMA>, 'reason'> & { re
 
 /** One row of scan_actions: `action` is a landing-page action, `target` the link's index (0 otherwise). */
 export type ScanAction = RowOf<typeof SCAN_ACTION_SCHEMA>;
-/** One row of gs1_resolutions. */
-export type Gs1Resolution = RowOf<typeof GS1_RESOLUTION_SCHEMA>;
+/** The GS1 dimensions of a scan ('' for a scan that is no GS1 resolution). */
+export type ScanGs1 = RowOf<typeof SCAN_GS1_SCHEMA>;
+/** One row of scan_events as the redirect writes it: the contract's columns, then the GS1 dimensions. */
+export type RedirectScan = ScanEvent & ScanGs1;
 
 /** Column names in insert order. */
 export const SCAN_EVENT_COLUMNS = Object.keys(SCAN_EVENT_SCHEMA) as readonly (keyof ScanEvent)[];
 export const ORPHAN_SCAN_COLUMNS = Object.keys(ORPHAN_SCAN_SCHEMA) as readonly (keyof OrphanScan)[];
 export const SCAN_ACTION_COLUMNS = Object.keys(SCAN_ACTION_SCHEMA) as readonly (keyof ScanAction)[];
-export const GS1_RESOLUTION_COLUMNS = Object.keys(GS1_RESOLUTION_SCHEMA) as readonly (keyof Gs1Resolution)[];
+export const GS1_RESOLUTION_COLUMNS = Object.keys(GS1_RESOLUTION_SCHEMA) as readonly string[];
+/**
+ * The columns of the redirect's scan_events rows, in insert order. A version before clickhouse/0026
+ * wrote SCAN_EVENT_COLUMNS only: its journals and spill files are replayed with those.
+ */
+export const REDIRECT_SCAN_COLUMNS = [
+  ...SCAN_EVENT_COLUMNS,
+  ...(Object.keys(SCAN_GS1_SCHEMA) as (keyof ScanGs1)[]),
+] as readonly (keyof RedirectScan)[];
 
 /** The text DateTime64(3) reads: '2024-01-02 03:04:05.678' (UTC). */
 export function clickHouseTime(ms: number): string {

@@ -6,6 +6,7 @@
 // → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
 // up) → scan into the buffer → 302. Nothing here waits for ClickHouse.
 import type http from 'node:http';
+import type { ScanGs1 } from '../analytics/scan-event.js';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
 import { appendScanId, decide, type Visitor } from '../qr-codes/routing.js';
@@ -30,7 +31,7 @@ import { PasswordThrottle, type ThrottleOptions } from './password-throttle.js';
 import { ACME_CHALLENGE_PREFIX, type ChallengeCache } from './acme-challenge.js';
 import type { ScanBuffer } from './scan-buffer.js';
 import type { AnswerGate } from './scan-ipc.js';
-import { utcStamp, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { utcStamp, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { landingAction, landingPage, storeFor } from '../landing/page.js';
 import { pageLanguage } from '../landing/i18n.js';
 import { landingQuery, type LandingQuery } from '../landing/query.js';
@@ -87,6 +88,8 @@ const PAGE_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
+/** The GS1 dimensions of a scan that is no GS1 resolution. */
+const NO_GS1: ScanGs1 = { gtin: '', cpv: '', lot: '', serial: '', link_type_asked: '', link_type_served: '' };
 /** How long the consent banner waits for an answer when the code has no prelander time of its own. */
 const CONSENT_BANNER_SECONDS = 10;
 
@@ -135,7 +138,6 @@ export class RedirectHandler {
   /** A redirect process of several: answers wait until their scans are journaled (scan-ipc.ts). */
   private readonly answerGate: AnswerGate | null;
   private readonly orphanSampler: OrphanSampler;
-  private readonly gs1Rows: ScanBuffer<Gs1Row> | null;
 
   constructor(
     private readonly app: AppContext,
@@ -150,11 +152,8 @@ export class RedirectHandler {
       throttle?: ThrottleOptions;
       orphansPerSecond?: number;
       answerGate?: AnswerGate;
-      /** Where GS1 resolutions' dimensions go (gs1_resolutions); without it they are not recorded. */
-      gs1?: ScanBuffer<Gs1Row>;
     } = {},
   ) {
-    this.gs1Rows = opts.gs1 ?? null;
     this.answerGate = opts.answerGate ?? null;
     this.trust = app.config.trustProxy.length ? trustList(app.config.trustProxy) : null;
     this.throttle = new PasswordThrottle(app.db, app.secretKey, opts.throttle);
@@ -558,7 +557,7 @@ export class RedirectHandler {
     return this.gs1Resolved(req, res, head, domain, answer);
   }
 
-  /** A resolution served: its scan and its gs1_resolutions row (not for HEAD), then the answer. */
+  /** A resolution served: its scan, with the resolution's GS1 dimensions (not for HEAD), then the answer. */
   private gs1Resolved(
     req: http.IncomingMessage,
     res: http.ServerResponse,
@@ -568,18 +567,16 @@ export class RedirectHandler {
   ): void {
     // Every resolution that found the item is one scan (HEAD is not a visit).
     if (!head && answer.code) {
-      const code = answer.code;
-      const now = this.app.clock.now();
       const ua = req.headers['user-agent'] ?? '';
       const ip = this.clientIp(req);
       const agent = this.enricher.agent(ua);
       const network = this.enricher.network(ip);
-      const visitorHash = this.enricher.visitorHash(ip, ua);
-      const scanId = this.pushScan(
+      const key = answer.key!;
+      this.pushScan(
         req,
         domain,
-        code,
-        now,
+        answer.code,
+        this.app.clock.now(),
         agent,
         network,
         {
@@ -587,29 +584,21 @@ export class RedirectHandler {
           os: agent.os,
           country: network.country,
           language: this.enricher.language(req.headers['accept-language']),
-          visitorHash,
+          visitorHash: this.enricher.visitorHash(ip, ua),
         },
         -1,
+        null,
+        {
+          gtin: key.gtin,
+          cpv: key.cpv ?? '',
+          lot: key.lot ?? '',
+          serial: key.serial ?? '',
+          link_type_asked: answer.asked.slice(0, 100),
+          link_type_served: answer.served,
+        },
       );
-      const key = answer.key!;
-      this.gs1Rows?.push({
-        scan_id: scanId,
-        scanned_at: utcStamp(now.getTime()),
-        org_id: code.orgId,
-        brand_id: code.brandId,
-        domain_id: domain.type === 'fallback' ? 0 : domain.id,
-        code_id: code.id,
-        gtin: key.gtin,
-        cpv: key.cpv ?? '',
-        lot: key.lot ?? '',
-        serial: key.serial ?? '',
-        link_type_asked: answer.asked.slice(0, 100),
-        link_type_served: answer.served,
-        visitor_hash: visitorHash,
-        is_bot: agent.isBot ? 1 : 0,
-      });
     }
-    // The answer leaves once its scan and gs1_resolutions rows are journaled (scan-ipc.ts), like every scan's.
+    // The answer leaves once its scan is journaled (scan-ipc.ts), like every scan's.
     if (!head && answer.code && this.answerGate) return this.answerGate.after(() => this.writeGs1(res, head, answer));
     this.writeGs1(res, head, answer);
   }
@@ -889,6 +878,8 @@ export class RedirectHandler {
     rule: number,
     /** The id the destination was given (conversion_tracking); else a new one. */
     givenId: string | null = null,
+    /** A GS1 resolution's dimensions; '' for every other scan. */
+    gs1: ScanGs1 = NO_GS1,
   ): string {
     const ms = now.getTime();
     const scanId = givenId ?? fastUlid(ms);
@@ -910,6 +901,12 @@ export class RedirectHandler {
       asn: network.asn,
       is_bot: agent.isBot ? 1 : 0,
       matched_rule: rule,
+      gtin: gs1.gtin,
+      cpv: gs1.cpv,
+      lot: gs1.lot,
+      serial: gs1.serial,
+      link_type_asked: gs1.link_type_asked,
+      link_type_served: gs1.link_type_served,
     });
     return scanId;
   }

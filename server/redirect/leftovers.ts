@@ -13,17 +13,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeTime } from 'ulid';
-import {
-  GS1_RESOLUTION_COLUMNS,
-  ORPHAN_SCAN_COLUMNS,
-  SCAN_ACTION_COLUMNS,
-  SCAN_EVENT_COLUMNS,
-} from '../analytics/scan-event.js';
 import { storedRedirects } from '../analytics/queries.js';
 import type { AppContext } from '../context.js';
 import { listedRecounts, recountRedirects } from '../qr-codes/scan-lookup.js';
 import { ScanBuffer } from './scan-buffer.js';
 import { countingEras, scanBatchCounter } from './scan-counts.js';
+import { REDIRECT_TABLES } from './scan-ipc.js';
 import { scanBatchPublisher } from './scan-stream.js';
 
 /**
@@ -32,16 +27,13 @@ import { scanBatchPublisher } from './scan-stream.js';
  * sql/0022 left to recount, once none of its files is left.
  */
 export async function replayLeftovers(app: AppContext): Promise<void> {
-  for (const [table, columns] of [
-    ['scan_events', SCAN_EVENT_COLUMNS],
-    ['orphan_scans', ORPHAN_SCAN_COLUMNS],
-    ['scan_actions', SCAN_ACTION_COLUMNS],
-    ['gs1_resolutions', GS1_RESOLUTION_COLUMNS],
-  ] as const) {
+  // gs1_resolutions: what a version before clickhouse/0026 wrote beside a GS1 resolution's scan.
+  for (const [table, { columns, former }] of Object.entries(REDIRECT_TABLES)) {
     const buffer = new ScanBuffer<object>({
       client: app.ch.client,
       table: `${app.ch.database}.${table}`,
       columns: columns as readonly never[],
+      formerColumns: former,
       spillDir: spillDir(app),
       log: app.log,
       count: table === 'scan_events' ? scanBatchCounter(app.db, app.log, columns) : undefined,

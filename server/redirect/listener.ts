@@ -5,12 +5,6 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
-import {
-  GS1_RESOLUTION_COLUMNS,
-  ORPHAN_SCAN_COLUMNS,
-  SCAN_ACTION_COLUMNS,
-  SCAN_EVENT_COLUMNS,
-} from '../analytics/scan-event.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -23,8 +17,8 @@ import type { ThrottleOptions } from './password-throttle.js';
 import { ScanBuffer, type Batch } from './scan-buffer.js';
 import { scanBatchCounter } from './scan-counts.js';
 import { flushSoonerWhileStreamed, scanBatchPublisher } from './scan-stream.js';
-import { FileJournal, JournalGroup } from './scan-ipc.js';
-import { encodeGs1Row, encodeScanRow, type ActionRow, type Gs1Row, type OrphanRow, type ScanRow } from './scan-rows.js';
+import { FileJournal, JournalGroup, REDIRECT_TABLES } from './scan-ipc.js';
+import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
 
 export interface RedirectOptions {
@@ -63,8 +57,11 @@ export interface RedirectListener {
   orphans: ScanBuffer<OrphanRow>;
   /** Actions on landing pages (downloads, links, store badges). */
   actions: ScanBuffer<ActionRow>;
-  /** What GS1 resolutions asked and served (gs1_resolutions). */
-  gs1: ScanBuffer<Gs1Row>;
+  /**
+   * Replays the gs1_resolutions journals and spill files of a version before clickhouse/0026 (a GS1
+   * resolution's dimensions are in its scan's row now); nothing is pushed into it.
+   */
+  gs1Replay: ScanBuffer<object>;
   counters: RedirectCounters;
   cache: RedirectCache;
   challenges: ChallengeCache;
@@ -107,16 +104,15 @@ export async function startRedirectListener(
   await cache.start();
   const counters = new RedirectCounters(app.db, app.log, { flushMs: opts.counterFlushMs, spillDir });
   counters.start();
-  // The scans' and the GS1 resolutions' journals are one group: a turn's rows of both are written
-  // together at its end, and their answers held until then; orphan rows (404s, sampled) and
-  // landing-page actions are written one by one and hold nothing. All four are journaled in every
-  // mode (a crash loses none of them) unless journal: false.
+  // The scans' journal is a group: a turn's rows are written together at its end, and their answers
+  // held until then; orphan rows (404s, sampled) and landing-page actions are written one by one
+  // and hold nothing. All three are journaled in every mode (a crash loses none of them) unless
+  // journal: false.
   const journaled = opts.journal ?? true;
   const answerGate = journaled ? new JournalGroup(app.log) : undefined;
   const scanJournal = answerGate ? new FileJournal(spillDir, 'scan_events', app.log, answerGate) : undefined;
   const buffer = <R extends object>(
     table: string,
-    columns: readonly (keyof R & string)[],
     encode?: (row: R) => string,
     journal?: FileJournal,
     count?: (batch: Batch, own: boolean) => Promise<void>,
@@ -125,7 +121,8 @@ export async function startRedirectListener(
     new ScanBuffer<R>({
       client: app.ch.client,
       table: `${app.ch.database}.${table}`,
-      columns,
+      columns: REDIRECT_TABLES[table].columns as readonly (keyof R & string)[],
+      formerColumns: REDIRECT_TABLES[table].former,
       encode,
       spillDir,
       log: app.log,
@@ -142,42 +139,33 @@ export async function startRedirectListener(
   // reservation it was served from (counters.ts).
   const scans = buffer<ScanRow>(
     'scan_events',
-    SCAN_EVENT_COLUMNS,
     encodeScanRow,
     scanJournal,
-    scanBatchCounter(app.db, app.log, SCAN_EVENT_COLUMNS, counters.holder.id),
-    scanBatchPublisher(app, SCAN_EVENT_COLUMNS),
+    scanBatchCounter(app.db, app.log, REDIRECT_TABLES.scan_events.columns, counters.holder.id),
+    scanBatchPublisher(app, REDIRECT_TABLES.scan_events.columns),
   );
   const orphans = buffer<OrphanRow>(
     'orphan_scans',
-    ORPHAN_SCAN_COLUMNS,
     undefined,
     journaled ? new FileJournal(spillDir, 'orphan_scans', app.log) : undefined,
   );
   const actions = buffer<ActionRow>(
     'scan_actions',
-    SCAN_ACTION_COLUMNS,
     undefined,
     journaled ? new FileJournal(spillDir, 'scan_actions', app.log) : undefined,
     undefined,
-    scanBatchPublisher(app, SCAN_ACTION_COLUMNS, 'action'),
+    scanBatchPublisher(app, REDIRECT_TABLES.scan_actions.columns, 'action'),
   );
-  const gs1 = buffer<Gs1Row>(
-    'gs1_resolutions',
-    GS1_RESOLUTION_COLUMNS,
-    encodeGs1Row,
-    answerGate ? new FileJournal(spillDir, 'gs1_resolutions', app.log, answerGate) : undefined,
-  );
+  const gs1Replay = buffer<object>('gs1_resolutions');
   scans.start();
   orphans.start();
   actions.start();
-  gs1.start();
+  gs1Replay.start();
   const stopWatching = flushSoonerWhileStreamed(app, [scans, actions]);
   const challenges = new ChallengeCache(app.db, app.notify, (h) => cache.hostMayExist(h));
   await challenges.start();
   const handler = new RedirectHandler(app, enricher, cache, counters, scans, orphans, actions, challenges, {
     ...opts,
-    gs1,
     answerGate,
   });
 
@@ -216,7 +204,7 @@ export async function startRedirectListener(
       // Stop accepting, let requests in flight finish, then drain.
       await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
       stopWatching();
-      await Promise.all([scans.close(), orphans.close(), actions.close(), gs1.close(), counters.close()]);
+      await Promise.all([scans.close(), orphans.close(), actions.close(), gs1Replay.close(), counters.close()]);
       await cache.close();
     })());
   app.onClose(close);
@@ -226,7 +214,7 @@ export async function startRedirectListener(
     scans,
     orphans,
     actions,
-    gs1,
+    gs1Replay,
     counters,
     cache,
     challenges,

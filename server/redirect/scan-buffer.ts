@@ -28,6 +28,12 @@ export interface ScanBufferOptions<Row extends object> {
   table: string;
   /** The columns written, in the order of the TabSeparated body. */
   columns: readonly (keyof Row & string)[];
+  /**
+   * The columns of the rows an earlier version wrote, when they differ (its journals and spill files,
+   * replayed here): a batch whose rows have as many fields as one of these forms is inserted with
+   * its columns (batchColumns), the others take their defaults.
+   */
+  formerColumns?: readonly (readonly string[])[];
   /** A row as a TabSeparated line in that order (default: tsvLine over columns). */
   encode?: (row: Row) => string;
   spillDir: string;
@@ -96,6 +102,26 @@ export function tsvLine(row: object, columns: readonly string[]): string {
     out += (i ? '\t' : '') + tsvText(String(r[columns[i]] ?? ''));
   }
   return out + '\n';
+}
+
+/**
+ * The columns a batch's rows were written in: `columns`, or the form among `former` with as many
+ * fields as its first row (every row of a batch was written by one version).
+ */
+export function batchColumns(
+  tsv: string,
+  columns: readonly string[],
+  former: readonly (readonly string[])[] = [],
+): readonly string[] {
+  if (!former.length) return columns;
+  let fields = 1;
+  for (let i = 0; i < tsv.length; i++) {
+    const c = tsv.charCodeAt(i);
+    if (c === 10) break;
+    if (c === 9) fields++;
+  }
+  if (fields === columns.length) return columns;
+  return former.find((f) => f.length === fields) ?? columns;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -296,7 +322,7 @@ export class ScanBuffer<Row extends object> {
     if (this.opts.insert) return this.opts.insert(batch);
     await insertText(this.opts.client, {
       table: this.opts.table,
-      columns: this.opts.columns,
+      columns: batchColumns(batch.tsv, this.opts.columns, this.opts.formerColumns),
       format: 'TabSeparated',
       body: batch.tsv,
       dedupToken: batch.token,

@@ -13,21 +13,27 @@ import { ulid } from 'ulid';
 import {
   GS1_RESOLUTION_COLUMNS,
   ORPHAN_SCAN_COLUMNS,
+  REDIRECT_SCAN_COLUMNS,
   SCAN_ACTION_COLUMNS,
   SCAN_EVENT_COLUMNS,
 } from '../analytics/scan-event.js';
 import type { Logger } from '../logger.js';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
-import type { Batch, BatchJournal } from './scan-buffer.js';
+import { batchColumns, type Batch, type BatchJournal } from './scan-buffer.js';
 import { clickHouseCode } from '../analytics/scan-spill.js';
 
-/** The tables a redirect process writes, by name: the owner inserts into nothing else. */
-const TABLE_COLUMNS: Record<string, readonly string[]> = {
-  scan_events: SCAN_EVENT_COLUMNS,
-  orphan_scans: ORPHAN_SCAN_COLUMNS,
-  scan_actions: SCAN_ACTION_COLUMNS,
-  gs1_resolutions: GS1_RESOLUTION_COLUMNS,
-};
+/**
+ * The tables a redirect process writes or replays, by name, with their rows' columns and the forms
+ * an earlier version wrote (scan-buffer.ts, batchColumns): the owner inserts into nothing else.
+ * gs1_resolutions is only replayed (journals of a version before clickhouse/0026).
+ */
+export const REDIRECT_TABLES: Record<string, { columns: readonly string[]; former?: readonly (readonly string[])[] }> =
+  {
+    scan_events: { columns: REDIRECT_SCAN_COLUMNS, former: [SCAN_EVENT_COLUMNS] },
+    orphan_scans: { columns: ORPHAN_SCAN_COLUMNS },
+    scan_actions: { columns: SCAN_ACTION_COLUMNS },
+    gs1_resolutions: { columns: GS1_RESOLUTION_COLUMNS },
+  };
 
 /** A sealed batch on its way to the owner. */
 interface BatchMessage {
@@ -55,9 +61,9 @@ export interface AnswerGate {
 /**
  * The journals whose rows are written together once per turn of the event loop, and the answers
  * that wait for them (the handler answers through it). A write per request cost ≈ 7 µs here, a sixth
- * of a redirect's CPU, so the rows pushed in one turn (a scan, and a GS1 resolution's row beside it)
- * are written at the end of the turn (setImmediate), one write per journal, and only then do the
- * answers of those requests leave: none is answered before every row it recorded is on file.
+ * of a redirect's CPU, so the rows pushed in one turn are written at the end of the turn
+ * (setImmediate), one write per journal, and only then do the answers of those requests leave: none
+ * is answered before every row it recorded is on file.
  * (Corking the sockets instead would not hold them: `res.end()` uncorks its socket fully.)
  */
 export class JournalGroup implements AnswerGate {
@@ -103,8 +109,8 @@ export class JournalGroup implements AnswerGate {
 /**
  * One file per batch, `<table>-<pid>-<token>.tsv` under the spill directory, written with
  * synchronous writes (a kill cannot undo a write the kernel has; only a machine crash can), so a row
- * is on file before the redirect's answer leaves: in a group (the scans' and the GS1 resolutions'
- * journals), the rows of a turn together before its answers; otherwise (orphan rows, sampled, and
+ * is on file before the redirect's answer leaves: in a group (the scans' journal), the rows of a
+ * turn together before its answers; otherwise (orphan rows, sampled, and
  * landing-page actions) each row as it comes.
  */
 export class FileJournal implements BatchJournal {
@@ -243,15 +249,16 @@ export async function insertForWorker(
 ): Promise<AckMessage | null> {
   const m = message as Partial<BatchMessage>;
   if (m?.type !== 'scan-batch' || typeof m.id !== 'number') return null;
-  const columns = typeof m.table === 'string' ? TABLE_COLUMNS[m.table] : undefined;
+  const table =
+    typeof m.table === 'string' && Object.hasOwn(REDIRECT_TABLES, m.table) ? REDIRECT_TABLES[m.table] : null;
   const batch = m.batch;
-  if (!columns || typeof batch?.token !== 'string' || typeof batch.tsv !== 'string') {
+  if (!table || typeof batch?.token !== 'string' || typeof batch.tsv !== 'string') {
     return { type: 'scan-ack', id: m.id, ok: false, error: 'not a scan batch' };
   }
   try {
     await insertText(client, {
       table: `${database}.${m.table}`,
-      columns,
+      columns: batchColumns(batch.tsv, table.columns, table.former),
       format: 'TabSeparated',
       body: batch.tsv,
       dedupToken: batch.token,

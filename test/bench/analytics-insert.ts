@@ -14,6 +14,8 @@ import { parseArgs } from 'node:util';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
+import { REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
 
@@ -58,6 +60,12 @@ function batch(i: number): string {
         asn: 0,
         is_bot: device === 'bot' ? 1 : 0,
         matched_rule: -1,
+        gtin: '',
+        cpv: '',
+        lot: '',
+        serial: '',
+        link_type_asked: '',
+        link_type_served: '',
       }),
     );
   }
@@ -72,10 +80,11 @@ const ch = await openClickHouse({
   dataDir: dir,
 });
 try {
+  // scan_events with the columns the redirect writes (0001, and the GS1 dimensions of 0026).
   const setups = {
-    'scan_events only': [scanEvents],
-    '+ scan_daily view (0002)': [scanEvents, scanDaily],
-    '+ scan_spans view (0004)': [scanEvents, scanDaily, scanSpans],
+    'scan_events only': [scanEvents, scanGs1],
+    '+ scan_daily view (0002)': [scanEvents, scanGs1, scanDaily],
+    '+ scan_spans view (0004)': [scanEvents, scanGs1, scanDaily, scanSpans],
   };
   const names = Object.keys(setups) as (keyof typeof setups)[];
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));
@@ -100,6 +109,7 @@ try {
     for (const [b, body] of bodies.entries()) {
       await insertText(ch.client, {
         table: `${database}.scan_events`,
+        columns: REDIRECT_SCAN_COLUMNS,
         body,
         format: 'TabSeparated',
         dedupToken: `b${b}`,

@@ -6,22 +6,15 @@
 //   MIX=1 node --import tsx test/bench/redirect-handler-micro.ts   # the realistic mix of make bench-redirect
 //                                   (traffic-mix.ts: 1,000 codes, real user agents, X-Forwarded-For, languages)
 //   GS1=1 node --import tsx test/bench/redirect-handler-micro.ts   # the GS1 row of make bench-redirect: a lot of
-//                                   the bench's product resolved to its default link (its scan and gs1_resolutions row)
+//                                   the bench's product resolved to its default link (its scan, with the GS1 dimensions)
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type http from 'node:http';
-import { GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { REDIRECT_SCAN_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RedirectHandler } from '../../server/redirect/handler.js';
-import {
-  encodeGs1Row,
-  encodeScanRow,
-  type ActionRow,
-  type Gs1Row,
-  type OrphanRow,
-  type ScanRow,
-} from '../../server/redirect/scan-rows.js';
+import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
 import type { RedirectCache } from '../../server/redirect/cache.js';
 import type { ChallengeCache } from '../../server/redirect/acme-challenge.js';
 import { RedirectCounters } from '../../server/redirect/counters.js';
@@ -113,7 +106,6 @@ const buffer = <R extends object>(columns: readonly (keyof R & string)[], encode
   new ScanBuffer<R>({ client, table: 'x.y', columns, encode, spillDir: '/tmp', log, maxRows: 1e9 });
 const scans = buffer<ScanRow>(SCAN_COLUMNS, encodeScanRow);
 const orphans = buffer<OrphanRow>(['scan_id']);
-const gs1Rows = buffer<Gs1Row>(GS1_RESOLUTION_COLUMNS, encodeGs1Row);
 const counters = new RedirectCounters(null as never, log);
 const handler = new RedirectHandler(
   app,
@@ -124,7 +116,6 @@ const handler = new RedirectHandler(
   orphans,
   buffer<ActionRow>(['action_id']),
   null as unknown as ChallengeCache, // no ACME paths here
-  { gs1: gs1Rows },
 );
 
 const headers = {
@@ -179,9 +170,8 @@ function round(withHandler: boolean): number {
       socket: { remoteAddress: '127.0.0.1' },
     } as unknown as http.IncomingMessage;
     handler.listener(req, res);
-    for (const rows of [scans, gs1Rows]) {
-      if (rows.pending < 10_000) continue;
-      const b = rows as unknown as { openBytes: number; openRows: number };
+    if (scans.pending >= 10_000) {
+      const b = scans as unknown as { openBytes: number; openRows: number };
       b.openBytes = 0;
       b.openRows = 0;
     }

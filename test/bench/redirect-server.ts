@@ -3,8 +3,8 @@
 // (one for warm-up, one measured), the realistic mix's 1,000 codes and a vcard code (its landing page measured), serves the public redirect with scan recording on, and prints
 // `LISTENING <port>`. On SIGTERM it drains (as the service does) and prints the measured code's
 // scans in ClickHouse and the redirects served (redirects_count): `SCANS <count> <distinct> <served>`,
-// and the same over the mix's codes (`MIXSCANS`); the GS1 code's line adds its gs1_resolutions rows
-// (`GS1 <count> <distinct> <served> <rows> <distinct rows>`).
+// and the same over the mix's codes (`MIXSCANS`); the GS1 code's line adds those of its scans whose
+// row carries the resolution's GTIN and lot (`GS1 <count> <distinct> <served> <with GTIN and lot> <distinct>`).
 //
 // Diagnostics (not part of the benchmark's figures):
 //   BENCH_PROBE=1        prints a PROBE line: event-loop delay, inserts (count, rows, time), CPU per
@@ -235,10 +235,11 @@ onShutdown(log, async () => {
   process.stdout.write(`SCANS ${await scansOf([ids.go])} spilled=${rd.scans.stats.spilledRows}\n`);
   process.stdout.write(`MIXSCANS ${await scansOf(mixIds)} codes=${mixIds.length}\n`);
   process.stdout.write(`PAGES ${await scansOf([ids.card])}\n`);
-  // The GS1 row's gs1_resolutions rows (one per resolution, under its scan's id), beside its scans.
+  // The GS1 row's scans that carry the resolution's dimensions in their own row (the product's GTIN, a lot).
   const rs = await app.ch.client.query({
-    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.gs1_resolutions WHERE code_id = {id:UInt64}`,
-    query_params: { id: ids.gs1 },
+    query: `SELECT count() AS c, uniqExact(scan_id) AS u FROM ${app.ch.database}.scan_events
+             WHERE code_id = {id:UInt64} AND gtin = {gtin:String} AND lot != '' AND link_type_served != ''`,
+    query_params: { id: ids.gs1, gtin: BENCH_GS1_PRODUCT.gtin },
     format: 'JSONEachRow',
   });
   const [resolutions] = await rs.json<{ c: string; u: string }>();

@@ -12,7 +12,7 @@
 //   5. the pixel page of a code with two tracking pixels (consent asked: the banner) with its scan
 //      and consent action, beside the 302 of codes without pixels in the same run;
 //   5b. a GS1 Digital Link resolution (/bench/01/<gtin>/10/<lot>, a 307 to the product's default
-//      link, with the scan and its gs1_resolutions row; goal >= 80% of 3);
+//      link, with the scan, its row carrying the GTIN, lot and link types; goal >= 80% of 3);
 //   6. the redirect flooded with random unknown slugs (404 page, orphan scans sampled);
 //   7. multi-core: the service as `make start` runs it with REDIRECT_PROCESSES = 1, 2, ... up to the
 //      cores (BENCH_PROCESSES=1,2,4 to choose), the scaling from one process and the scans counted
@@ -261,8 +261,8 @@ try {
         : '') +
       (gs1
         ? `GS1 resolution: ${ofSingle(gs1)}, one request repeated (goal >= 80%), ` +
-          `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}) and gs1_resolutions rows ` +
-          `${gs1Rows ?? '?'} (distinct ${gs1RowsDistinct ?? '?'}) for ${gs1Served ?? '?'} resolutions served` +
+          `p99 ${gs1.p99.toFixed(2)} ms; scans ${gs1Count ?? '?'} (distinct ${gs1Distinct ?? '?'}), of which with the GTIN and lot ` +
+          `${gs1Rows ?? '?'} (distinct ${gs1RowsDistinct ?? '?'}), for ${gs1Served ?? '?'} resolutions served` +
           `${gs1Once ? ': every resolution recorded once' : ': MISMATCH'}\n`
         : ''),
   );

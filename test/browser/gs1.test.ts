@@ -86,7 +86,6 @@ describe('GS1 products in the dashboard in a real browser', function () {
     for (const l of ['A1', 'A1', 'B7'])
       await hit(rd.port, FALLBACK, `/${slug}/01/09506000134352/10/${l}`, { headers: { 'User-Agent': DESKTOP } });
     await rd.scans.flush();
-    await rd.gs1.flush();
     await page.goto(`${svc.url}/app/o/${orgUlid}/codes/${productUlid}`);
     await heading(page, 'rice');
     const product = page.getByRole('region', { name: 'Product 09506000134352' });

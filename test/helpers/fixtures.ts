@@ -1,7 +1,12 @@
 // Brands and codes for tests that need their numeric ids (to write scan events for them), made
 // through the same services as the API, and the scan events themselves (scanRow).
 import { ulid } from 'ulid';
-import { SCAN_EVENT_SCHEMA } from '../../server/analytics/scan-event.js';
+import {
+  clickHouseTime,
+  SCAN_EVENT_SCHEMA,
+  SCAN_GS1_SCHEMA,
+  type RedirectScan,
+} from '../../server/analytics/scan-event.js';
 import type { ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import type { OrgRecord } from '../../server/auth/principal.js';
 import { createBrand } from '../../server/brands/service.js';
@@ -59,4 +64,16 @@ export function scanRow(at: number, fields: Partial<ScanEvent> = {}): ScanEvent 
     matched_rule: -1,
     ...fields,
   };
+}
+
+/**
+ * One scan_events row as the redirect pushes it into its scan buffer: scanRow with scanned_at as the
+ * text ClickHouse reads, and the GS1 dimensions (clickhouse/0026) empty unless `fields` gives them.
+ */
+export function redirectScanRow(at: number, fields: Partial<RedirectScan> = {}): RedirectScan {
+  const noGs1 = Object.fromEntries(Object.keys(SCAN_GS1_SCHEMA).map((column) => [column, ''])) as Pick<
+    RedirectScan,
+    keyof typeof SCAN_GS1_SCHEMA
+  >;
+  return { ...scanRow(at), ...noGs1, scanned_at: clickHouseTime(at), ...fields };
 }

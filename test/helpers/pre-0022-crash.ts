@@ -8,8 +8,8 @@
 // What that version wrote, from its code (server/redirect/scan-ipc.ts FileJournal, scan-buffer.ts,
 // scan-counts.ts, counters.ts at abe1e03^):
 // - the journal `spill/scan_events-<pid>-<token>.tsv`: the batch's rows as TabSeparated lines in
-//   SCAN_EVENT_COLUMNS order (encodeScanRow, unchanged since), the token a ULID minted at its first
-//   row; a kill can cut the last line short (never answered: the answer waits for the write);
+//   SCAN_EVENT_COLUMNS order (the GS1 dimensions of clickhouse/0026 came later), the token a ULID
+//   minted at its first row; a kill can cut the last line short (never answered: the answer waits for the write);
 // - a spill file `spill/scan_events-<pid>-<ulid>.ndjson`: one `{token, tsv, rows}` line per batch;
 // - redirects_count: a batch was counted before its first send (its token into scan_batch_counts,
 //   its uncapped codes' scans added), so the spilled batch is counted and the journaled one is not;
@@ -19,11 +19,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ulid } from 'ulid';
-import { clickHouseTime } from '../../server/analytics/scan-event.js';
+import { clickHouseTime, SCAN_EVENT_COLUMNS } from '../../server/analytics/scan-event.js';
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig } from '../../server/config.js';
 import { createLogger } from '../../server/logger.js';
-import { encodeScanRow } from '../../server/redirect/scan-rows.js';
+import { tsvLine } from '../../server/redirect/scan-buffer.js';
 import { scanRow } from './fixtures.js';
 
 /** Scans per code in the journal, in the spill file, and the capped code's unused reservation. */
@@ -58,16 +58,19 @@ try {
           const referrer = `${c.slug === 'acme/menu' ? 'r' : 'c'}${prefix}${i}.test`;
           served.push(referrer.slice(0, -'.test'.length));
           const at = now - 1000 + i;
-          return encodeScanRow({
-            ...scanRow(at, {
-              org_id: Number(c.org_id),
-              brand_id: Number(c.brand_id ?? 0),
-              domain_id: Number(c.domain_id),
-              code_id: Number(c.id),
-              referrer,
-            }),
-            scanned_at: clickHouseTime(at),
-          });
+          return tsvLine(
+            {
+              ...scanRow(at, {
+                org_id: Number(c.org_id),
+                brand_id: Number(c.brand_id ?? 0),
+                domain_id: Number(c.domain_id),
+                code_id: Number(c.id),
+                referrer,
+              }),
+              scanned_at: clickHouseTime(at),
+            },
+            SCAN_EVENT_COLUMNS,
+          );
         }),
       )
       .join('');

@@ -3,14 +3,22 @@
 // redirect listener: on a fallback host (/<org-slug>/01/…) and on a custom domain (/01/…).
 // Linksets and the description file are validated by jsonschema (not the ajv this service uses)
 // against the schemas the project ships.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { expect } from 'chai';
 import { Validator } from 'jsonschema';
 import digitalLink from 'digital-link.js';
+import { ulid } from 'ulid';
+import { clickHouseTime, GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../../server/analytics/scan-event.js';
+import { replayLeftovers } from '../../server/redirect/leftovers.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { tsvLine } from '../../server/redirect/scan-buffer.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
 import { waitFor } from '../helpers/poll.js';
 import { runJobs } from '../helpers/jobs.js';
+import { scanRow } from '../helpers/fixtures.js';
 import { decodeQr } from '../helpers/qr-decode.js';
 import { unzip } from '../helpers/zip.js';
 import { toolOk } from './mcp-helpers.js';
@@ -490,25 +498,31 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(product).to.be.greaterThan(0);
   });
 
-  it('records the GTIN, lot, serial and the link type asked and served of a resolution beside its scan (gs1_resolutions)', async () => {
+  it("records the GTIN, cpv, lot, serial and the link type asked and served of a resolution in its scan's own row, and no second record", async () => {
+    const db = svc.app.ch.database;
+    const count = async (table: string) =>
+      Number((await chRows<{ c: string }>(svc.app, `SELECT count() AS c FROM ${db}.${table}`))[0].c);
+    const [scansBefore, oldRecordsBefore] = [await count('scan_events'), await count('gs1_resolutions')];
     await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:recipeInfo`, { 'Accept-Language': 'fr' });
     await get(`${prefix}/01/${GTIN}/10/LOT9/21/SER1?linkType=gs1:epil`);
+    await get(`${prefix}/01/${GTIN}/22/V%2F1/10/LOT9/21/SER1`, { Accept: 'application/linkset+json' });
     await rd.scans.flush();
-    await rd.gs1.flush();
-    const db = svc.app.ch.database;
     const rows = await chRows<Record<string, string>>(
       svc.app,
-      `SELECT g.gtin, g.lot, g.serial, g.link_type_asked, g.link_type_served, g.code_id, e.code_id AS scan_code
-         FROM ${db}.gs1_resolutions AS g INNER JOIN ${db}.scan_events AS e ON e.scan_id = g.scan_id
-        WHERE g.serial = 'SER1' ORDER BY g.scanned_at`,
+      `SELECT gtin, cpv, lot, serial, link_type_asked, link_type_served, code_id
+         FROM ${db}.scan_events WHERE serial = 'SER1' ORDER BY scanned_at, scan_id`,
     );
-    expect(rows.map((r) => [r.gtin, r.lot, r.serial, r.link_type_asked, r.link_type_served])).to.deep.equal([
-      [GTIN, 'LOT9', 'SER1', 'gs1:recipeInfo', 'gs1:recipeInfo'],
-      [GTIN, 'LOT9', 'SER1', 'gs1:epil', ''],
+    expect(rows.map((r) => [r.gtin, r.cpv, r.lot, r.serial, r.link_type_asked, r.link_type_served])).to.deep.equal([
+      [GTIN, '', 'LOT9', 'SER1', 'gs1:recipeInfo', 'gs1:recipeInfo'],
+      [GTIN, '', 'LOT9', 'SER1', 'gs1:epil', ''],
+      [GTIN, 'V/1', 'LOT9', 'SER1', 'linkset', 'linkset'],
     ]);
+    // One row per resolution, in scan_events only: nothing is written to gs1_resolutions any more.
+    expect(await count('scan_events')).to.equal(scansBefore + 3);
+    expect(await count('gs1_resolutions')).to.equal(oldRecordsBefore);
     // A lot and serial without a code of their own are scans of the product.
     const productId = (await svc.app.db('qr_codes').where({ ulid: productCode }).first('id')).id;
-    for (const r of rows) expect(Number(r.scan_code)).to.equal(Number(productId)).and.to.equal(Number(r.code_id));
+    for (const r of rows) expect(Number(r.code_id)).to.equal(Number(productId));
   });
 
   it('analytics per product and per lot: dimension=gtin and dimension=lot, bots left out, per organization', async () => {
@@ -547,7 +561,6 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(other.status).to.equal(201);
     await get(`/${b.org.slug}/01/${GT}/10/L1`);
     await rd.scans.flush();
-    await rd.gs1.flush();
     const entry = (
       body: { data: { dimension_breakdown: { key: string; label: string; scans: number }[] } },
       key: string,
@@ -681,6 +694,138 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
       expect(res.status, res.text).to.equal(422);
       expect(res.body.errors.password[0]).to.match(/cannot have a password/);
     });
+  });
+
+  it('replays the journals of a version before clickhouse/0026 (each resolution a scan row and a gs1_resolutions row) exactly once, and counts them with the new rows', async () => {
+    const GT = '07612345678900';
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug: 'legacy-product',
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: {
+        gtin: GT,
+        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/legacy', title: 'P', default: true }],
+      },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const codeId = Number((await svc.app.db('qr_codes').where({ ulid: made.body.data.ulid }).first('id')).id);
+    // What that version journaled for four resolutions of the product before it was killed: lot OLD1
+    // twice (once by a bot), the product, lot OLD2; each a scan row in the contract's 17 columns and
+    // a gs1_resolutions row under the same scan_id, in two journals named by their batches' tokens.
+    const now = Date.now();
+    const resolutions = [
+      { lot: 'OLD1', bot: 0 },
+      { lot: 'OLD1', bot: 1 },
+      { lot: '', bot: 0 },
+      { lot: 'OLD2', bot: 0 },
+    ].map((r, i) => ({ ...r, at: now - 10_000 + i, scanId: ulid(now - 10_000 + i) }));
+    const scanLines = resolutions
+      .map((r) =>
+        tsvLine(
+          {
+            ...scanRow(r.at, { org_id: a.org.id, code_id: codeId, is_bot: r.bot as 0 | 1, scan_id: r.scanId }),
+            scanned_at: clickHouseTime(r.at),
+          },
+          SCAN_EVENT_COLUMNS,
+        ),
+      )
+      .join('');
+    const gs1Lines = resolutions
+      .map((r) =>
+        tsvLine(
+          {
+            scan_id: r.scanId,
+            scanned_at: clickHouseTime(r.at),
+            org_id: a.org.id,
+            brand_id: 0,
+            domain_id: 0,
+            code_id: codeId,
+            gtin: GT,
+            cpv: '',
+            lot: r.lot,
+            serial: '',
+            link_type_asked: '',
+            link_type_served: 'gs1:pip',
+            visitor_hash: String(now - r.at),
+            is_bot: r.bot,
+          },
+          GS1_RESOLUTION_COLUMNS,
+        ),
+      )
+      .join('');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const files = {
+      [`scan_events-${gone}-${ulid()}.tsv`]: scanLines,
+      [`gs1_resolutions-${gone}-${ulid()}.tsv`]: gs1Lines,
+    };
+    const leave = async (dir: string) => {
+      await fs.mkdir(dir, { recursive: true });
+      for (const [name, text] of Object.entries(files)) await fs.writeFile(path.join(dir, name), text);
+    };
+    const db = svc.app.ch.database;
+    const stored = async () =>
+      (
+        await chRows<{ t: string; c: string; ids: string }>(
+          svc.app,
+          `SELECT 'scan_events' AS t, count() AS c, uniqExact(scan_id) AS ids FROM ${db}.scan_events WHERE code_id = {id:UInt64}
+           UNION ALL
+           SELECT 'gs1_resolutions' AS t, count() AS c, uniqExact(scan_id) AS ids FROM ${db}.gs1_resolutions WHERE code_id = {id:UInt64}
+`,
+          { id: codeId },
+        )
+      )
+        .map((r) => [r.t, Number(r.c), Number(r.ids)])
+        .sort();
+    // Replayed before serving (leftovers.ts, as the primary of several redirect processes does).
+    const spill = path.join(svc.app.config.dataDir, 'spill');
+    await leave(spill);
+    await replayLeftovers(svc.app);
+    const left = (dir: string) => fs.readdir(dir).then((f) => f.filter((n) => n.includes(`-${gone}-`)));
+    expect(await left(spill)).to.deep.equal([]);
+    const once = [
+      ['gs1_resolutions', 4, 4],
+      ['scan_events', 4, 4],
+    ];
+    expect(await stored()).to.deep.equal(once);
+    // The same journals once more (a replay cut short between its inserts and the files' removal),
+    // found by a redirect listener at its start, as a single process does: nothing is added.
+    const again = path.join(svc.app.config.dataDir, 'spill-legacy-gs1');
+    await leave(again);
+    const rd2 = await startRedirectListener(svc.app, 0, '127.0.0.1', { spillDir: again, tlsPort: null });
+    try {
+      await rd2.scans.settled();
+      await rd2.gs1Replay.settled();
+      expect(await left(again)).to.deep.equal([]);
+    } finally {
+      await rd2.close();
+    }
+    expect(await stored()).to.deep.equal(once);
+    // Two resolutions recorded now, in their scans' rows: analytics count the old and the new once each.
+    await get(`${prefix}/01/${GT}/10/OLD1`);
+    await get(`${prefix}/01/${GT}/10/NEW1`);
+    await rd.scans.flush();
+    expect(await stored()).to.deep.equal([
+      ['gs1_resolutions', 4, 4],
+      ['scan_events', 6, 6],
+    ]);
+    const breakdown = async (dimension: string, bots = false) =>
+      Object.fromEntries(
+        (
+          await svc.get(
+            `/v1/analytics/qr-codes/${made.body.data.ulid}?dimension=${dimension}&range=7${bots ? '&include_bots=true' : ''}`,
+            a.token,
+          )
+        ).body.data.dimension_breakdown.map((e: { key: string; scans: number }) => [e.key, e.scans]),
+      );
+    expect(await breakdown('gtin')).to.deep.equal({ [GT]: 5 });
+    expect(await breakdown('gtin', true)).to.deep.equal({ [GT]: 6 });
+    expect(await breakdown('lot')).to.deep.equal({ [`${GT}/OLD1`]: 2, [`${GT}/OLD2`]: 1, [`${GT}/NEW1`]: 1 });
+    expect(await breakdown('lot', true)).to.deep.equal({ [`${GT}/OLD1`]: 3, [`${GT}/OLD2`]: 1, [`${GT}/NEW1`]: 1 });
+    // The raw export keeps the contract's fields: the GS1 dimensions are not among them.
+    const raw = await svc.get(`/v1/analytics/qr-codes/${made.body.data.ulid}/raw-export?range=7`, a.token);
+    expect(raw.body.data.rows).to.have.length(5);
+    for (const row of raw.body.data.rows)
+      expect(row).not.to.have.any.keys('gtin', 'cpv', 'lot', 'serial', 'link_type_asked', 'link_type_served');
   });
 
   it('a change of the links is served at once (the cache follows the code)', async () => {

@@ -17,6 +17,7 @@ import {
   ORPHAN_SCAN_SCHEMA,
   SCAN_ACTION_SCHEMA,
   SCAN_EVENT_SCHEMA,
+  SCAN_GS1_SCHEMA,
 } from '../../server/analytics/scan-event.js';
 import { migrateClickHouse } from '../../server/stores/migrate.js';
 import { insertText, type ClickHouseHandle } from '../../server/stores/clickhouse.js';
@@ -134,7 +135,7 @@ describe('scan journal (redirect processes: rows on file before they are answere
     b1.start();
     b2.start();
     await Promise.all([b1.settled(), b2.settled()]);
-    // A scan and its GS1 resolution row, twice in one turn: nothing written yet, nothing answered.
+    // Rows of two journals, twice in one turn: nothing written yet, nothing answered.
     const seen: string[][][] = [];
     b1.push({ id: 'scan1', n: 1 });
     b2.push({ id: 'gs1a', n: 1 });
@@ -166,14 +167,18 @@ describe('scan journal (redirect processes: rows on file before they are answere
     const migrated = `${db}_owner`;
     await migrateClickHouse({ ...ch, database: migrated }, 30, log);
     try {
-      const tables: Record<string, Record<string, string>> = {
-        scan_events: SCAN_EVENT_SCHEMA,
-        orphan_scans: ORPHAN_SCAN_SCHEMA,
-        scan_actions: SCAN_ACTION_SCHEMA,
-        gs1_resolutions: GS1_RESOLUTION_SCHEMA,
-      };
+      // [table, the row's columns, rows in the table after it]: scan_events rows as the redirect writes
+      // them (with the GS1 dimensions) and as a version before clickhouse/0026 wrote them, and the
+      // gs1_resolutions rows such a version wrote beside them (replayed from its journals).
+      const tables: [string, Record<string, string>, number][] = [
+        ['scan_events', { ...SCAN_EVENT_SCHEMA, ...SCAN_GS1_SCHEMA }, 1],
+        ['scan_events', SCAN_EVENT_SCHEMA, 2],
+        ['orphan_scans', ORPHAN_SCAN_SCHEMA, 1],
+        ['scan_actions', SCAN_ACTION_SCHEMA, 1],
+        ['gs1_resolutions', GS1_RESOLUTION_SCHEMA, 1],
+      ];
       let id = 0;
-      for (const [name, schema] of Object.entries(tables)) {
+      for (const [name, schema, stored] of tables) {
         const count = async () =>
           Number(
             (
@@ -196,8 +201,19 @@ describe('scan journal (redirect processes: rows on file before they are answere
           );
           expect(ack, name).to.deep.equal({ type: 'scan-ack', id, ok: true });
         }
-        expect(await count(), name).to.equal(1);
+        expect(await count(), name).to.equal(stored);
       }
+      // The row of each form went into its own columns: the GS1 dimensions of the older one are ''.
+      const gs1 = await (
+        await ch.client.query({
+          query: `SELECT gtin, link_type_served, matched_rule FROM ${migrated}.scan_events ORDER BY gtin`,
+          format: 'JSONEachRow',
+        })
+      ).json();
+      expect(gs1).to.deep.equal([
+        { gtin: '', link_type_served: '', matched_rule: 1 },
+        { gtin: 'x', link_type_served: 'x', matched_rule: 1 },
+      ]);
       const refused = await insertForWorker(
         ch.client,
         migrated,

@@ -13,11 +13,11 @@ import { actionsOfBatches, scansOfBatches } from '../../server/analytics/queries
 import { ScanBuffer, type Batch } from '../../server/redirect/scan-buffer.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
-import { clickHouseTime, SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from '../../server/analytics/scan-event.js';
+import { clickHouseTime, REDIRECT_SCAN_COLUMNS, SCAN_ACTION_COLUMNS } from '../../server/analytics/scan-event.js';
 import { RAW_EXPORT_ACTION_COLUMNS, RAW_EXPORT_COLUMNS } from '../../server/analytics/service.js';
 import { LANDING_CASES } from '../helpers/landing-cases.js';
 import { startTestService, type TestOrg, type TestService } from '../helpers/harness.js';
-import { makeBrand, scanRow } from '../helpers/fixtures.js';
+import { makeBrand, redirectScanRow } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/poll.js';
 import { RawEventStream, refusedStream, TestEventSource } from '../helpers/sse.js';
 import { ANDROID, chRows, DESKTOP, fallbackDomainId, FALLBACK, hit, insertCode, IPHONE } from './redirect-fixtures.js';
@@ -370,10 +370,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     for (let flush = 0; flush < 4; flush++) {
       for (let i = flush * 5000; i < (flush + 1) * 5000; i++) {
         const at = now + i;
-        redirect.scans.push({
-          ...scanRow(at, { org_id: a.org.id, code_id: c.id, device_type: 'mobile' }),
-          scanned_at: clickHouseTime(at),
-        });
+        redirect.scans.push(redirectScanRow(at, { org_id: a.org.id, code_id: c.id, device_type: 'mobile' }));
       }
       await redirect.scans.flush();
       const stored = (flush + 1) * 5000;
@@ -415,7 +412,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     const now = Date.now();
     for (let i = 0; i < 2000; i++) {
       const at = now + i;
-      redirect.scans.push({ ...scanRow(at, { org_id: a.org.id, code_id: c.id }), scanned_at: clickHouseTime(at) });
+      redirect.scans.push(redirectScanRow(at, { org_id: a.org.id, code_id: c.id }));
     }
     await redirect.scans.flush();
     await waitFor(
@@ -441,7 +438,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
         log: svc.app.log,
         stored: async (batch) => void stored.push(batch),
       });
-    const scans = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string);
+    const scans = buffer('scan_events', REDIRECT_SCAN_COLUMNS, encodeScanRow as (r: object) => string);
     const actions = buffer('scan_actions', SCAN_ACTION_COLUMNS);
     try {
       const at = Date.now();
@@ -449,8 +446,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       const odd = ['tab\there', 'back\\slash', 'new\nline\r', 'nul\0', 'é ü 漢字 😀', ''];
       odd.forEach((text, i) =>
         scans.push(
-          scanRow(at + i, {
-            scanned_at: time(i) as never,
+          redirectScanRow(at + i, {
             org_id: i % 3 ? a.org.id : b.org.id,
             brand_id: i,
             domain_id: fallbackId,
@@ -463,6 +459,10 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
             language: 'de',
             is_bot: (i % 2) as 0 | 1,
             matched_rule: i - 1,
+            // A GS1 resolution's dimensions ride in the same row (not in the stream's events).
+            gtin: i % 2 ? '09506000134352' : '',
+            lot: text,
+            link_type_asked: i % 2 ? 'gs1:pip' : '',
           }) as never,
         ),
       );
@@ -497,9 +497,9 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
         );
       const back = byId(await scansOfBatches(svc.app.ch, read));
       expect(back).to.have.length(odd.length);
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS)).to.deep.equal(back);
+      expect(handed(scanBatch, 'scan', REDIRECT_SCAN_COLUMNS)).to.deep.equal(back);
       // Only the organizations asked for.
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS, [b.org.id])).to.deep.equal(
+      expect(handed(scanBatch, 'scan', REDIRECT_SCAN_COLUMNS, [b.org.id])).to.deep.equal(
         back.filter((r) => r.org_id === b.org.id),
       );
       const backActions = byId(await actionsOfBatches(svc.app.ch, { ...read, tokens: [actionBatch.token] }));
@@ -513,7 +513,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
             token: scanBatch.token,
             kind: 'scan',
             tsv: scanBatch.tsv.replace(time(0), String(at)),
-            columns: SCAN_EVENT_COLUMNS,
+            columns: REDIRECT_SCAN_COLUMNS,
           },
           new Set(orgs),
         ),

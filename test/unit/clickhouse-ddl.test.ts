@@ -11,6 +11,7 @@ import { statements as scanActions } from '../../clickhouse/0008_scan_actions.js
 import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
 import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
 import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
+import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
   clickHouseTime,
@@ -18,6 +19,7 @@ import {
   ORPHAN_SCAN_SCHEMA,
   SCAN_ACTION_SCHEMA,
   SCAN_EVENT_SCHEMA,
+  SCAN_GS1_SCHEMA,
 } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
@@ -266,6 +268,27 @@ describe('ClickHouse DDL (clickhouse/0015_gs1_resolutions)', () => {
     expect(table).to.include('TTL toDateTime(scanned_at) + INTERVAL 400 DAY');
     const cols = [...table.matchAll(/^\s+([a-z_]+) (.+?),?$/gm)].map((m) => [m[1], m[2]]);
     expect(Object.fromEntries(cols)).to.deep.equal(GS1_RESOLUTION_SCHEMA);
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0026_scan_gs1_dimensions)', () => {
+  /** [name, type] of the columns an ALTER TABLE statement adds, with their defaults. */
+  const added = (sql: string) => [...sql.matchAll(/ADD COLUMN IF NOT EXISTS ([a-z_]+) (.+?) DEFAULT ''/g)];
+
+  it("adds the columns of SCAN_GS1_SCHEMA to scan_events, each DEFAULT '' (rows written before keep ''), and nothing else", () => {
+    const [alter, ...rest] = scanGs1({ database: 'qr', cluster: null, retentionDays: 400 });
+    expect(rest).to.deep.equal([]);
+    expect(alter).to.match(/^ALTER TABLE qr\.scan_events\n/);
+    expect(Object.fromEntries(added(alter).map((m) => [m[1], m[2]]))).to.deep.equal(SCAN_GS1_SCHEMA);
+    expect(alter.split('ADD COLUMN')).to.have.length(Object.keys(SCAN_GS1_SCHEMA).length + 1);
+  });
+
+  it('on a cluster alters the local tables and the Distributed table alike', () => {
+    const sql = scanGs1({ database: 'qr', cluster: 'c1', retentionDays: 400 }).map(flat);
+    expect(sql).to.have.length(2);
+    expect(sql[0]).to.match(/^ALTER TABLE qr\.scan_events_local ON CLUSTER c1 ADD COLUMN/);
+    expect(sql[1]).to.match(/^ALTER TABLE qr\.scan_events ON CLUSTER c1 ADD COLUMN/);
+    for (const s of sql) expect(added(s).map((m) => m[1])).to.deep.equal(Object.keys(SCAN_GS1_SCHEMA));
   });
 });
 

@@ -1,9 +1,14 @@
 // The scan ingest's TabSeparated encoding: escapes, the hand-written scan_events encoder
-// agreeing with the generic one column for column, and a batch's redirects per code read back from it.
+// agreeing with the generic one column for column, the columns of a batch of an earlier version, and
+// a batch's redirects per code read back from it.
 import { expect } from 'chai';
-import { GS1_RESOLUTION_COLUMNS, SCAN_EVENT_COLUMNS as SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
-import { encodeGs1Row, encodeScanRow, type Gs1Row, type ScanRow } from '../../server/redirect/scan-rows.js';
-import { tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
+import {
+  REDIRECT_SCAN_COLUMNS as SCAN_COLUMNS,
+  SCAN_EVENT_COLUMNS,
+  SCAN_GS1_SCHEMA,
+} from '../../server/analytics/scan-event.js';
+import { encodeScanRow, type ScanRow } from '../../server/redirect/scan-rows.js';
+import { batchColumns, tsvLine, tsvText } from '../../server/redirect/scan-buffer.js';
 import { countsOf } from '../../server/redirect/scan-counts.js';
 
 const row: ScanRow = {
@@ -24,6 +29,22 @@ const row: ScanRow = {
   asn: 3320,
   is_bot: 0,
   matched_rule: -1,
+  gtin: '',
+  cpv: '',
+  lot: '',
+  serial: '',
+  link_type_asked: '',
+  link_type_served: '',
+};
+/** A GS1 resolution's scan: its dimensions in the same row, the request's text escaped. */
+const gs1: ScanRow = {
+  ...row,
+  gtin: '09506000134352',
+  cpv: 'V1',
+  lot: 'LOT\t1\\',
+  serial: 'S\n1',
+  link_type_asked: 'gs1:pip\r\0',
+  link_type_served: 'gs1:pip',
 };
 
 describe('scan TabSeparated encoding', () => {
@@ -37,36 +58,31 @@ describe('scan TabSeparated encoding', () => {
     expect(tsvLine({ b: 'x\ty', a: -1, c: 0 }, ['a', 'b', 'c'])).to.equal('-1\tx\\ty\t0\n');
   });
 
-  it('encodes a scan row field for field like the generic encoder over SCAN_COLUMNS', () => {
-    expect(SCAN_COLUMNS).to.have.length(17);
-    expect(encodeScanRow(row)).to.equal(tsvLine(row, SCAN_COLUMNS));
-    expect(encodeScanRow(row).split('\t')).to.have.length(17);
-    expect(encodeScanRow(row).split('\n')).to.deep.equal([encodeScanRow(row).slice(0, -1), '']);
+  it('encodes a scan row field for field like the generic encoder over the contract columns and the GS1 dimensions', () => {
+    expect(SCAN_COLUMNS).to.deep.equal([...SCAN_EVENT_COLUMNS, ...Object.keys(SCAN_GS1_SCHEMA)]);
+    expect(SCAN_COLUMNS).to.have.length(23);
+    for (const r of [row, gs1, { ...gs1, lot: 'x', serial: '' }]) {
+      expect(encodeScanRow(r)).to.equal(tsvLine(r, SCAN_COLUMNS));
+      expect(encodeScanRow(r).split('\t')).to.have.length(23);
+      expect(encodeScanRow(r).split('\n')).to.deep.equal([encodeScanRow(r).slice(0, -1), '']);
+    }
+    // A scan that is no GS1 resolution ends in six empty fields.
+    expect(encodeScanRow(row).endsWith('\t-1\t\t\t\t\t\t\n')).to.equal(true);
+    expect(encodeScanRow(gs1)).to.include('\t09506000134352\tV1\tLOT\\t1\\\\\tS\\n1\tgs1:pip\\r\\0\tgs1:pip\n');
   });
 
-  it('encodes a gs1_resolutions row field for field like the generic encoder over GS1_RESOLUTION_COLUMNS', () => {
-    const gs1: Gs1Row = {
-      scan_id: row.scan_id,
-      scanned_at: row.scanned_at,
-      org_id: 3,
-      brand_id: 5,
-      domain_id: 0,
-      code_id: 77,
-      gtin: '09506000134352',
-      cpv: '',
-      lot: 'LOT\t1\\',
-      serial: 'S\n1',
-      link_type_asked: 'gs1:pip\r\0',
-      link_type_served: 'gs1:pip',
-      visitor_hash: '9007199254740991',
-      is_bot: 1,
-    };
-    expect(GS1_RESOLUTION_COLUMNS).to.have.length(14);
-    expect(encodeGs1Row(gs1)).to.equal(tsvLine(gs1, GS1_RESOLUTION_COLUMNS));
-    expect(encodeGs1Row(gs1).split('\t')).to.have.length(14);
-    expect(encodeGs1Row({ ...gs1, lot: 'x', serial: '' })).to.equal(
-      tsvLine({ ...gs1, lot: 'x', serial: '' }, GS1_RESOLUTION_COLUMNS),
+  it("tells a batch of an earlier version's rows (the contract's 17 columns, before clickhouse/0026) by its first row", () => {
+    const former = [SCAN_EVENT_COLUMNS];
+    const old = [row, row].map((r) => tsvLine(r, SCAN_EVENT_COLUMNS)).join('');
+    const now = [row, gs1].map(encodeScanRow).join('');
+    expect(batchColumns(old, SCAN_COLUMNS, former)).to.equal(SCAN_EVENT_COLUMNS);
+    expect(batchColumns(now, SCAN_COLUMNS, former)).to.equal(SCAN_COLUMNS);
+    // Escaped tabs in a text are no fields; a form no version wrote is inserted as the current one (and refused).
+    expect(batchColumns(tsvLine({ ...row, os: 'a\tb' }, SCAN_EVENT_COLUMNS), SCAN_COLUMNS, former)).to.equal(
+      SCAN_EVENT_COLUMNS,
     );
+    expect(batchColumns('a\tb\n', SCAN_COLUMNS, former)).to.equal(SCAN_COLUMNS);
+    expect(batchColumns(old, SCAN_COLUMNS)).to.equal(SCAN_COLUMNS);
   });
 
   it('sums a batch of encoded rows per code_id (what redirects_count adds for the batch)', () => {
