@@ -125,6 +125,15 @@ export type ScanAction = RowOf<typeof SCAN_ACTION_SCHEMA>;
 export type ScanGs1 = RowOf<typeof SCAN_GS1_SCHEMA>;
 /** One row of scan_events as the redirect writes it: the contract's columns, then the GS1 dimensions. */
 export type RedirectScan = ScanEvent & ScanGs1;
+/** The GS1 dimensions of every scan that is no GS1 resolution. */
+export const NO_GS1: Readonly<ScanGs1> = {
+  gtin: '',
+  cpv: '',
+  lot: '',
+  serial: '',
+  link_type_asked: '',
+  link_type_served: '',
+};
 
 /** Column names in insert order. */
 export const SCAN_EVENT_COLUMNS = Object.keys(SCAN_EVENT_SCHEMA) as readonly (keyof ScanEvent)[];

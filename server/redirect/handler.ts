@@ -6,7 +6,7 @@
 // → password / cap (password.ts, counters.ts; Postgres only when a block of a capped code is used
 // up) → scan into the buffer → 302. Nothing here waits for ClickHouse.
 import type http from 'node:http';
-import type { ScanGs1 } from '../analytics/scan-event.js';
+import { NO_GS1, type ScanGs1 } from '../analytics/scan-event.js';
 import type { AppContext } from '../context.js';
 import { fastUlid } from '../ids.js';
 import { appendScanId, decide, type Visitor } from '../qr-codes/routing.js';
@@ -88,8 +88,6 @@ const PAGE_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
-/** The GS1 dimensions of a scan that is no GS1 resolution. */
-const NO_GS1: ScanGs1 = { gtin: '', cpv: '', lot: '', serial: '', link_type_asked: '', link_type_served: '' };
 /** How long the consent banner waits for an answer when the code has no prelander time of its own. */
 const CONSENT_BANNER_SECONDS = 10;
 
@@ -879,7 +877,7 @@ export class RedirectHandler {
     /** The id the destination was given (conversion_tracking); else a new one. */
     givenId: string | null = null,
     /** A GS1 resolution's dimensions; '' for every other scan. */
-    gs1: ScanGs1 = NO_GS1,
+    gs1: Readonly<ScanGs1> = NO_GS1,
   ): string {
     const ms = now.getTime();
     const scanId = givenId ?? fastUlid(ms);

@@ -15,7 +15,7 @@ import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
 import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
-import { REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
+import { NO_GS1, REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
 
@@ -60,12 +60,7 @@ function batch(i: number): string {
         asn: 0,
         is_bot: device === 'bot' ? 1 : 0,
         matched_rule: -1,
-        gtin: '',
-        cpv: '',
-        lot: '',
-        serial: '',
-        link_type_asked: '',
-        link_type_served: '',
+        ...NO_GS1,
       }),
     );
   }

@@ -1,12 +1,7 @@
 // Brands and codes for tests that need their numeric ids (to write scan events for them), made
 // through the same services as the API, and the scan events themselves (scanRow).
 import { ulid } from 'ulid';
-import {
-  clickHouseTime,
-  SCAN_EVENT_SCHEMA,
-  SCAN_GS1_SCHEMA,
-  type RedirectScan,
-} from '../../server/analytics/scan-event.js';
+import { clickHouseTime, SCAN_EVENT_SCHEMA, NO_GS1, type RedirectScan } from '../../server/analytics/scan-event.js';
 import type { ScanEvent } from '../../server/analytics/synthetic-scans.js';
 import type { OrgRecord } from '../../server/auth/principal.js';
 import { createBrand } from '../../server/brands/service.js';
@@ -71,9 +66,5 @@ export function scanRow(at: number, fields: Partial<ScanEvent> = {}): ScanEvent 
  * text ClickHouse reads, and the GS1 dimensions (clickhouse/0026) empty unless `fields` gives them.
  */
 export function redirectScanRow(at: number, fields: Partial<RedirectScan> = {}): RedirectScan {
-  const noGs1 = Object.fromEntries(Object.keys(SCAN_GS1_SCHEMA).map((column) => [column, ''])) as Pick<
-    RedirectScan,
-    keyof typeof SCAN_GS1_SCHEMA
-  >;
-  return { ...scanRow(at), ...noGs1, scanned_at: clickHouseTime(at), ...fields };
+  return { ...scanRow(at), ...NO_GS1, scanned_at: clickHouseTime(at), ...fields };
 }

@@ -54,6 +54,17 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
 
   const get = (path: string, headers: Record<string, string> = {}, host = FALLBACK, method = 'GET') =>
     hit(rd.port, host, path, { method, headers: { 'User-Agent': DESKTOP, ...headers } });
+  /** A product of organization a on the fallback host (a gs1 code of a GTIN) with one default link; its ulid. */
+  const createProduct = async (slug: string, gtin: string, href: string): Promise<string> => {
+    const made = await svc.post('/v1/qr-codes', a.token, {
+      slug,
+      type: 'gs1',
+      domain_ulid: fallback,
+      destination: { gtin, links: [{ link_type: 'gs1:pip', href, title: 'P', default: true }] },
+    });
+    expect(made.status, made.text).to.equal(201);
+    return made.body.data.ulid;
+  };
 
   before(async () => {
     svc = await startTestService({ config: { trustProxy: ['127.0.0.1'] } });
@@ -527,16 +538,7 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
 
   it('analytics per product and per lot: dimension=gtin and dimension=lot, bots left out, per organization', async () => {
     const GT = '04012345000009';
-    const made = await svc.post('/v1/qr-codes', a.token, {
-      slug: 'stats-product',
-      type: 'gs1',
-      domain_ulid: fallback,
-      destination: {
-        gtin: GT,
-        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/stats', title: 'P', default: true }],
-      },
-    });
-    expect(made.status, made.text).to.equal(201);
+    await createProduct('stats-product', GT, 'https://brand.example/stats');
     const lotMade = await svc.post('/v1/qr-codes', a.token, {
       slug: 'stats-lot',
       type: 'gs1',
@@ -698,17 +700,8 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
 
   it('replays the journals of a version before clickhouse/0026 (each resolution a scan row and a gs1_resolutions row) exactly once, and counts them with the new rows', async () => {
     const GT = '07612345678900';
-    const made = await svc.post('/v1/qr-codes', a.token, {
-      slug: 'legacy-product',
-      type: 'gs1',
-      domain_ulid: fallback,
-      destination: {
-        gtin: GT,
-        links: [{ link_type: 'gs1:pip', href: 'https://brand.example/legacy', title: 'P', default: true }],
-      },
-    });
-    expect(made.status, made.text).to.equal(201);
-    const codeId = Number((await svc.app.db('qr_codes').where({ ulid: made.body.data.ulid }).first('id')).id);
+    const product = await createProduct('legacy-product', GT, 'https://brand.example/legacy');
+    const codeId = Number((await svc.app.db('qr_codes').where({ ulid: product }).first('id')).id);
     // What that version journaled for four resolutions of the product before it was killed: lot OLD1
     // twice (once by a bot), the product, lot OLD2; each a scan row in the contract's 17 columns and
     // a gs1_resolutions row under the same scan_id, in two journals named by their batches' tokens.
@@ -812,7 +805,7 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
       Object.fromEntries(
         (
           await svc.get(
-            `/v1/analytics/qr-codes/${made.body.data.ulid}?dimension=${dimension}&range=7${bots ? '&include_bots=true' : ''}`,
+            `/v1/analytics/qr-codes/${product}?dimension=${dimension}&range=7${bots ? '&include_bots=true' : ''}`,
             a.token,
           )
         ).body.data.dimension_breakdown.map((e: { key: string; scans: number }) => [e.key, e.scans]),
@@ -822,7 +815,7 @@ describe('GS1-Conformant resolver: the conformance statements', function () {
     expect(await breakdown('lot')).to.deep.equal({ [`${GT}/OLD1`]: 2, [`${GT}/OLD2`]: 1, [`${GT}/NEW1`]: 1 });
     expect(await breakdown('lot', true)).to.deep.equal({ [`${GT}/OLD1`]: 3, [`${GT}/OLD2`]: 1, [`${GT}/NEW1`]: 1 });
     // The raw export keeps the contract's fields: the GS1 dimensions are not among them.
-    const raw = await svc.get(`/v1/analytics/qr-codes/${made.body.data.ulid}/raw-export?range=7`, a.token);
+    const raw = await svc.get(`/v1/analytics/qr-codes/${product}/raw-export?range=7`, a.token);
     expect(raw.body.data.rows).to.have.length(5);
     for (const row of raw.body.data.rows)
       expect(row).not.to.have.any.keys('gtin', 'cpv', 'lot', 'serial', 'link_type_asked', 'link_type_served');

@@ -3,6 +3,7 @@
 // a batch's redirects per code read back from it.
 import { expect } from 'chai';
 import {
+  NO_GS1,
   REDIRECT_SCAN_COLUMNS as SCAN_COLUMNS,
   SCAN_EVENT_COLUMNS,
   SCAN_GS1_SCHEMA,
@@ -29,12 +30,7 @@ const row: ScanRow = {
   asn: 3320,
   is_bot: 0,
   matched_rule: -1,
-  gtin: '',
-  cpv: '',
-  lot: '',
-  serial: '',
-  link_type_asked: '',
-  link_type_served: '',
+  ...NO_GS1,
 };
 /** A GS1 resolution's scan: its dimensions in the same row, the request's text escaped. */
 const gs1: ScanRow = {
