@@ -619,6 +619,13 @@ describe('public redirect', function () {
         matched_rule: 1,
         source: 'redirect', // clickhouse/0010: served here, not imported
         import_source: '',
+        // clickhouse/0026: the GS1 dimensions, '' for a scan that is no GS1 resolution.
+        gtin: '',
+        cpv: '',
+        lot: '',
+        serial: '',
+        link_type_asked: '',
+        link_type_served: '',
       });
       const all = JSON.stringify(rows);
       expect(all).to.not.include('8.8.8.8');
