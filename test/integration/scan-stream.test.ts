@@ -428,6 +428,85 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
   });
 
+  it('gives subscribers with equal and different filters exactly their events from one shared read, and a gap only to the one that stops reading', async () => {
+    const org = await svc.createOrg({ slug: 'stream-shared', plan: 'enterprise_monthly' });
+    const brand = await makeBrand(svc.app, org.org, { name: 'Shared', slug: 'shared' });
+    const branded = await code(org, brand.id);
+    const other = await code(org);
+    // Pairs with equal filters (their events are encoded once and shared) beside overlapping filters.
+    const [withBots, stalled, plain, plainTwin, byCode, byBrand] = await Promise.all(
+      [
+        '?include_bots=true',
+        '?include_bots=true',
+        '',
+        '',
+        `?code_ulid=${branded.ulid}&include_bots=true`,
+        `?brand_ulid=${brand.ulid}`,
+      ].map((q) => raw(org.token, q)),
+    );
+    const all = [withBots, stalled, plain, plainTwin, byCode, byBrand];
+    await waitFor(() => all.every((s) => s.retry !== undefined));
+    stalled.pause();
+    // Three flushes of 3,000 scans (codes and bots interleaved), each stored and read as one batch:
+    // the first (with 3 KB referrers: 9 MB) fills the stalled client's socket buffers and its 50
+    // events, the later ones find it behind.
+    const flushes = 3;
+    const perFlush = 3000;
+    const now = Date.now();
+    const rows = Array.from({ length: flushes * perFlush }, (_, i) => {
+      const code = i % 3 ? branded : other;
+      return {
+        ...scanRow(now + i, {
+          org_id: org.org.id,
+          code_id: code.id,
+          brand_id: code === branded ? brand.id : 0,
+          domain_id: fallbackId,
+          is_bot: i % 4 === 0 ? 1 : 0,
+          referrer: i < perFlush ? `https://example.com/${'r'.repeat(3000)}` : '',
+        }),
+        scanned_at: clickHouseTime(now + i),
+      };
+    });
+    for (let flush = 0; flush < flushes; flush++) {
+      for (const r of rows.slice(flush * perFlush, (flush + 1) * perFlush)) redirect.scans.push(r);
+      await redirect.scans.flush();
+      await waitFor(
+        () => withBots.scans().length,
+        (n) => n >= (flush + 1) * perFlush,
+        60_000,
+      );
+    }
+    const idsOf = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).map((r) => r.scan_id);
+    const expected = new Map([
+      [withBots, idsOf(() => true)],
+      [plain, idsOf((r) => r.is_bot === 0)],
+      [plainTwin, idsOf((r) => r.is_bot === 0)],
+      [byCode, idsOf((r) => r.code_id === branded.id)],
+      [byBrand, idsOf((r) => r.brand_id === brand.id && r.is_bot === 0)],
+    ]);
+    for (const [s, ids] of expected) {
+      await waitFor(
+        () => s.scans().length,
+        (n) => n >= ids.length,
+        60_000,
+      );
+      expect(s.scans().map((e) => e.data.scan_id)).to.deep.equal(ids);
+      expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
+    }
+    // The stalled twin of `withBots`: every scan delivered or counted in its gap, in order, none twice.
+    stalled.resume();
+    const accounted = () =>
+      stalled.scans().length + stalled.events.filter((e) => e.event === 'gap').reduce((n, e) => n + e.data.missed, 0);
+    await waitFor(accounted, (n) => n >= rows.length, 60_000);
+    expect(accounted()).to.equal(rows.length);
+    const gaps = stalled.events.filter((e) => e.event === 'gap');
+    expect(gaps).to.have.length.above(0);
+    expect(gaps[0].data.missed).to.be.above(0);
+    const got = stalled.scans().map((e) => e.data.scan_id);
+    expect(got).to.deep.equal(rows.map((r) => r.scan_id).filter((id) => got.includes(id)));
+    expect(new Set(got).size).to.equal(got.length);
+  });
+
   it('hands a batch stored in this process to its hub with exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'scan-stream-handoff-'));
     const stored: Batch[] = [];
