@@ -473,7 +473,10 @@ class LiveHub {
 
   async start(): Promise<void> {
     this.lastSeq = await lastBatchSeq(this.app.db);
-    receiveStoredBatches(this.app, (b) => this.receive(b));
+    receiveStoredBatches(this.app, {
+      wanted: () => !this.closed && this.subs.size > 0,
+      receive: (b) => this.receive(b),
+    });
     await this.app.notify.subscribe(
       SCAN_STREAM_CHANNEL,
       () => this.kick(),

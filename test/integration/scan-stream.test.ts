@@ -507,10 +507,10 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     expect(new Set(got).size).to.equal(got.length);
   });
 
-  it('hands a batch stored in this process to its hub with exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
+  it('hands a batch stored in this process to its hub as its row objects, exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'scan-stream-handoff-'));
     const stored: Batch[] = [];
-    const buffer = (table: string, columns: readonly string[], encode?: (r: object) => string) =>
+    const buffer = (table: string, columns: readonly string[], encode?: (r: object) => string, keep = true) =>
       new ScanBuffer<object>({
         client: svc.app.ch.client,
         table: `${svc.app.ch.database}.${table}`,
@@ -519,6 +519,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
         spillDir: dir,
         log: svc.app.log,
         stored: async (batch) => void stored.push(batch),
+        keepRows: () => keep,
       });
     const scans = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string);
     const actions = buffer('scan_actions', SCAN_ACTION_COLUMNS);
@@ -568,35 +569,31 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       const read = { orgIds: orgs, tokens: [scanBatch.token], fromMs: at - 60_000, toMs: at + 60_000 };
       const byId = <T extends { scan_id?: string; action_id?: string }>(rows: T[]) =>
         rows.sort((x, y) => ((x.scan_id ?? x.action_id)! < (y.scan_id ?? y.action_id)! ? -1 : 1));
-      const handed = (batch: Batch, kind: 'scan' | 'action', columns: readonly string[], of = orgs) =>
+      const handed = (batch: Batch, kind: 'scan' | 'action', of = orgs) =>
         byId(
-          (rowsOfHandedBatch({ seq: 1, token: batch.token, kind, tsv: batch.tsv, columns }, new Set(of)) ?? []).map(
+          (rowsOfHandedBatch({ seq: 1, token: batch.token, kind, rows: batch.objects! }, new Set(of)) ?? []).map(
             ({ kind: _, ...r }: { kind: string }) => r as { scan_id?: string; action_id?: string },
           ),
         );
       const back = byId(await scansOfBatches(svc.app.ch, read));
       expect(back).to.have.length(odd.length);
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS)).to.deep.equal(back);
+      expect(handed(scanBatch, 'scan')).to.deep.equal(back);
       // Only the organizations asked for.
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS, [b.org.id])).to.deep.equal(
-        back.filter((r) => r.org_id === b.org.id),
-      );
+      expect(handed(scanBatch, 'scan', [b.org.id])).to.deep.equal(back.filter((r) => r.org_id === b.org.id));
       const backActions = byId(await actionsOfBatches(svc.app.ch, { ...read, tokens: [actionBatch.token] }));
       expect(backActions).to.have.length(3);
-      expect(handed(actionBatch, 'action', SCAN_ACTION_COLUMNS)).to.deep.equal(backActions);
-      // A row not as the redirect writes it: the hub reads the batch back instead.
-      expect(
-        rowsOfHandedBatch(
-          {
-            seq: 1,
-            token: scanBatch.token,
-            kind: 'scan',
-            tsv: scanBatch.tsv.replace(time(0), String(at)),
-            columns: SCAN_EVENT_COLUMNS,
-          },
-          new Set(orgs),
-        ),
-      ).to.equal(null);
+      expect(handed(actionBatch, 'action')).to.deep.equal(backActions);
+      // A row not as the redirect writes it (a time in epoch ms): the hub reads the batch back instead.
+      const rows = [...scanBatch.objects!];
+      rows[0] = { ...rows[0], scanned_at: at };
+      expect(rowsOfHandedBatch({ seq: 1, token: scanBatch.token, kind: 'scan', rows }, new Set(orgs))).to.equal(null);
+      // A buffer asked to keep no objects hands none (the hub then reads the batch back).
+      const plain = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string, false);
+      plain.push(scanRow(at, { scanned_at: time(0) as never, org_id: a.org.id }) as never);
+      await plain.flush();
+      await plain.close();
+      expect(stored).to.have.length(3);
+      expect(stored[2].objects).to.equal(undefined);
     } finally {
       await scans.close();
       await actions.close();
