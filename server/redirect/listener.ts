@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
+import { storedRowsWanted } from '../analytics/live-handoff.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -134,6 +135,7 @@ export async function startRedirectListener(
       journal,
       count,
       stored,
+      keepRows: stored ? () => storedRowsWanted(app) : undefined,
     });
   // redirects_count is added per batch (scan-counts.ts); a capped code's batch settles the
   // reservation it was served from (counters.ts).
