@@ -233,45 +233,44 @@ export interface Reading {
  * goes to the decoder processes only once ZXing-C++ has read it: an image it misses already decides
  * the answer, and the processes are spared it.
  *
- * With `gate`, the reading is speculative: this thread makes the images and runs ZXing-C++ at once,
- * but they go to the decoder processes only once `gate` resolves true; when it resolves false, no
- * more images are made, none is sent, and the answer is to be discarded.
+ * With `needed`, the reading is walked ahead to before it is known to be needed: the images are made,
+ * read and sent at once (so that the decoder processes never wait for the answer), and once `needed`
+ * resolves false no more are made; what was sent is still read, and the answer is to be discarded.
  */
 export function familiesReading(
   count: number,
   image: (i: number) => Promise<Gray>,
   text: string,
-  opts: { inverted?: boolean; stopAtFirst?: boolean; gate?: Promise<boolean> } = {},
+  opts: { inverted?: boolean; stopAtFirst?: boolean; needed?: Promise<boolean> } = {},
 ): Reading {
-  const gate = opts.gate ?? Promise.resolve(true);
-  let open: boolean | undefined;
-  gate.then(
-    (go) => (open = go),
-    () => (open = false),
-  );
+  let abandoned = false;
+  let abandon = () => {};
+  /** Resolves when the reading is abandoned; never when it is needed. */
+  const whenAbandoned = new Promise<void>((resolve) => (abandon = resolve));
+  const stop = () => {
+    abandoned = true;
+    abandon();
+  };
+  opts.needed?.then((yes) => yes || stop(), stop);
   const read: Set<DecoderFamily>[] = [];
-  const answers: Promise<unknown>[] = [];
+  const answers: Promise<void>[] = [];
   let missed = false;
   const ask = (img: Gray, set: Set<DecoderFamily>) => {
-    const answer = gate.then((go) =>
-      go
-        ? Promise.all(
-            (['jsqr', 'zbar'] as const).map((f) =>
-              decodeAside(f, img, opts.inverted ?? false).then((texts) => {
-                if (texts.includes(text)) set.add(f);
-                else missed = true;
-              }),
-            ),
-          )
-        : undefined,
-    );
-    // An abandoned answer must not become an unhandled rejection.
-    answer.catch(() => undefined);
-    answers.push(answer);
+    for (const f of ['jsqr', 'zbar'] as const) {
+      const answer = decodeAside(f, img, opts.inverted ?? false).then((texts) => {
+        if (texts.includes(text)) set.add(f);
+        else missed = true;
+      });
+      // An abandoned answer must not become an unhandled rejection.
+      answer.catch(() => undefined);
+      answers.push(answer);
+    }
   };
   const zxing = (async () => {
+    // One turn first, so that a reading asked for after `needed` resolved false makes no image.
+    await undefined;
     let all = true;
-    for (let i = 0; i < count && open !== false && !(opts.stopAtFirst && missed); i++) {
+    for (let i = 0; i < count && !abandoned && !(opts.stopAtFirst && missed); i++) {
       const img = await image(i);
       const set = new Set<DecoderFamily>();
       read.push(set);
@@ -283,7 +282,7 @@ export function familiesReading(
     return all && !missed && read.length === count;
   })();
   const families = zxing.then(async () => {
-    if (!(opts.stopAtFirst && missed)) await Promise.all(answers);
+    if (!(opts.stopAtFirst && missed)) await Promise.race([Promise.all(answers), whenAbandoned]);
     return read;
   });
   // The caller may abandon a speculative reading: its failures must not become unhandled rejections.

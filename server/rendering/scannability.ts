@@ -170,14 +170,14 @@ async function readIdeal(
 
 /**
  * The captures at a print size, made from one photograph at the camera's resolution for that size,
- * read by every family (see familiesReading: `stopAtFirst` for a step of the ladder, `gate` for a
- * speculative one).
+ * read by every family (see familiesReading: `stopAtFirst` for a step of the ladder, `needed` for one
+ * walked ahead to).
  */
 function readAt(
   scene: Scene,
   text: string,
   print: PrintHint,
-  opts: { inverted: boolean; stopAtFirst?: boolean; gate?: Promise<boolean> },
+  opts: { inverted: boolean; stopAtFirst?: boolean; needed?: Promise<boolean> },
 ): Reading {
   let made: ((kind: CaptureKind) => Promise<Gray>) | undefined;
   const image = async (i: number) => {
@@ -206,8 +206,9 @@ const mm = (x: number) => Math.round(x * 10) / 10;
  * ladder's direction hangs on the declared size passing, and each step on the one before it; ZXing-C++
  * answers in this thread as the captures are made, the decoder processes later. So this thread walks
  * ahead on what ZXing-C++ has read: while the processes still read a size, it makes and reads the next
- * size that size passing would lead to, whose images go to the processes once the size before has
- * passed (and are dropped when it has not). Every step is judged on the same images by the same
+ * size that size passing would lead to, its images going to the processes as they are made, so that
+ * no process waits for another's last answer (when the size before fails after all, the step stops at
+ * its next image and what it sent was read for nothing). Every step is judged on the same images by the same
  * families as one after another would be: only the order of the work changes, not the answer.
  */
 async function smallestPrintSize(
@@ -217,13 +218,13 @@ async function smallestPrintSize(
   declared: Reading,
   inverted: boolean,
 ): Promise<number | null> {
-  const at = (f: number, gate?: Promise<boolean>) => {
+  const at = (f: number, needed?: Promise<boolean>) => {
     // Stryker disable next-line BooleanLiteral,ObjectLiteral: stopping at the first miss saves time only; the ladder runs only when ZBar read the ideal image, which it does not for an inverted style
     const reading = readAt(
       scene,
       text,
       { ...print, size_mm: print.size_mm / f },
-      { inverted, stopAtFirst: true, gate },
+      { inverted, stopAtFirst: true, needed },
     );
     // Stopped early, the last image's families are incomplete.
     const passes = reading.families.then((read) => read.length === CAPTURES.length && everyFamily(read));
@@ -231,18 +232,18 @@ async function smallestPrintSize(
     return { zxing: reading.zxing, passes };
   };
   /**
-   * Two steps from `gate` on: `first`, then `then` when it passes or `otherwise` when it does not;
+   * Two steps, when `needed`: `first`, then `then` when it passes or `otherwise` when it does not;
    * the factor of the last step that passed, or `none`. While the processes read `first`, this
    * thread walks ahead to `then`.
    */
-  const twoSteps = async <N>(first: number, then: number, otherwise: number, none: N, gate?: Promise<boolean>) => {
-    const a = at(first, gate);
+  const twoSteps = async <N>(first: number, then: number, otherwise: number, none: N, needed?: Promise<boolean>) => {
+    const a = at(first, needed);
     if (await a.zxing) {
       const b = at(then, a.passes);
       if (await a.passes) return (await b.passes) ? then : first;
-      await b.zxing; // walked ahead for nothing: it stopped at its next image, none was sent
+      await b.zxing; // walked ahead for nothing: it stops at its next image
     }
-    return (await at(otherwise, gate).passes) ? otherwise : none;
+    return (await at(otherwise, needed).passes) ? otherwise : none;
   };
   if (await declared.zxing) {
     // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not. Walked ahead on the declared
@@ -252,7 +253,7 @@ async function smallestPrintSize(
     const best = twoSteps(mid, smallest, small, 1, declaredPasses);
     best.catch(() => undefined);
     if (await declaredPasses) return mm(print.size_mm / (await best));
-    await best; // walked ahead for nothing: it stopped at its next image, none was sent
+    await best; // walked ahead for nothing: it stops at its next image
   }
   // Larger: 1.5 times first; then 1.25 times when it passes, twice when it does not.
   const [near, mid, far] = GROW;
