@@ -307,15 +307,24 @@ export async function measure(
 
   // The ideal image: a few module sizes are tried, as a phone sees the symbol at many distances.
   const families: readonly DecoderFamily[] = full ? DECODER_FAMILIES : ['zxing-cpp', 'jsqr'];
-  const ideal = await readIdeal(scene, text, families, isInverted);
+  const reading = readIdeal(scene, text, families, isInverted);
+  // The captures at the declared print size are needed when the ideal image decodes (and no other
+  // rule fails): they are made, read and sent while the families still read the ideal image.
+  const declared =
+    full && !reasons.some((r) => REASONS[r].startsWith('fail'))
+      ? readAt(scene, text, print, { inverted: isInverted, needed: reading.then((i) => i.read.size > 0) })
+      : undefined;
+  const ideal = await reading;
   const decoded = ideal.read.size > 0;
-  if (!decoded) reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
+  if (!decoded) {
+    reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
+    await declared?.zxing; // made for nothing: it stops at its next image
+  }
 
   const result: Partial<Scannability> = {};
-  if (full && decoded && !reasons.some((r) => REASONS[r].startsWith('fail'))) {
+  if (declared && decoded) {
     const misses: Miss[] = families.filter((f) => !ideal.read.has(f)).map((family) => ({ family, capture: 'ideal' }));
     if (misses.length) reasons.push('decoder_missed_symbol');
-    const declared = readAt(scene, text, print, { inverted: isInverted });
     // The ladder needs every family to have read the ideal image; it starts while the declared size's
     // captures are still being read (see smallestPrintSize).
     const [read, smallest] = await Promise.all([
