@@ -11,6 +11,7 @@ import { statements as scanActions } from '../../clickhouse/0008_scan_actions.js
 import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
 import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
 import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
+import { SPAN_LEVELS, statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
   clickHouseTime,
@@ -23,6 +24,7 @@ import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js'
 import { insertText } from '../../server/stores/clickhouse.js';
 import { scanRow } from '../helpers/fixtures.js';
 import { freshDatabases } from '../helpers/stores.js';
+import { waitFor } from '../helpers/poll.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -312,7 +314,23 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
     );
   });
 
-  describe('applied to chDB after scans were rolled up', () => {
+  it('0029 keeps spans of 1, 4, 16 and 64 days: the view copies each daily row into those four and the others are deleted, per shard on a cluster', () => {
+    const [drop, view, del, ...rest] = spanLevels(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(drop).to.equal('DROP VIEW IF EXISTS qr.scan_spans_mv');
+    expect(view).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv TO qr\.scan_spans AS SELECT /);
+    expect(view).to.match(/ FROM qr\.scan_daily ARRAY JOIN CAST\(\[0, 2, 4, 6\] AS Array\(UInt8\)\) AS span$/);
+    expect(del).to.equal('ALTER TABLE qr.scan_spans DELETE WHERE span NOT IN (0, 2, 4, 6)');
+    const [cdrop, cview, cdel] = spanLevels(ctx('c1')).map(flat);
+    expect(cdrop).to.equal('DROP VIEW IF EXISTS qr.scan_spans_mv ON CLUSTER c1');
+    expect(cview).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv ON CLUSTER c1 TO qr\.scan_spans_local AS /,
+    );
+    expect(cview).to.include(' FROM qr.scan_daily_local ');
+    expect(cdel).to.equal('ALTER TABLE qr.scan_spans_local ON CLUSTER c1 DELETE WHERE span NOT IN (0, 2, 4, 6)');
+  });
+
+  describe('applied to chDB after scans were rolled up, then 0029 (spans of 1, 4, 16 and 64 days)', () => {
     let ch: ClickHouseHandle;
     const ORG = 7;
     const DAY_MS = 86_400_000;
@@ -352,11 +370,13 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
       await ch.client.command({ query: `CREATE DATABASE ${ch.database}` });
       const c = { database: ch.database, cluster: null, retentionDays: 4000 };
       for (const q of [...scanEvents(c), ...scanDaily(c)]) await ch.client.command({ query: q });
-      // Scans from before the migration (the backfill), then after it (the view), one batch retried.
+      // Scans from before the migration (the backfill), then after it (0004's view), then after 0029
+      // (its view), one batch retried.
       await insert(events(1500, 0), 'before');
       for (const q of scanSpans(c)) await ch.client.command({ query: q });
       const later = events(1500, 1500);
       await insert(later.slice(0, 700), 'after-1');
+      for (const q of spanLevels(c)) await ch.client.command({ query: q });
       await insert(later.slice(700), 'after-2');
       await insert(later.slice(700), 'after-2');
     });
@@ -418,15 +438,16 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
       });
     }
 
-    it('counts every scan once in every span length: before the migration, after it, and a retried batch once', async () => {
-      const rows = await query<{ span: number; scans: string }>(
-        `SELECT span, sum(scans) AS scans FROM ${ch.database}.scan_spans
-          WHERE org_id = {org:UInt64} AND scope = 'organization' AND dimension = 'total' GROUP BY span ORDER BY span`,
-        { org: ORG },
-      );
-      expect(rows.map((r) => [Number(r.span), Number(r.scans)])).to.deep.equal(
-        [0, 1, 2, 3, 4, 5, 6].map((span) => [span, 3000]),
-      );
+    it('counts every scan once in every span length kept (before either migration, between them, after both, a retried batch once) and deletes the others', async () => {
+      const spans = () =>
+        query<{ span: number; scans: string }>(
+          `SELECT span, sum(scans) AS scans FROM ${ch.database}.scan_spans
+            WHERE org_id = {org:UInt64} AND scope = 'organization' AND dimension = 'total' GROUP BY span ORDER BY span`,
+          { org: ORG },
+        ).then((rows) => rows.map((r) => [Number(r.span), Number(r.scans)]));
+      // 0029's delete of the 2, 8 and 32-day spans is a mutation that runs in the background.
+      const rows = await waitFor(spans, (r) => r.length === SPAN_LEVELS.length);
+      expect(rows).to.deep.equal(SPAN_LEVELS.map((span) => [span, 3000]));
     });
   });
 });
