@@ -12,6 +12,8 @@ import { statements as importedScans } from '../../clickhouse/0010_imported_scan
 import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
 import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
 import { SPAN_LEVELS, statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
+import { statements as dailyRollup } from '../../clickhouse/0030_scan_daily_rollup.js';
+import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
   clickHouseTime,
@@ -19,11 +21,12 @@ import {
   ORPHAN_SCAN_SCHEMA,
   SCAN_ACTION_SCHEMA,
   SCAN_EVENT_SCHEMA,
+  type ScanEvent,
 } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { scanRow } from '../helpers/fixtures.js';
-import { freshDatabases } from '../helpers/stores.js';
+import { dropClickHouseDatabase, freshDatabases } from '../helpers/stores.js';
 import { waitFor } from '../helpers/poll.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
@@ -519,5 +522,113 @@ describe('released ClickHouse migrations are frozen text', () => {
   it('declares in 0003 exactly the columns of the live orphan scan definition', () => {
     const [table] = orphanScans({ database: 'qr', cluster: null, retentionDays: 400 });
     expect(declared(table)).to.deep.equal(Object.entries(ORPHAN_SCAN_SCHEMA));
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0030_scan_daily_rollup)', () => {
+  const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 400 });
+
+  it('replaces the fan-out view by one that copies each scan per dimension and rolls the code scope up into brand and organization', () => {
+    const [drop, view, ...rest] = dailyRollup(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(drop).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv');
+    expect(view).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_rollup_mv TO qr\.scan_daily AS SELECT /,
+    );
+    expect(view).to.include(' FROM qr.scan_events ARRAY JOIN [');
+    expect(view).to.include(' GROUP BY ROLLUP(k, brand_id, code_id) HAVING grouping(k) = 0 ');
+  });
+
+  it('on a cluster replaces the view per shard', () => {
+    const sql = dailyRollup(ctx('c1')).map(flat);
+    expect(sql).to.have.length(2);
+    expect(sql[0]).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv ON CLUSTER c1');
+    expect(sql[1]).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_rollup_mv ON CLUSTER c1 TO qr\.scan_daily_local /,
+    );
+    expect(sql[1]).to.include(' FROM qr.scan_events_local ');
+  });
+
+  describe('applied to chDB', () => {
+    let ch: ClickHouseHandle;
+    let fanOut: string;
+    let rolled: string;
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+    // Varied scans over three days, two organizations, branded and unbranded codes, bots, empty values.
+    const events = (n: number, from: number): ScanEvent[] =>
+      Array.from({ length: n }, (_, i) => {
+        const code = 1 + Math.floor(next() * 6);
+        const bot = next() < 0.15;
+        return {
+          scan_id: `01JR${String(from + i).padStart(22, '0')}`,
+          scanned_at: `2026-03-0${1 + Math.floor(next() * 3)} ${String(Math.floor(next() * 24)).padStart(2, '0')}:00:00.000`,
+          org_id: code <= 4 ? 1 : 2,
+          brand_id: code === 4 ? 0 : 1 + (code % 2),
+          domain_id: 0,
+          code_id: code,
+          visitor_hash: String(1 + Math.floor(next() * 200)),
+          country: pick(['DE', 'FR', '', 'JP']),
+          device_type: bot ? 'bot' : pick(['mobile', 'desktop', 'tablet']),
+          os: pick(['iOS', 'Android', '']),
+          browser: pick(['Safari', '']),
+          referrer: pick(['', 'example.com', 'news.example.org', 'ex\tample']),
+          language: pick(['de', 'fr-CH', '']),
+          provider: pick(['', 'Telekom', 'Orange']),
+          asn: 3320,
+          is_bot: bot ? 1 : 0,
+          matched_rule: pick([-1, 0, 2]),
+        };
+      });
+    const batches = [events(400, 0), events(600, 400), events(50, 1000)];
+
+    before(async () => {
+      const dbs = await freshDatabases();
+      ch = dbs.ch;
+      fanOut = `${dbs.chDatabase}_a`;
+      rolled = `${dbs.chDatabase}_b`;
+      for (const [db, migrations] of [
+        [fanOut, [scanEvents, scanDaily, scanSpans, spanLevels]],
+        [rolled, [scanEvents, scanDaily, scanSpans, spanLevels, dailyRollup, dailyRollup]],
+      ] as const) {
+        await ch.client.command({ query: `CREATE DATABASE ${db}` });
+        const c = { database: db, cluster: null, retentionDays: 4000 };
+        for (const m of migrations) for (const query of m(c)) await ch.client.command({ query });
+        // The redirect's TabSeparated and the generators' JSON, one batch retried.
+        for (const [i, rows] of [...batches.entries(), [1, batches[1]] as const]) {
+          await insertText(ch.client, {
+            table: `${db}.scan_events`,
+            body: i === 0 ? rows.map(encodeScanRow).join('') : rows.map((r) => JSON.stringify(r)).join('\n'),
+            format: i === 0 ? 'TabSeparated' : 'JSONEachRow',
+            dedupToken: `batch-${i}`,
+          });
+        }
+      }
+    });
+    after(async () => {
+      for (const db of [fanOut, rolled]) await dropClickHouseDatabase(ch, db);
+    });
+
+    const rows = async (sql: string) => (await ch.client.query({ query: sql, format: 'TabSeparated' })).text();
+
+    it('writes the same daily rollup and spans as the fan-out view did, a retried batch once', async () => {
+      for (const [table, key] of [
+        ['scan_daily', 'day'],
+        ['scan_spans', 'span, start'],
+      ]) {
+        const read = (db: string) =>
+          rows(`SELECT org_id, scope, dimension, code_id, brand_id, ${key}, is_bot, value, sum(scans),
+                       uniqCombinedMerge(12)(visitors)
+                  FROM ${db}.${table} GROUP BY ALL ORDER BY ALL`);
+        const got = await read(rolled);
+        expect(got.trim().split('\n').length, table).to.be.greaterThan(100);
+        expect(got, table).to.equal(await read(fanOut));
+      }
+      const total = await rows(
+        `SELECT sum(scans) FROM ${rolled}.scan_daily WHERE scope = 'organization' AND dimension = 'total'`,
+      );
+      expect(total.trim()).to.equal('1050');
+    });
   });
 });
