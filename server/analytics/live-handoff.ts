@@ -1,54 +1,63 @@
 // The in-process handoff of stored batches to the live stream's hub (docs/stream.md, "How it
 // works"). When the process that stored a scan batch in ClickHouse also serves streams (the default
-// single process), the batch's own rows go to its hub right after the batch is recorded in the
-// ledger, so the hub need not read them back from ClickHouse. The ledger stays the one order: the
-// hub still reads the ledger's rows after the last one it handled and takes a handed batch's rows
-// for the seq it was recorded under; batches of other processes and machines, and any batch whose
-// rows are not at hand, are read back as before.
+// single process), the batch's own row objects go to its hub right after the batch is recorded in
+// the ledger, so the hub need not read them back from ClickHouse nor parse the batch's text. The
+// ledger stays the one order: the hub still reads the ledger's rows after the last one it handled
+// and takes a handed batch's rows for the seq it was recorded under; batches of other processes and
+// machines, batches replayed from a journal or spill file, and any batch whose rows are not at hand
+// are read back as before.
 import type { BatchKind } from './live-batches.js';
 import type { LiveAction, LiveScan } from './queries.js';
-import { SCAN_ACTION_COLUMNS, SCAN_EVENT_COLUMNS } from './scan-event.js';
+import type { ScanAction, ScanEvent } from './scan-event.js';
 
-/** A batch just stored and recorded: its ledger seq, its token, and its rows as they were inserted (TabSeparated). */
+/** A batch just stored and recorded: its ledger seq, its token, and its rows as the redirect pushed them. */
 export interface HandedBatch {
   seq: number;
   token: string;
   kind: BatchKind;
-  tsv: string;
-  /** The insert's columns, in order. */
-  columns: readonly string[];
+  /** ScanEvent rows for kind `scan`, ScanAction rows for `action`. */
+  rows: readonly object[];
 }
 
-type Receiver = (batch: HandedBatch) => void;
+/** The hub of an application context, once it runs (one per process in the default mode). */
+export interface BatchReceiver {
+  /** Whether batches' row objects are worth keeping now (the hub has subscribers). */
+  wanted(): boolean;
+  receive(batch: HandedBatch): void;
+}
 
-/** The hub of each application context, once it runs (one per process in the default mode). */
-const receivers = new WeakMap<object, Receiver>();
+const receivers = new WeakMap<object, BatchReceiver>();
 
 /** The hub of `app` takes the batches stored in this process (null: no longer). */
-export function receiveStoredBatches(app: object, receiver: Receiver | null): void {
+export function receiveStoredBatches(app: object, receiver: BatchReceiver | null): void {
   if (receiver) receivers.set(app, receiver);
   else receivers.delete(app);
 }
 
-/** Offers a stored, recorded batch to the hub of the same application context, if one runs. */
-export function handOffStoredBatch(app: object, batch: HandedBatch): void {
-  receivers.get(app)?.(batch);
+/** Whether the scan buffers of `app` should keep their batches' row objects for its hub (ScanBuffer keepRows). */
+export function storedRowsWanted(app: object): boolean {
+  return receivers.get(app)?.wanted() ?? false;
 }
 
-const UNESCAPE = /\\(.)/gs;
-const UNESCAPES: Record<string, string> = { '\\': '\\', t: '\t', n: '\n', r: '\r', '0': '\0' };
-/** A TabSeparated field as text (the escapes tsvText writes, server/redirect/scan-buffer.ts). */
-const text = (s: string): string => (s.includes('\\') ? s.replace(UNESCAPE, (_, c: string) => UNESCAPES[c] ?? c) : s);
+/** Offers a stored, recorded batch to the hub of the same application context, if one runs. */
+export function handOffStoredBatch(app: object, batch: HandedBatch): void {
+  receivers.get(app)?.receive(batch);
+}
 
 const TIME = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3})$/;
-/** DateTime64(3, 'UTC') as inserted ('2026-11-27 05:01:02.345') in epoch ms; NaN for anything else. */
-const timeMs = (s: string): number => {
-  const m = TIME.exec(s);
-  return m ? Date.parse(`${m[1]}T${m[2]}Z`) : NaN;
-};
+let lastTime = '';
+let lastMs = NaN;
+/** DateTime64(3, 'UTC') as the redirect writes it ('2026-11-27 05:01:02.345') in epoch ms; NaN for anything else. */
+function timeMs(s: unknown): number {
+  if (s === lastTime) return lastMs;
+  const m = typeof s === 'string' ? TIME.exec(s) : null;
+  const ms = m ? Date.parse(`${m[1]}T${m[2]}Z`) : NaN;
+  if (m) [lastTime, lastMs] = [s as string, ms];
+  return ms;
+}
 
 const DIGITS = /^\d{1,20}$/;
-/** visitor_hash (UInt64, inserted in decimal) as the hub reads it back: leftPad(hex(visitor_hash), 16, '0'). */
+/** visitor_hash (UInt64 in decimal) as the hub reads it back: leftPad(hex(visitor_hash), 16, '0'). */
 const hex16 = (s: string): string => BigInt(s).toString(16).toUpperCase().padStart(16, '0');
 
 /**
@@ -60,67 +69,50 @@ export function rowsOfHandedBatch(
   b: HandedBatch,
   orgIds: ReadonlySet<number>,
 ): (LiveScan & { kind: 'scan' })[] | (LiveAction & { kind: 'action' })[] | null {
-  const names: readonly string[] = b.kind === 'scan' ? SCAN_EVENT_COLUMNS : SCAN_ACTION_COLUMNS;
-  const at: Record<string, number> = {};
-  for (const n of names) {
-    at[n] = b.columns.indexOf(n);
-    if (at[n] < 0) return null;
-  }
   const scans: (LiveScan & { kind: 'scan' })[] = [];
   const actions: (LiveAction & { kind: 'action' })[] = [];
-  const tsv = b.tsv;
-  for (let start = 0; start < tsv.length;) {
-    let end = tsv.indexOf('\n', start);
-    if (end < 0) end = tsv.length;
-    const f = tsv.slice(start, end).split('\t');
-    start = end + 1;
-    if (f.length !== b.columns.length) return null;
-    const orgId = Number(f[at.org_id]);
-    if (!orgIds.has(orgId)) continue;
-    const [brand, domain, code, visitor, bot] = [
-      f[at.brand_id],
-      f[at.domain_id],
-      f[at.code_id],
-      f[at.visitor_hash],
-      f[at.is_bot],
-    ];
-    const ms = timeMs(f[at.scanned_at]);
-    if (
-      Number.isNaN(ms) ||
-      ![brand, domain, code, visitor].every((v) => DIGITS.test(v)) ||
-      (bot !== '0' && bot !== '1')
-    )
-      return null;
-    const common = {
-      batch: b.token,
-      scanned_at_ms: ms,
-      org_id: orgId,
-      brand_id: Number(brand),
-      domain_id: Number(domain),
-      code_id: Number(code),
-      visitor_hash: hex16(visitor),
-      is_bot: bot === '1' ? 1 : 0,
-    } as const;
+  for (const row of b.rows as readonly (ScanEvent | ScanAction)[]) {
+    if (!orgIds.has(row.org_id)) continue;
+    const ms = timeMs(row.scanned_at);
+    if (Number.isNaN(ms) || !DIGITS.test(row.visitor_hash) || (row.is_bot !== 0 && row.is_bot !== 1)) return null;
     if (b.kind === 'scan') {
-      const rule = Number(f[at.matched_rule]);
-      if (!Number.isInteger(rule)) return null;
+      const r = row as ScanEvent;
       scans.push({
-        ...common,
         kind: 'scan',
-        scan_id: f[at.scan_id],
-        country: text(f[at.country]),
-        device_type: text(f[at.device_type]),
-        os: text(f[at.os]),
-        browser: text(f[at.browser]),
-        referrer: text(f[at.referrer]),
-        language: text(f[at.language]),
-        provider: text(f[at.provider]),
-        matched_rule: rule,
+        batch: b.token,
+        scan_id: r.scan_id,
+        scanned_at_ms: ms,
+        org_id: r.org_id,
+        brand_id: r.brand_id,
+        domain_id: r.domain_id,
+        code_id: r.code_id,
+        visitor_hash: hex16(r.visitor_hash),
+        is_bot: r.is_bot,
+        country: r.country,
+        device_type: r.device_type,
+        os: r.os,
+        browser: r.browser,
+        referrer: r.referrer,
+        language: r.language,
+        provider: r.provider,
+        matched_rule: r.matched_rule,
       });
     } else {
-      const target = Number(f[at.target]);
-      if (!Number.isInteger(target)) return null;
-      actions.push({ ...common, kind: 'action', action_id: f[at.action_id], action: text(f[at.action]), target });
+      const a = row as ScanAction;
+      actions.push({
+        kind: 'action',
+        batch: b.token,
+        action_id: a.action_id,
+        scanned_at_ms: ms,
+        org_id: a.org_id,
+        brand_id: a.brand_id,
+        domain_id: a.domain_id,
+        code_id: a.code_id,
+        visitor_hash: hex16(a.visitor_hash),
+        is_bot: a.is_bot,
+        action: a.action,
+        target: a.target,
+      });
     }
   }
   return b.kind === 'scan' ? scans : actions;

@@ -69,9 +69,32 @@ type LiveActionOut = RawExportActionRow & {
   brand_name: string | null;
 };
 
-function actionOut(r: LiveAction, about: Omit<LiveActionOut, keyof RawExportActionRow | 'label'>): LiveActionOut {
-  const row = rawExportActionRow(r);
-  return { ...row, label: actionEventLabel(row.action, row.target), ...about };
+/** The code's facts of an event. */
+type About = Pick<LiveScanOut, 'code_ulid' | 'slug' | 'brand_ulid' | 'brand_name'>;
+
+/**
+ * The raw export's row with the code's facts added in place, in this order. Not spread into a new
+ * object: a spread's copy is serialised about five times slower (every event, thousands a second).
+ */
+function withAbout<T extends object>(row: T, about: About): T & About {
+  const o = row as T & About;
+  o.code_ulid = about.code_ulid;
+  o.slug = about.slug;
+  o.brand_ulid = about.brand_ulid;
+  o.brand_name = about.brand_name;
+  return o;
+}
+
+function scanOut(r: LiveScan, about: About): LiveScanOut {
+  const o = withAbout(rawExportRow(r), about) as LiveScanOut;
+  o.bot = r.is_bot === 1;
+  return o;
+}
+
+function actionOut(r: LiveAction, about: About): LiveActionOut {
+  const row = rawExportActionRow(r) as LiveActionOut;
+  row.label = actionEventLabel(row.action, row.target);
+  return withAbout(row, about);
 }
 
 /** A row of the stream: a scan (scan_events) or an action on a landing page (scan_actions). */
@@ -131,14 +154,73 @@ interface Offered {
   frame: string;
 }
 
-/** One open stream: a bounded queue in front of a Readable that Koa pipes to the response. */
+/** Whether a subscriber with this scope wants the row. */
+function inScope(scope: Scope, r: LiveRow): boolean {
+  if (!scope.includeBots && r.is_bot) return false;
+  if (scope.codeId !== undefined && r.code_id !== scope.codeId) return false;
+  if (scope.brandId !== undefined && r.brand_id !== scope.brandId) return false;
+  if (scope.domainId !== undefined && r.domain_id !== scope.domainId) return false;
+  return true;
+}
+
+/** Frames joined and encoded to UTF-8 once, ready for any number of sockets, and how many events they hold. */
+interface Chunk {
+  bytes: Buffer;
+  events: number;
+}
+
+/** Frames as chunks of about CHUNK_CHARS each (one socket write each, not one per event). */
+function chunksOf(frames: string[]): Chunk[] {
+  const chunks: Chunk[] = [];
+  for (let i = 0; i < frames.length;) {
+    let j = i;
+    for (let chars = 0; j < frames.length && chars < CHUNK_CHARS; j++) chars += frames[j].length;
+    chunks.push({ bytes: Buffer.from(j - i === 1 ? frames[i] : frames.slice(i, j).join('')), events: j - i });
+    i = j;
+  }
+  return chunks;
+}
+
+/**
+ * The events of one organization in one read of stored batches, in stream order. Subscribers with
+ * the same filters (and the same start within the read) share one encoding of their events: the
+ * frames are joined and turned into bytes once, and every such subscriber's socket is given the
+ * same Buffers, so the cost of a read grows with the distinct filters, not with the subscribers.
+ */
+class Read {
+  private readonly shared = new Map<string, Chunk[]>();
+
+  constructor(readonly events: Offered[]) {}
+
+  /** The chunks of the events from index `from` on that `scope` wants. */
+  chunksFor(scope: Scope, from: number): Chunk[] {
+    const key = `${scope.codeId}/${scope.brandId}/${scope.domainId}/${scope.includeBots}@${from}`;
+    let chunks = this.shared.get(key);
+    if (!chunks) {
+      const frames: string[] = [];
+      for (let i = from; i < this.events.length; i++) {
+        if (inScope(scope, this.events[i].row)) frames.push(this.events[i].frame);
+      }
+      this.shared.set(key, (chunks = chunksOf(frames)));
+    }
+    return chunks;
+  }
+}
+
+/**
+ * One open stream: a bounded queue of chunks in front of a Readable that Koa pipes to the response.
+ * Chunks are Buffers (shared between subscribers, see Read), which the Readable and the pipe hand to
+ * the socket as they are: no conversion or copy per subscriber.
+ */
 class Subscriber {
   readonly id = crypto.randomUUID();
   readonly stream: Readable;
   /** Batches with a greater seq reach it live; those up to it come from the replay (if any). */
   after = 0;
   closed = false;
-  private queue: string[] = [];
+  private queue: Chunk[] = [];
+  /** Events in the queue. */
+  private queued = 0;
   /** Live events held while a replay runs (null: not replaying). */
   private held: Offered[] | null = null;
   private wants = false;
@@ -148,8 +230,6 @@ class Subscriber {
   /** Per code and kind (`<kind>:<code ulid>`): how many were missed, and the raw export cursor of the first. */
   private missedCodes = new Map<string, { codeUlid: string; kind: LiveRow['kind']; missed: number; cursor: string }>();
   private roomWaiters: (() => void)[] = [];
-  /** Whether the events of the current read are taken (beginRead). */
-  private admitting = true;
 
   constructor(
     readonly org: OrgRecord,
@@ -173,41 +253,42 @@ class Subscriber {
   }
 
   matches(o: Offered): boolean {
-    const s = o.row;
-    const scope = this.scope;
-    if (!scope.includeBots && s.is_bot) return false;
-    if (scope.codeId !== undefined && s.code_id !== scope.codeId) return false;
-    if (scope.brandId !== undefined && s.brand_id !== scope.brandId) return false;
-    if (scope.domainId !== undefined && s.domain_id !== scope.domainId) return false;
-    return true;
+    return inScope(this.scope, o.row);
   }
 
   /**
-   * Before the events of one read of stored batches are offered: they are taken whole when the client
-   * is less than the buffer behind, otherwise counted missed whole. So a burst larger than the buffer
-   * (one flush of a busy redirect) never costs a client that keeps up, and a client that does not
-   * keep up is at most the buffer plus one read behind (frames are shared between subscribers).
-   * Once events are missed, later ones are too until the gap is sent, so the gap comes in order.
+   * The events of one read of stored batches. They are taken whole when the client is less than the
+   * buffer behind, otherwise counted missed whole. So a burst larger than the buffer (one flush of a
+   * busy redirect) never costs a client that keeps up, and a client that does not keep up is at most
+   * the buffer plus one read behind (the read's chunks are shared between subscribers). Once events
+   * are missed, later ones are too until the gap is sent, so the gap comes in order.
    */
-  beginRead(): void {
-    this.admitting = !this.missed && this.queue.length < this.limit;
-  }
-
-  /** The events of the current read are offered: they leave in as few pushes as their size allows. */
-  endRead(): void {
+  take(read: Read): void {
+    if (this.closed) return;
+    const events = read.events;
+    let from = 0;
+    while (from < events.length && events[from].seq <= this.after) from++;
+    if (from === events.length) return;
+    if (this.held) {
+      for (let i = from; i < events.length; i++) {
+        const o = events[i];
+        if (!this.matches(o)) continue;
+        if (this.held.length < this.limit) this.held.push(o);
+        else this.miss(o);
+      }
+      return;
+    }
+    if (this.missed || this.queued >= this.limit) {
+      for (let i = from; i < events.length; i++) if (this.matches(events[i])) this.miss(events[i]);
+    } else {
+      for (const c of read.chunksFor(this.scope, from)) this.enqueue(c);
+    }
     this.drain();
   }
 
-  /** A live event of a read: queued, held behind a replay, or counted as missed (see beginRead); sent at endRead. */
-  offer(o: Offered): void {
-    if (this.closed || o.seq <= this.after || !this.matches(o)) return;
-    if (this.held) {
-      if (this.held.length < this.limit) this.held.push(o);
-      else this.miss(o);
-      return;
-    }
-    if (!this.admitting) return this.miss(o);
-    this.queue.push(o.frame);
+  private enqueue(c: Chunk): void {
+    this.queue.push(c);
+    this.queued += c.events;
   }
 
   private miss(o: Offered): void {
@@ -224,10 +305,10 @@ class Subscriber {
     entry.missed++;
   }
 
-  /** A frame of the replay or of the stream itself; the replay waits for room() between reads. */
-  send(frame: string): void {
+  /** Frames of the replay or of the stream itself (each counted as an event); the replay waits for room() between reads. */
+  send(frames: string | string[]): void {
     if (this.closed) return;
-    this.queue.push(frame);
+    for (const c of chunksOf(typeof frames === 'string' ? [frames] : frames)) this.enqueue(c);
     this.drain();
   }
 
@@ -239,13 +320,12 @@ class Subscriber {
   endReplay(): void {
     const held = this.held ?? [];
     this.held = null;
-    for (const o of held) if (o.seq > this.after) this.queue.push(o.frame);
-    this.drain();
+    this.send(held.filter((o) => o.seq > this.after).map((o) => o.frame));
   }
 
   /** Resolves when the queue is at most half full (or the stream closed). */
   room(): Promise<void> {
-    if (this.closed || this.queue.length <= this.limit / 2) return Promise.resolve();
+    if (this.closed || this.queued <= this.limit / 2) return Promise.resolve();
     return new Promise((r) => this.roomWaiters.push(r));
   }
 
@@ -263,27 +343,28 @@ class Subscriber {
   /** Ends the stream after the events queued (at most the buffer's worth, pushed regardless of the reader). */
   end(): void {
     if (!this.closed) {
-      if (this.queue.length) this.stream.push(this.queue.splice(0).join(''));
+      for (const c of this.queue) this.stream.push(c.bytes);
+      this.queue = [];
+      this.queued = 0;
       this.stream.push(null);
     }
     this.closed = true;
     this.wakeRoom();
   }
 
-  /** Pushes the queued frames while the reader wants them, joined up to CHUNK_CHARS a push. */
+  /** Pushes the queued chunks while the reader wants them, then the gap when events were missed. */
   private drain(): void {
     while (this.wants && this.queue.length) {
-      let n = 0;
-      for (let chars = 0; n < this.queue.length && chars < CHUNK_CHARS; n++) chars += this.queue[n].length;
-      const frames = this.queue.splice(0, n);
-      this.wants = this.stream.push(frames.length === 1 ? frames[0] : frames.join(''));
+      const c = this.queue.shift()!;
+      this.queued -= c.events;
+      this.wants = this.stream.push(c.bytes);
     }
     if (this.wants && !this.queue.length && this.missed && !this.held) {
       this.wants = this.stream.push(sseEvent('gap', this.gap()));
       this.missed = 0;
       this.missedCodes = new Map();
     }
-    if (this.queue.length <= this.limit / 2) this.wakeRoom();
+    if (this.queued <= this.limit / 2) this.wakeRoom();
   }
 
   private gap(): unknown {
@@ -328,7 +409,7 @@ class Labels {
   offered(seq: number, r: LiveRow): Offered {
     const code = this.codes.get(r.code_id) ?? { ulid: '', slug: '' };
     const brand = this.brands.get(r.brand_id);
-    const about = {
+    const about: About = {
       code_ulid: code.ulid,
       slug: code.slug,
       brand_ulid: brand?.ulid ?? null,
@@ -336,9 +417,7 @@ class Labels {
     };
     const id = `${seq}-${rowId(r)}`;
     const frame =
-      r.kind === 'scan'
-        ? sseEvent('scan', { ...rawExportRow(r), ...about, bot: r.is_bot === 1 } satisfies LiveScanOut, id)
-        : sseEvent('action', actionOut(r, about), id);
+      r.kind === 'scan' ? sseEvent('scan', scanOut(r, about), id) : sseEvent('action', actionOut(r, about), id);
     return { seq, row: r, codeUlid: code.ulid, frame };
   }
 }
@@ -415,7 +494,10 @@ class LiveHub {
 
   async start(): Promise<void> {
     this.lastSeq = await lastBatchSeq(this.app.db);
-    receiveStoredBatches(this.app, (b) => this.receive(b));
+    receiveStoredBatches(this.app, {
+      wanted: () => !this.closed && this.subs.size > 0,
+      receive: (b) => this.receive(b),
+    });
     await this.app.notify.subscribe(
       SCAN_STREAM_CHANNEL,
       () => this.kick(),
@@ -542,12 +624,8 @@ class LiveHub {
           const [first] = subs;
           await this.labels.load(first.org, list);
           const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
-          for (const sub of subs) sub.beginRead();
-          for (const s of list) {
-            const o = this.labels.offered(seqOf.get(s.batch)!, s);
-            for (const sub of this.subs.get(orgId) ?? []) sub.offer(o);
-          }
-          for (const sub of this.subs.get(orgId) ?? []) sub.endRead();
+          const read = new Read(list.map((s) => this.labels.offered(seqOf.get(s.batch)!, s)));
+          for (const sub of this.subs.get(orgId) ?? []) sub.take(read);
         }
       }
       this.lastSeq = this.inflight;
@@ -565,12 +643,14 @@ class LiveHub {
       const scans = await readBatches(this.app, batches, [org.id]);
       await this.labels.load(org, scans);
       const seqOf = new Map(batches.map((b) => [b.token, b.seq]));
+      const frames: string[] = [];
       for (const s of scans) {
         const seq = seqOf.get(s.batch)!;
         if (seq === from.seq && rowId(s) <= from.scanId) continue;
         const o = this.labels.offered(seq, s);
-        if (sub.matches(o)) sub.send(o.frame);
+        if (sub.matches(o)) frames.push(o.frame);
       }
+      sub.send(frames);
       after = batches[batches.length - 1].seq;
       await sub.room();
     }

@@ -11,6 +11,7 @@ import {
   SCAN_ACTION_COLUMNS,
   SCAN_EVENT_COLUMNS,
 } from '../analytics/scan-event.js';
+import { storedRowsWanted } from '../analytics/live-handoff.js';
 import { Sealer } from '../at-rest.js';
 import type { AppContext } from '../context.js';
 import { findServingCertificate } from '../domains/certificate-store.js';
@@ -137,6 +138,7 @@ export async function startRedirectListener(
       journal,
       count,
       stored,
+      keepRows: stored ? () => storedRowsWanted(app) : undefined,
     });
   // redirects_count is added per batch (scan-counts.ts); a capped code's batch settles the
   // reservation it was served from (counters.ts).

@@ -56,6 +56,13 @@ export interface ScanBufferOptions<Row extends object> {
    */
   stored?: (batch: Batch) => Promise<void>;
   /**
+   * Asked at each batch's first row: whether the batch keeps its row objects as pushed for the
+   * `stored` hook (Batch.objects), so that the live stream's hub in this process takes them instead
+   * of parsing the batch's text (server/analytics/live-handoff.ts). Only while it answers yes: kept
+   * objects outlive the young generation (see `open` below).
+   */
+  keepRows?: () => boolean;
+  /**
    * How often spill files and journals of processes that are gone are looked for and replayed
    * while the buffer runs (default 30 s; they are also replayed at start).
    */
@@ -75,6 +82,8 @@ export interface Batch {
   token: string;
   tsv: string;
   rows: number;
+  /** The row objects as pushed, when keepRows asked for them; never spilled or sent (the text is the batch). */
+  objects?: readonly object[];
 }
 
 // Stryker disable next-line Regex: it only decides whether replace() runs, and replace() with TSV_SPECIALS is right either way
@@ -108,6 +117,8 @@ export class ScanBuffer<Row extends object> {
   private open = Buffer.allocUnsafe(1 << 20);
   private openBytes = 0;
   private openRows = 0;
+  /** The open batch's row objects, when keepRows asked for them at its first row. */
+  private openObjects: Row[] | null = null;
   private sealed: Batch[] = [];
   private sealedRows = 0;
   private readonly maxRows: number;
@@ -215,6 +226,8 @@ export class ScanBuffer<Row extends object> {
     }
     this.opts.journal?.append(line);
     this.openBytes += this.open.write(line, this.openBytes);
+    if (!this.openRows) this.openObjects = this.opts.keepRows?.() ? [] : null;
+    this.openObjects?.push(row);
     this.stats.pushed++;
     if (++this.openRows >= this.maxRows) {
       this.seal();
@@ -226,7 +239,13 @@ export class ScanBuffer<Row extends object> {
   private seal(): void {
     if (!this.openRows) return;
     const token = this.opts.journal ? this.opts.journal.seal() : ulid();
-    this.sealed.push({ token, tsv: this.open.toString('utf8', 0, this.openBytes), rows: this.openRows });
+    const tsv = this.open.toString('utf8', 0, this.openBytes);
+    this.sealed.push(
+      this.openObjects
+        ? { token, tsv, rows: this.openRows, objects: this.openObjects }
+        : { token, tsv, rows: this.openRows },
+    );
+    this.openObjects = null;
     this.sealedRows += this.openRows;
     this.openBytes = 0;
     this.openRows = 0;
@@ -363,7 +382,7 @@ export class ScanBuffer<Row extends object> {
           this.spillFile = path.join(this.opts.spillDir, `${this.prefix}-${process.pid}-${ulid()}.ndjson`);
           this.spillHandle = await fs.open(this.spillFile, 'a');
         }
-        await this.spillHandle.write(JSON.stringify(batch) + '\n');
+        await this.spillHandle.write(JSON.stringify({ token: batch.token, tsv: batch.tsv, rows: batch.rows }) + '\n');
         await this.spillHandle.datasync();
         this.ownSpills = true;
         this.stats.spilledBatches++;

@@ -225,7 +225,12 @@ export class OwnerInserts {
         if (!this.channel.connected) return reject(new Error('the owner process is gone'));
         const id = this.next++;
         this.waiting.set(id, { resolve, reject });
-        this.channel.send({ type: 'scan-batch', id, table, batch });
+        this.channel.send({
+          type: 'scan-batch',
+          id,
+          table,
+          batch: { token: batch.token, tsv: batch.tsv, rows: batch.rows },
+        });
       });
   }
 }

@@ -2,9 +2,9 @@
 // from a journal or spill file), it is recorded in the live stream's ledger with the organizations
 // it holds, and every API process is notified (server/analytics/live-batches.ts). It never fails
 // the batch: the scans are stored; a record that cannot be written after a few tries is logged, and
-// live subscribers miss that batch (its scans are in the raw export). Once recorded, the batch is
-// handed to the live stream's hub of this same process, if one runs (live-handoff.ts), so that hub
-// need not read its rows back from ClickHouse.
+// live subscribers miss that batch (its scans are in the raw export). Once recorded, a batch that
+// kept its row objects (while this process's hub has subscribers, ScanBuffer keepRows) is handed to
+// that hub (live-handoff.ts), so it need not read the rows back from ClickHouse.
 import { anyStreamOpen, pruneStoredBatches, recordStoredBatch, type BatchKind } from '../analytics/live-batches.js';
 import { handOffStoredBatch } from '../analytics/live-handoff.js';
 import type { AppContext } from '../context.js';
@@ -63,7 +63,8 @@ export function scanBatchPublisher(
     for (let i = 1; ; i++) {
       try {
         const seq = await recordStoredBatch(db, batch.token, orgRows, kind);
-        if (seq !== null) handOffStoredBatch(app, { seq, token: batch.token, kind, tsv: batch.tsv, columns });
+        if (seq !== null && batch.objects)
+          handOffStoredBatch(app, { seq, token: batch.token, kind, rows: batch.objects });
         return;
       } catch (err) {
         if (i >= ATTEMPTS) {

@@ -131,7 +131,15 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       bot: false,
       matched_rule: null,
     });
-    expect(first).to.have.keys(...RAW_EXPORT_COLUMNS, 'code_ulid', 'slug', 'brand_ulid', 'brand_name', 'bot');
+    // The raw export's fields in its order, then the code's.
+    expect(Object.keys(first)).to.deep.equal([
+      ...RAW_EXPORT_COLUMNS,
+      'code_ulid',
+      'slug',
+      'brand_ulid',
+      'brand_name',
+      'bot',
+    ]);
     expect(s1.scans().find((e) => e.data.code_ulid === c2.ulid)!.data).to.include({
       brand_ulid: null,
       device_type: 'desktop',
@@ -237,14 +245,14 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       brand_name: null,
       bot: false,
     });
-    expect(first.data).to.have.keys(
+    expect(Object.keys(first.data)).to.deep.equal([
       ...RAW_EXPORT_ACTION_COLUMNS,
       'label',
       'code_ulid',
       'slug',
       'brand_ulid',
       'brand_name',
-    );
+    ]);
     expect(first.id).to.match(new RegExp(`^\\d+-${first.data.action_id}$`));
     // The page view is the scan, sent before the actions; its visitor is the actions' visitor.
     const viewScan = all.scans().find((e) => e.data.code_ulid === made.body.data.ulid)!;
@@ -428,10 +436,89 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
     expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
   });
 
-  it('hands a batch stored in this process to its hub with exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
+  it('gives subscribers with equal and different filters exactly their events from one shared read, and a gap only to the one that stops reading', async () => {
+    const org = await svc.createOrg({ slug: 'stream-shared', plan: 'enterprise_monthly' });
+    const brand = await makeBrand(svc.app, org.org, { name: 'Shared', slug: 'shared' });
+    const branded = await code(org, brand.id);
+    const other = await code(org);
+    // Pairs with equal filters (their events are encoded once and shared) beside overlapping filters.
+    const [withBots, stalled, plain, plainTwin, byCode, byBrand] = await Promise.all(
+      [
+        '?include_bots=true',
+        '?include_bots=true',
+        '',
+        '',
+        `?code_ulid=${branded.ulid}&include_bots=true`,
+        `?brand_ulid=${brand.ulid}`,
+      ].map((q) => raw(org.token, q)),
+    );
+    const all = [withBots, stalled, plain, plainTwin, byCode, byBrand];
+    await waitFor(() => all.every((s) => s.retry !== undefined));
+    stalled.pause();
+    // Three flushes of 3,000 scans (codes and bots interleaved), each stored and read as one batch:
+    // the first (with 3 KB referrers: 9 MB) fills the stalled client's socket buffers and its 50
+    // events, the later ones find it behind.
+    const flushes = 3;
+    const perFlush = 3000;
+    const now = Date.now();
+    const rows = Array.from({ length: flushes * perFlush }, (_, i) => {
+      const code = i % 3 ? branded : other;
+      return {
+        ...scanRow(now + i, {
+          org_id: org.org.id,
+          code_id: code.id,
+          brand_id: code === branded ? brand.id : 0,
+          domain_id: fallbackId,
+          is_bot: i % 4 === 0 ? 1 : 0,
+          referrer: i < perFlush ? `https://example.com/${'r'.repeat(3000)}` : '',
+        }),
+        scanned_at: clickHouseTime(now + i),
+      };
+    });
+    for (let flush = 0; flush < flushes; flush++) {
+      for (const r of rows.slice(flush * perFlush, (flush + 1) * perFlush)) redirect.scans.push(r);
+      await redirect.scans.flush();
+      await waitFor(
+        () => withBots.scans().length,
+        (n) => n >= (flush + 1) * perFlush,
+        60_000,
+      );
+    }
+    const idsOf = (keep: (r: (typeof rows)[number]) => boolean) => rows.filter(keep).map((r) => r.scan_id);
+    const expected = new Map([
+      [withBots, idsOf(() => true)],
+      [plain, idsOf((r) => r.is_bot === 0)],
+      [plainTwin, idsOf((r) => r.is_bot === 0)],
+      [byCode, idsOf((r) => r.code_id === branded.id)],
+      [byBrand, idsOf((r) => r.brand_id === brand.id && r.is_bot === 0)],
+    ]);
+    for (const [s, ids] of expected) {
+      await waitFor(
+        () => s.scans().length,
+        (n) => n >= ids.length,
+        60_000,
+      );
+      expect(s.scans().map((e) => e.data.scan_id)).to.deep.equal(ids);
+      expect(s.events.filter((e) => e.event === 'gap')).to.deep.equal([]);
+    }
+    // The stalled twin of `withBots`: every scan delivered or counted in its gap, in order, none twice.
+    stalled.resume();
+    const accounted = () =>
+      stalled.scans().length + stalled.events.filter((e) => e.event === 'gap').reduce((n, e) => n + e.data.missed, 0);
+    await waitFor(accounted, (n) => n >= rows.length, 60_000);
+    expect(accounted()).to.equal(rows.length);
+    const gaps = stalled.events.filter((e) => e.event === 'gap');
+    expect(gaps).to.have.length.above(0);
+    expect(gaps[0].data.missed).to.be.above(0);
+    const got = stalled.scans().map((e) => e.data.scan_id);
+    expect(got).to.deep.equal(rows.map((r) => r.scan_id).filter((id) => got.includes(id)));
+    expect(new Set(got).size).to.equal(got.length);
+  });
+
+  it('hands a batch stored in this process to its hub as its row objects, exactly the rows ClickHouse reads back (text escapes, bots, actions)', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'scan-stream-handoff-'));
     const stored: Batch[] = [];
-    const buffer = (table: string, columns: readonly string[], encode?: (r: object) => string) =>
+    const buffer = (table: string, columns: readonly string[], encode?: (r: object) => string, keep = true) =>
       new ScanBuffer<object>({
         client: svc.app.ch.client,
         table: `${svc.app.ch.database}.${table}`,
@@ -440,6 +527,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
         spillDir: dir,
         log: svc.app.log,
         stored: async (batch) => void stored.push(batch),
+        keepRows: () => keep,
       });
     const scans = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string);
     const actions = buffer('scan_actions', SCAN_ACTION_COLUMNS);
@@ -489,35 +577,31 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       const read = { orgIds: orgs, tokens: [scanBatch.token], fromMs: at - 60_000, toMs: at + 60_000 };
       const byId = <T extends { scan_id?: string; action_id?: string }>(rows: T[]) =>
         rows.sort((x, y) => ((x.scan_id ?? x.action_id)! < (y.scan_id ?? y.action_id)! ? -1 : 1));
-      const handed = (batch: Batch, kind: 'scan' | 'action', columns: readonly string[], of = orgs) =>
+      const handed = (batch: Batch, kind: 'scan' | 'action', of = orgs) =>
         byId(
-          (rowsOfHandedBatch({ seq: 1, token: batch.token, kind, tsv: batch.tsv, columns }, new Set(of)) ?? []).map(
+          (rowsOfHandedBatch({ seq: 1, token: batch.token, kind, rows: batch.objects! }, new Set(of)) ?? []).map(
             ({ kind: _, ...r }: { kind: string }) => r as { scan_id?: string; action_id?: string },
           ),
         );
       const back = byId(await scansOfBatches(svc.app.ch, read));
       expect(back).to.have.length(odd.length);
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS)).to.deep.equal(back);
+      expect(handed(scanBatch, 'scan')).to.deep.equal(back);
       // Only the organizations asked for.
-      expect(handed(scanBatch, 'scan', SCAN_EVENT_COLUMNS, [b.org.id])).to.deep.equal(
-        back.filter((r) => r.org_id === b.org.id),
-      );
+      expect(handed(scanBatch, 'scan', [b.org.id])).to.deep.equal(back.filter((r) => r.org_id === b.org.id));
       const backActions = byId(await actionsOfBatches(svc.app.ch, { ...read, tokens: [actionBatch.token] }));
       expect(backActions).to.have.length(3);
-      expect(handed(actionBatch, 'action', SCAN_ACTION_COLUMNS)).to.deep.equal(backActions);
-      // A row not as the redirect writes it: the hub reads the batch back instead.
-      expect(
-        rowsOfHandedBatch(
-          {
-            seq: 1,
-            token: scanBatch.token,
-            kind: 'scan',
-            tsv: scanBatch.tsv.replace(time(0), String(at)),
-            columns: SCAN_EVENT_COLUMNS,
-          },
-          new Set(orgs),
-        ),
-      ).to.equal(null);
+      expect(handed(actionBatch, 'action')).to.deep.equal(backActions);
+      // A row not as the redirect writes it (a time in epoch ms): the hub reads the batch back instead.
+      const rows = [...scanBatch.objects!];
+      rows[0] = { ...rows[0], scanned_at: at };
+      expect(rowsOfHandedBatch({ seq: 1, token: scanBatch.token, kind: 'scan', rows }, new Set(orgs))).to.equal(null);
+      // A buffer asked to keep no objects hands none (the hub then reads the batch back).
+      const plain = buffer('scan_events', SCAN_EVENT_COLUMNS, encodeScanRow as (r: object) => string, false);
+      plain.push(scanRow(at, { scanned_at: time(0) as never, org_id: a.org.id }) as never);
+      await plain.flush();
+      await plain.close();
+      expect(stored).to.have.length(3);
+      expect(stored[2].objects).to.equal(undefined);
     } finally {
       await scans.close();
       await actions.close();
