@@ -59,45 +59,88 @@ function toGray(canvas: Canvas): Gray {
 }
 
 /**
- * A separable Gaussian blur, edges clamped. Each output row adds the kernel's taps in order, each tap
- * over the whole row (a straight run through memory); every pixel's sum runs in the same order as a
- * pixel-by-pixel loop would.
+ * A separable Gaussian blur, edges clamped. Each pixel's sum adds the kernel's taps in order, first
+ * along its row (kept as a 32-bit float), then down its column, rounded to a byte. The two kernels
+ * the captures use (5 and 9 taps) are written out tap by tap: the same sums in the same order as the
+ * loop for any other, so the same bytes, in about half the time.
  */
 function gaussianBlur(img: Gray, sigma: number): Gray {
   const r = Math.max(1, Math.ceil(sigma * 3));
-  const k = new Float32Array(2 * r + 1);
+  const k32 = new Float32Array(2 * r + 1);
   let sum = 0;
-  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < k.length; i++) k[i] /= sum;
+  for (let i = -r; i <= r; i++) sum += k32[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < k32.length; i++) k32[i] /= sum;
+  const k = Float64Array.from(k32);
+  const n = k.length;
   const { width: w, height: h } = img;
   const src = img.data;
   const tmp = new Float32Array(w * h);
   const out = new Uint8Array(w * h);
-  const acc = new Float64Array(w);
+  // A row with r copies of its edge pixels on either side.
+  const padded = new Float64Array(w + 2 * r);
+  const [k0, k1, k2, k3, k4, k5, k6, k7, k8] = k;
   for (let y = 0; y < h; y++) {
     const row = y * w;
-    acc.fill(0);
-    for (let i = 0; i < k.length; i++) {
-      const ki = k[i];
-      const d = i - r;
-      // Columns whose neighbour x + d falls outside take the edge pixel.
-      const lo = Math.max(0, -d);
-      const hi = Math.min(w, w - d);
-      for (let x = 0; x < lo; x++) acc[x] += ki * src[row];
-      for (let x = lo, j = row + lo + d; x < hi; x++, j++) acc[x] += ki * src[j];
-      for (let x = hi; x < w; x++) acc[x] += ki * src[row + w - 1];
+    padded.fill(src[row], 0, r);
+    padded.fill(src[row + w - 1], w + r);
+    for (let x = 0; x < w; x++) padded[r + x] = src[row + x];
+    const p = padded;
+    if (n === 5) {
+      for (let x = 0; x < w; x++)
+        tmp[row + x] = k0 * p[x] + k1 * p[x + 1] + k2 * p[x + 2] + k3 * p[x + 3] + k4 * p[x + 4];
+    } else if (n === 9) {
+      for (let x = 0; x < w; x++) {
+        tmp[row + x] =
+          k0 * p[x] +
+          k1 * p[x + 1] +
+          k2 * p[x + 2] +
+          k3 * p[x + 3] +
+          k4 * p[x + 4] +
+          k5 * p[x + 5] +
+          k6 * p[x + 6] +
+          k7 * p[x + 7] +
+          k8 * p[x + 8];
+      }
+    } else {
+      for (let x = 0; x < w; x++) {
+        let s = k0 * p[x];
+        for (let i = 1; i < n; i++) s += k[i] * p[x + i];
+        tmp[row + x] = s;
+      }
     }
-    tmp.set(acc, row);
   }
+  // The rows each tap of a column reads, edges clamped.
+  const rows = new Int32Array(n);
   for (let y = 0; y < h; y++) {
-    acc.fill(0);
-    for (let i = 0; i < k.length; i++) {
-      const ki = k[i];
-      const from = Math.min(h - 1, Math.max(0, y + i - r)) * w;
-      for (let x = 0; x < w; x++) acc[x] += ki * tmp[from + x];
-    }
+    for (let i = 0; i < n; i++) rows[i] = Math.min(h - 1, Math.max(0, y + i - r)) * w;
+    const [r0, r1, r2, r3, r4, r5, r6, r7, r8] = rows;
+    const t = tmp;
     const row = y * w;
-    for (let x = 0; x < w; x++) out[row + x] = Math.round(acc[x]);
+    if (n === 5) {
+      for (let x = 0; x < w; x++) {
+        out[row + x] = Math.round(k0 * t[r0 + x] + k1 * t[r1 + x] + k2 * t[r2 + x] + k3 * t[r3 + x] + k4 * t[r4 + x]);
+      }
+    } else if (n === 9) {
+      for (let x = 0; x < w; x++) {
+        out[row + x] = Math.round(
+          k0 * t[r0 + x] +
+            k1 * t[r1 + x] +
+            k2 * t[r2 + x] +
+            k3 * t[r3 + x] +
+            k4 * t[r4 + x] +
+            k5 * t[r5 + x] +
+            k6 * t[r6 + x] +
+            k7 * t[r7 + x] +
+            k8 * t[r8 + x],
+        );
+      }
+    } else {
+      for (let x = 0; x < w; x++) {
+        let s = k0 * t[r0 + x];
+        for (let i = 1; i < n; i++) s += k[i] * t[rows[i] + x];
+        out[row + x] = Math.round(s);
+      }
+    }
   }
   return { data: out, width: w, height: h };
 }

@@ -9,6 +9,7 @@
 // Every image is greyscale, one byte per pixel.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader';
@@ -77,6 +78,9 @@ class DecoderProcess {
   private held = false;
   private waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
 
+  /** Images asked for and not yet answered (counted from the call, before the process is ready). */
+  asked = 0;
+
   private start(): Promise<void> {
     const child = spawn(process.execPath, [DECODER_ENTRY], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
@@ -139,6 +143,15 @@ class DecoderProcess {
 
   /** The texts `family` reads in the image. */
   async decode(img: Gray, family: Aside, inverted: boolean): Promise<string[]> {
+    this.asked++;
+    try {
+      return await this.send(img, family, inverted);
+    } finally {
+      this.asked--;
+    }
+  }
+
+  private async send(img: Gray, family: Aside, inverted: boolean): Promise<string[]> {
     if (!this.ready) this.ready = this.start();
     this.hold(true);
     try {
@@ -167,10 +180,16 @@ class DecoderProcess {
 }
 
 /**
- * Two decoder processes, one a family: each reads beside the other and beside this thread (the
- * machine's cores are shared by all three).
+ * The decoder processes of this thread: ZBar in one, jsQR in as many as the machine has cores (two at
+ * least, four at most). jsQR takes about four fifths of the decoder processes' time, so a print size's
+ * images are shared among its processes (each goes to the one with the fewest images waiting) and its
+ * last image is read as soon as it is made instead of behind the five before it.
  */
-const aside: Record<Aside, DecoderProcess> = { jsqr: new DecoderProcess(), zbar: new DecoderProcess() };
+const JSQR_PROCESSES = Math.min(4, Math.max(2, os.availableParallelism()));
+const aside = {
+  jsqr: Array.from({ length: JSQR_PROCESSES }, () => new DecoderProcess()),
+  zbar: [new DecoderProcess()],
+};
 
 /**
  * Compiles ZXing-C++'s WebAssembly and starts the decoder processes ahead of the first verdict (a
@@ -178,36 +197,67 @@ const aside: Record<Aside, DecoderProcess> = { jsqr: new DecoderProcess(), zbar:
  */
 export function warmDecoders(): void {
   void zxing().catch(() => undefined);
-  aside.jsqr.warm();
-  aside.zbar.warm();
+  for (const p of [...aside.jsqr, ...aside.zbar]) p.warm();
+}
+
+/** The texts a decoder process's family reads in an image, from the process of the family with the fewest images waiting. */
+function decodeAside(family: Aside, img: Gray, inverted: boolean): Promise<string[]> {
+  const processes = aside[family];
+  let least = processes[0];
+  for (const p of processes) if (p.asked < least.asked) least = p;
+  return least.decode(img, family, inverted);
 }
 
 /** The texts a family reads in a greyscale image (none: empty). */
 export async function decodeWith(family: DecoderFamily, img: Gray, inverted = false): Promise<string[]> {
   if (family === 'zxing-cpp') return decodeZxing(img);
-  return aside[family].decode(img, family, inverted);
+  return decodeAside(family, img, inverted);
+}
+
+/** A print size's images being read: what this thread has found, and what every family has. */
+export interface Reading {
+  /**
+   * Resolves once this thread has made the images and ZXing-C++ has read them: true when it read
+   * every one and no decoder process has missed one so far (false: the images do not all pass).
+   */
+  zxing: Promise<boolean>;
+  /** Which families read the text in each image made (with `stopAtFirst`, up to the first miss). */
+  families: Promise<Set<DecoderFamily>[]>;
 }
 
 /**
  * Which families read `text` in each of `count` images, made by `image(i)` one after another: each
  * goes to the decoder processes (jsQR, ZBar) as soon as it is made, and this thread runs ZXing-C++ on
- * it and makes the next while they read. With `stopAtFirst`, it stops at the first image
- * some family misses (the images after it are not made); the answer then ends with that image. There
- * an image goes to the decoder processes only once ZXing-C++ has read it: an image it misses already
- * decides the answer, and the processes are spared it.
+ * it and makes the next while they read. With `stopAtFirst`, it stops at the first image some family
+ * misses (the images after it are not made); the answer then ends with that image. There an image
+ * goes to the decoder processes only once ZXing-C++ has read it: an image it misses already decides
+ * the answer, and the processes are spared it.
+ *
+ * With `needed`, the reading is walked ahead to before it is known to be needed: the images are made,
+ * read and sent at once (so that the decoder processes never wait for the answer), and once `needed`
+ * resolves false no more are made; what was sent is still read, and the answer is to be discarded.
  */
-export async function familiesReading(
+export function familiesReading(
   count: number,
   image: (i: number) => Promise<Gray>,
   text: string,
-  opts: { inverted?: boolean; stopAtFirst?: boolean } = {},
-): Promise<Set<DecoderFamily>[]> {
+  opts: { inverted?: boolean; stopAtFirst?: boolean; needed?: Promise<boolean> } = {},
+): Reading {
+  let abandoned = false;
+  let abandon = () => {};
+  /** Resolves when the reading is abandoned; never when it is needed. */
+  const whenAbandoned = new Promise<void>((resolve) => (abandon = resolve));
+  const stop = () => {
+    abandoned = true;
+    abandon();
+  };
+  opts.needed?.then((yes) => yes || stop(), stop);
   const read: Set<DecoderFamily>[] = [];
   const answers: Promise<void>[] = [];
   let missed = false;
   const ask = (img: Gray, set: Set<DecoderFamily>) => {
     for (const f of ['jsqr', 'zbar'] as const) {
-      const answer = aside[f].decode(img, f, opts.inverted ?? false).then((texts) => {
+      const answer = decodeAside(f, img, opts.inverted ?? false).then((texts) => {
         if (texts.includes(text)) set.add(f);
         else missed = true;
       });
@@ -216,15 +266,27 @@ export async function familiesReading(
       answers.push(answer);
     }
   };
-  for (let i = 0; i < count && !(opts.stopAtFirst && missed); i++) {
-    const img = await image(i);
-    const set = new Set<DecoderFamily>();
-    read.push(set);
-    if (!opts.stopAtFirst) ask(img, set);
-    if ((await decodeZxing(img)).includes(text)) set.add('zxing-cpp');
-    else missed = true;
-    if (opts.stopAtFirst && !missed) ask(img, set);
-  }
-  if (!(opts.stopAtFirst && missed)) await Promise.all(answers);
-  return read;
+  const zxing = (async () => {
+    // One turn first, so that a reading asked for after `needed` resolved false makes no image.
+    await undefined;
+    let all = true;
+    for (let i = 0; i < count && !abandoned && !(opts.stopAtFirst && missed); i++) {
+      const img = await image(i);
+      const set = new Set<DecoderFamily>();
+      read.push(set);
+      if (!opts.stopAtFirst) ask(img, set);
+      if ((await decodeZxing(img)).includes(text)) set.add('zxing-cpp');
+      else all = missed = true;
+      if (opts.stopAtFirst && !missed) ask(img, set);
+    }
+    return all && !missed && read.length === count;
+  })();
+  const families = zxing.then(async () => {
+    if (!(opts.stopAtFirst && missed)) await Promise.race([Promise.all(answers), whenAbandoned]);
+    return read;
+  });
+  // The caller may abandon a speculative reading: its failures must not become unhandled rejections.
+  zxing.catch(() => undefined);
+  families.catch(() => undefined);
+  return { zxing, families };
 }

@@ -15,7 +15,14 @@ import {
   type CaptureKind,
   type PrintHint,
 } from './captures.js';
-import { DECODER_FAMILIES, decodeWith, familiesReading, type DecoderFamily, type Gray } from './decoders.js';
+import {
+  DECODER_FAMILIES,
+  decodeWith,
+  familiesReading,
+  type DecoderFamily,
+  type Gray,
+  type Reading,
+} from './decoders.js';
 import { DEFAULT_ERROR_CORRECTION, EC_CAPACITY, type Scene } from './geometry.js';
 import { paintColors, type Rgba } from './paint.js';
 import { sceneToCanvas } from './raster.js';
@@ -161,16 +168,30 @@ async function readIdeal(
   return { read, other };
 }
 
-/** The captures at a print size, made from one photograph at the camera's resolution for that size. */
-async function capturesAt(scene: Scene, print: PrintHint): Promise<(i: number) => Promise<Gray>> {
-  const photo = await photograph(scene, Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print)));
-  const made = captures(photo);
-  return (i) => made(CAPTURES[i]);
+/**
+ * The captures at a print size, made from one photograph at the camera's resolution for that size,
+ * read by every family (see familiesReading: `stopAtFirst` for a step of the ladder, `needed` for one
+ * walked ahead to).
+ */
+function readAt(
+  scene: Scene,
+  text: string,
+  print: PrintHint,
+  opts: { inverted: boolean; stopAtFirst?: boolean; needed?: Promise<boolean> },
+): Reading {
+  let made: ((kind: CaptureKind) => Promise<Gray>) | undefined;
+  const image = async (i: number) => {
+    made ??= captures(await photograph(scene, Math.min(MAX_CAPTURE_PX, capturePxPerModule(scene.modules, print))));
+    return made(CAPTURES[i]);
+  };
+  return familiesReading(CAPTURES.length, image, text, opts);
 }
 
-/** Every capture at the print size read by every family: the misses. */
-async function captureMisses(scene: Scene, text: string, print: PrintHint, inverted: boolean): Promise<Miss[]> {
-  const read = await familiesReading(CAPTURES.length, await capturesAt(scene, print), text, { inverted });
+/** Whether every family read every image of a reading. */
+const everyFamily = (read: Set<DecoderFamily>[]) => read.every((set) => set.size === DECODER_FAMILIES.length);
+
+/** Which family missed which capture. */
+function captureMisses(read: Set<DecoderFamily>[]): Miss[] {
   const misses: Miss[] = [];
   read.forEach((set, i) => {
     for (const family of DECODER_FAMILIES) if (!set.has(family)) misses.push({ family, capture: CAPTURES[i] });
@@ -180,33 +201,64 @@ async function captureMisses(scene: Scene, text: string, print: PrintHint, inver
 
 const mm = (x: number) => Math.round(x * 10) / 10;
 
-/** The smallest print size on the ladder at which every family reads every capture, or null. */
+/**
+ * The smallest print size on the ladder at which every family reads every capture, or null. The
+ * ladder's direction hangs on the declared size passing, and each step on the one before it; ZXing-C++
+ * answers in this thread as the captures are made, the decoder processes later. So this thread walks
+ * ahead on what ZXing-C++ has read: while the processes still read a size, it makes and reads the next
+ * size that size passing would lead to, its images going to the processes as they are made, so that
+ * no process waits for another's last answer (when the size before fails after all, the step stops at
+ * its next image and what it sent was read for nothing). Every step is judged on the same images by the same
+ * families as one after another would be: only the order of the work changes, not the answer.
+ */
 async function smallestPrintSize(
   scene: Scene,
   text: string,
   print: PrintHint,
-  passesAsDeclared: boolean,
+  declared: Reading,
   inverted: boolean,
 ): Promise<number | null> {
-  const passes = async (f: number) => {
-    const at = await capturesAt(scene, { ...print, size_mm: print.size_mm / f });
+  const at = (f: number, needed?: Promise<boolean>) => {
     // Stryker disable next-line BooleanLiteral,ObjectLiteral: stopping at the first miss saves time only; the ladder runs only when ZBar read the ideal image, which it does not for an inverted style
-    const read = await familiesReading(CAPTURES.length, at, text, { inverted, stopAtFirst: true });
+    const reading = readAt(
+      scene,
+      text,
+      { ...print, size_mm: print.size_mm / f },
+      { inverted, stopAtFirst: true, needed },
+    );
     // Stopped early, the last image's families are incomplete.
-    return read.every((set) => set.size === DECODER_FAMILIES.length);
+    const passes = reading.families.then((read) => read.length === CAPTURES.length && everyFamily(read));
+    passes.catch(() => undefined); // a step walked ahead to may be abandoned
+    return { zxing: reading.zxing, passes };
   };
-  if (passesAsDeclared) {
-    // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not.
+  /**
+   * Two steps, when `needed`: `first`, then `then` when it passes or `otherwise` when it does not;
+   * the factor of the last step that passed, or `none`. While the processes read `first`, this
+   * thread walks ahead to `then`.
+   */
+  const twoSteps = async <N>(first: number, then: number, otherwise: number, none: N, needed?: Promise<boolean>) => {
+    const a = at(first, needed);
+    if (await a.zxing) {
+      const b = at(then, a.passes);
+      if (await a.passes) return (await b.passes) ? then : first;
+      await b.zxing; // walked ahead for nothing: it stops at its next image
+    }
+    return (await at(otherwise, needed).passes) ? otherwise : none;
+  };
+  if (await declared.zxing) {
+    // Smaller: 1.5 first; then 2 when it passes, 1.25 when it does not. Walked ahead on the declared
+    // size passing.
+    const declaredPasses = declared.families.then(everyFamily);
     const [small, mid, smallest] = SHRINK;
-    let best = 1;
-    if (await passes(mid)) best = (await passes(smallest)) ? smallest : mid;
-    else if (await passes(small)) best = small;
-    return mm(print.size_mm / best);
+    const best = twoSteps(mid, smallest, small, 1, declaredPasses);
+    best.catch(() => undefined);
+    if (await declaredPasses) return mm(print.size_mm / (await best));
+    await best; // walked ahead for nothing: it stops at its next image
   }
   // Larger: 1.5 times first; then 1.25 times when it passes, twice when it does not.
   const [near, mid, far] = GROW;
-  if (await passes(mid)) return mm(print.size_mm / ((await passes(near)) ? near : mid));
-  return (await passes(far)) ? mm(print.size_mm / far) : null;
+  const best = await twoSteps(mid, near, far, null);
+  return best === null ? null : mm(print.size_mm / best);
 }
 
 export interface MeasureOptions {
@@ -255,22 +307,37 @@ export async function measure(
 
   // The ideal image: a few module sizes are tried, as a phone sees the symbol at many distances.
   const families: readonly DecoderFamily[] = full ? DECODER_FAMILIES : ['zxing-cpp', 'jsqr'];
-  const ideal = await readIdeal(scene, text, families, isInverted);
+  const reading = readIdeal(scene, text, families, isInverted);
+  // The captures at the declared print size are needed when the ideal image decodes (and no other
+  // rule fails): they are made, read and sent while the families still read the ideal image.
+  const declared =
+    full && !reasons.some((r) => REASONS[r].startsWith('fail'))
+      ? readAt(scene, text, print, { inverted: isInverted, needed: reading.then((i) => i.read.size > 0) })
+      : undefined;
+  const ideal = await reading;
   const decoded = ideal.read.size > 0;
-  if (!decoded) reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
+  if (!decoded) {
+    reasons.push(ideal.other === undefined ? 'not_decodable' : 'decoded_text_mismatch');
+    await declared?.zxing; // made for nothing: it stops at its next image
+  }
 
   const result: Partial<Scannability> = {};
-  if (full && decoded && !reasons.some((r) => REASONS[r].startsWith('fail'))) {
+  if (declared && decoded) {
     const misses: Miss[] = families.filter((f) => !ideal.read.has(f)).map((family) => ({ family, capture: 'ideal' }));
     if (misses.length) reasons.push('decoder_missed_symbol');
-    const captured = await captureMisses(scene, text, print, isInverted);
+    // The ladder needs every family to have read the ideal image; it starts while the declared size's
+    // captures are still being read (see smallestPrintSize).
+    const [read, smallest] = await Promise.all([
+      declared.families,
+      ideal.read.size === families.length
+        ? smallestPrintSize(scene, text, print, declared, isInverted)
+        : Promise.resolve(null),
+    ]);
+    const captured = captureMisses(read);
     if (captured.length) reasons.push('capture_not_decoded');
     misses.push(...captured);
     result.misses = misses;
-    result.smallest_print_size_mm =
-      ideal.read.size === families.length
-        ? await smallestPrintSize(scene, text, print, misses.length === 0, isInverted)
-        : null;
+    result.smallest_print_size_mm = smallest;
     result.robustness_margin = result.smallest_print_size_mm
       ? Math.round((print.size_mm / result.smallest_print_size_mm) * 100) / 100
       : null;

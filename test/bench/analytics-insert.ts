@@ -2,9 +2,10 @@
 // [--rows 10000]`. Inserts the same batches of scans (one day, 25 codes in 5 brands, dimension
 // values spread like demo traffic), TabSeparated as the redirect writes them, into databases of
 // one embedded chDB, one after the other: scan_events alone (the baseline), with the scan_daily view
-// (0002), and with the scan_spans view on top (0004: every migration), and prints the CPU per scan
-// of each (all of chDB's threads: the process's CPU time, from the first insert until the setup's
-// background merges are done) and the difference. The redirect sends batches of up to 10,000 rows
+// (0002), with the scan_spans view on top (0004), with the spans of four lengths instead of seven
+// (0029), and with scan_daily's view rolling the code scope up (0030: every migration), and prints the CPU per scan of each (all of chDB's threads: the process's
+// CPU time, from the first insert until the setup's background merges are done) and the difference
+// from the setup before. The redirect sends batches of up to 10,000 rows
 // (SCAN_BUFFER max rows) or whatever a second brought. Exits non-zero when every migration together
 // costs more than the goal (GOAL_US, 12 us per scan).
 import fs from 'node:fs/promises';
@@ -14,6 +15,8 @@ import { parseArgs } from 'node:util';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
+import { statements as dailyRollup } from '../../clickhouse/0030_scan_daily_rollup.js';
 import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
 import { NO_GS1, REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
@@ -80,6 +83,8 @@ try {
     'scan_events only': [scanEvents, scanGs1],
     '+ scan_daily view (0002)': [scanEvents, scanGs1, scanDaily],
     '+ scan_spans view (0004)': [scanEvents, scanGs1, scanDaily, scanSpans],
+    '4 span lengths, not 7 (0029)': [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels],
+    'daily view by ROLLUP (0030)': [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels, dailyRollup],
   };
   const names = Object.keys(setups) as (keyof typeof setups)[];
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MAX_SPAN } from '../../clickhouse/0004_scan_spans.js';
+import { SPAN_LEVELS } from '../../clickhouse/0029_scan_span_levels.js';
 import { spansOf } from '../../server/analytics/spans.js';
 
 const DAY_MS = 86_400_000;
@@ -7,12 +7,16 @@ const dayNumber = (day: string) => Date.parse(`${day}T00:00:00.000Z`) / DAY_MS;
 const dayString = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
 
 describe('analytics: aligned spans covering a range of days (scan_spans)', () => {
-  it('covers 2026-08-29..2026-11-26 (90 days) with five aligned spans, oldest first', () => {
+  it('covers 2026-08-29..2026-11-26 (90 days) with nine aligned spans of 1, 4 and 16 days, oldest first', () => {
     expect(spansOf('2026-08-29', '2026-11-26')).to.deep.equal([
-      { span: 1, start: '2026-08-29' },
-      { span: 3, start: '2026-08-31' },
-      { span: 5, start: '2026-09-08' },
-      { span: 5, start: '2026-10-10' },
+      { span: 0, start: '2026-08-29' },
+      { span: 0, start: '2026-08-30' },
+      { span: 2, start: '2026-08-31' },
+      { span: 2, start: '2026-09-04' },
+      { span: 4, start: '2026-09-08' },
+      { span: 4, start: '2026-09-24' },
+      { span: 4, start: '2026-10-10' },
+      { span: 4, start: '2026-10-26' },
       { span: 4, start: '2026-11-11' },
     ]);
   });
@@ -21,7 +25,7 @@ describe('analytics: aligned spans covering a range of days (scan_spans)', () =>
     expect(spansOf('2026-03-15', '2026-03-15')).to.deep.equal([{ span: 0, start: '2026-03-15' }]);
   });
 
-  it('covers every 7, 30 and 90-day range ending on any day of two years exactly once, with aligned spans of at most 64 days', () => {
+  it('covers every 7, 30 and 90-day range ending on any day of two years exactly once, with aligned spans of 1, 4, 16 or 64 days', () => {
     const most: Record<number, number> = {};
     const first = dayNumber('2025-01-01');
     for (let end = first; end < first + 730; end++) {
@@ -30,7 +34,7 @@ describe('analytics: aligned spans covering a range of days (scan_spans)', () =>
         const covered: number[] = [];
         for (const s of spans) {
           const start = dayNumber(s.start);
-          expect(s.span).to.be.within(0, MAX_SPAN);
+          expect(SPAN_LEVELS).to.include(s.span);
           expect(start % 2 ** s.span, `${s.start} is aligned to 2^${s.span} days`).to.equal(0);
           for (let d = start; d < start + 2 ** s.span; d++) covered.push(d);
         }
@@ -39,7 +43,7 @@ describe('analytics: aligned spans covering a range of days (scan_spans)', () =>
       }
     }
     // What a request merges per group instead of one state per day.
-    expect(most).to.deep.equal({ 7: 3, 30: 8, 90: 10 });
+    expect(most).to.deep.equal({ 7: 4, 30: 12, 90: 15 });
   });
 
   it('covers nothing for an empty range', () => {

@@ -12,19 +12,26 @@ import { statements as importedScans } from '../../clickhouse/0010_imported_scan
 import { statements as gs1Resolutions } from '../../clickhouse/0015_gs1_resolutions.js';
 import { statements as scanActionBatch } from '../../clickhouse/0019_scan_action_batch.js';
 import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
+import { SPAN_LEVELS, statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
+import { statements as dailyRollup } from '../../clickhouse/0030_scan_daily_rollup.js';
+import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { spansOf } from '../../server/analytics/spans.js';
 import {
   clickHouseTime,
   GS1_RESOLUTION_SCHEMA,
+  NO_GS1,
+  REDIRECT_SCAN_COLUMNS,
   ORPHAN_SCAN_SCHEMA,
   SCAN_ACTION_SCHEMA,
   SCAN_EVENT_SCHEMA,
   SCAN_GS1_SCHEMA,
+  type ScanEvent,
 } from '../../server/analytics/scan-event.js';
 import type { ClickHouseMigrationContext } from '../../server/stores/migrate.js';
 import { insertText } from '../../server/stores/clickhouse.js';
 import { scanRow } from '../helpers/fixtures.js';
-import { freshDatabases } from '../helpers/stores.js';
+import { dropClickHouseDatabase, freshDatabases } from '../helpers/stores.js';
+import { waitFor } from '../helpers/poll.js';
 import type { ClickHouseHandle } from '../../server/stores/clickhouse.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -335,7 +342,23 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
     );
   });
 
-  describe('applied to chDB after scans were rolled up', () => {
+  it('0029 keeps spans of 1, 4, 16 and 64 days: the view copies each daily row into those four and the others are deleted, per shard on a cluster', () => {
+    const [drop, view, del, ...rest] = spanLevels(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(drop).to.equal('DROP VIEW IF EXISTS qr.scan_spans_mv');
+    expect(view).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv TO qr\.scan_spans AS SELECT /);
+    expect(view).to.match(/ FROM qr\.scan_daily ARRAY JOIN CAST\(\[0, 2, 4, 6\] AS Array\(UInt8\)\) AS span$/);
+    expect(del).to.equal('ALTER TABLE qr.scan_spans DELETE WHERE span NOT IN (0, 2, 4, 6)');
+    const [cdrop, cview, cdel] = spanLevels(ctx('c1')).map(flat);
+    expect(cdrop).to.equal('DROP VIEW IF EXISTS qr.scan_spans_mv ON CLUSTER c1');
+    expect(cview).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_mv ON CLUSTER c1 TO qr\.scan_spans_local AS /,
+    );
+    expect(cview).to.include(' FROM qr.scan_daily_local ');
+    expect(cdel).to.equal('ALTER TABLE qr.scan_spans_local ON CLUSTER c1 DELETE WHERE span NOT IN (0, 2, 4, 6)');
+  });
+
+  describe('applied to chDB after scans were rolled up, then 0029 (spans of 1, 4, 16 and 64 days)', () => {
     let ch: ClickHouseHandle;
     const ORG = 7;
     const DAY_MS = 86_400_000;
@@ -375,11 +398,13 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
       await ch.client.command({ query: `CREATE DATABASE ${ch.database}` });
       const c = { database: ch.database, cluster: null, retentionDays: 4000 };
       for (const q of [...scanEvents(c), ...scanDaily(c)]) await ch.client.command({ query: q });
-      // Scans from before the migration (the backfill), then after it (the view), one batch retried.
+      // Scans from before the migration (the backfill), then after it (0004's view), then after 0029
+      // (its view), one batch retried.
       await insert(events(1500, 0), 'before');
       for (const q of scanSpans(c)) await ch.client.command({ query: q });
       const later = events(1500, 1500);
       await insert(later.slice(0, 700), 'after-1');
+      for (const q of spanLevels(c)) await ch.client.command({ query: q });
       await insert(later.slice(700), 'after-2');
       await insert(later.slice(700), 'after-2');
     });
@@ -441,15 +466,16 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
       });
     }
 
-    it('counts every scan once in every span length: before the migration, after it, and a retried batch once', async () => {
-      const rows = await query<{ span: number; scans: string }>(
-        `SELECT span, sum(scans) AS scans FROM ${ch.database}.scan_spans
-          WHERE org_id = {org:UInt64} AND scope = 'organization' AND dimension = 'total' GROUP BY span ORDER BY span`,
-        { org: ORG },
-      );
-      expect(rows.map((r) => [Number(r.span), Number(r.scans)])).to.deep.equal(
-        [0, 1, 2, 3, 4, 5, 6].map((span) => [span, 3000]),
-      );
+    it('counts every scan once in every span length kept (before either migration, between them, after both, a retried batch once) and deletes the others', async () => {
+      const spans = () =>
+        query<{ span: number; scans: string }>(
+          `SELECT span, sum(scans) AS scans FROM ${ch.database}.scan_spans
+            WHERE org_id = {org:UInt64} AND scope = 'organization' AND dimension = 'total' GROUP BY span ORDER BY span`,
+          { org: ORG },
+        ).then((rows) => rows.map((r) => [Number(r.span), Number(r.scans)]));
+      // 0029's delete of the 2, 8 and 32-day spans is a mutation that runs in the background.
+      const rows = await waitFor(spans, (r) => r.length === SPAN_LEVELS.length);
+      expect(rows).to.deep.equal(SPAN_LEVELS.map((span) => [span, 3000]));
     });
   });
 });
@@ -521,5 +547,117 @@ describe('released ClickHouse migrations are frozen text', () => {
   it('declares in 0003 exactly the columns of the live orphan scan definition', () => {
     const [table] = orphanScans({ database: 'qr', cluster: null, retentionDays: 400 });
     expect(declared(table)).to.deep.equal(Object.entries(ORPHAN_SCAN_SCHEMA));
+  });
+});
+
+describe('ClickHouse DDL (clickhouse/0030_scan_daily_rollup)', () => {
+  const ctx = (cluster: string | null): ClickHouseMigrationContext => ({ database: 'qr', cluster, retentionDays: 400 });
+
+  it('replaces the fan-out view by one that copies each scan per dimension and rolls the code scope up into brand and organization', () => {
+    const [drop, view, ...rest] = dailyRollup(ctx(null)).map(flat);
+    expect(rest).to.deep.equal([]);
+    expect(drop).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv');
+    expect(view).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_rollup_mv TO qr\.scan_daily AS SELECT /,
+    );
+    expect(view).to.include(' FROM qr.scan_events ARRAY JOIN [');
+    expect(view).to.include(' GROUP BY ROLLUP(k, brand_id, code_id) HAVING grouping(k) = 0 ');
+  });
+
+  it('on a cluster replaces the view per shard', () => {
+    const sql = dailyRollup(ctx('c1')).map(flat);
+    expect(sql).to.have.length(2);
+    expect(sql[0]).to.equal('DROP VIEW IF EXISTS qr.scan_daily_mv ON CLUSTER c1');
+    expect(sql[1]).to.match(
+      /^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_daily_rollup_mv ON CLUSTER c1 TO qr\.scan_daily_local /,
+    );
+    expect(sql[1]).to.include(' FROM qr.scan_events_local ');
+  });
+
+  describe('applied to chDB', () => {
+    let ch: ClickHouseHandle;
+    let fanOut: string;
+    let rolled: string;
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+    // Varied scans over three days, two organizations, branded and unbranded codes, bots, empty values.
+    const events = (n: number, from: number): ScanEvent[] =>
+      Array.from({ length: n }, (_, i) => {
+        const code = 1 + Math.floor(next() * 6);
+        const bot = next() < 0.15;
+        return {
+          scan_id: `01JR${String(from + i).padStart(22, '0')}`,
+          scanned_at: `2026-03-0${1 + Math.floor(next() * 3)} ${String(Math.floor(next() * 24)).padStart(2, '0')}:00:00.000`,
+          org_id: code <= 4 ? 1 : 2,
+          brand_id: code === 4 ? 0 : 1 + (code % 2),
+          domain_id: 0,
+          code_id: code,
+          visitor_hash: String(1 + Math.floor(next() * 200)),
+          country: pick(['DE', 'FR', '', 'JP']),
+          device_type: bot ? 'bot' : pick(['mobile', 'desktop', 'tablet']),
+          os: pick(['iOS', 'Android', '']),
+          browser: pick(['Safari', '']),
+          referrer: pick(['', 'example.com', 'news.example.org', 'ex\tample']),
+          language: pick(['de', 'fr-CH', '']),
+          provider: pick(['', 'Telekom', 'Orange']),
+          asn: 3320,
+          is_bot: bot ? 1 : 0,
+          matched_rule: pick([-1, 0, 2]),
+        };
+      });
+    const batches = [events(400, 0), events(600, 400), events(50, 1000)];
+
+    before(async () => {
+      const dbs = await freshDatabases();
+      ch = dbs.ch;
+      fanOut = `${dbs.chDatabase}_a`;
+      rolled = `${dbs.chDatabase}_b`;
+      for (const [db, migrations] of [
+        [fanOut, [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels]],
+        [rolled, [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels, dailyRollup, dailyRollup]],
+      ] as const) {
+        await ch.client.command({ query: `CREATE DATABASE ${db}` });
+        const c = { database: db, cluster: null, retentionDays: 4000 };
+        for (const m of migrations) for (const query of m(c)) await ch.client.command({ query });
+        // The redirect's TabSeparated and the generators' JSON, one batch retried.
+        for (const [i, rows] of [...batches.entries(), [1, batches[1]] as const]) {
+          await insertText(ch.client, {
+            table: `${db}.scan_events`,
+            columns: i === 0 ? REDIRECT_SCAN_COLUMNS : undefined,
+            body:
+              i === 0
+                ? rows.map((r) => encodeScanRow({ ...r, ...NO_GS1 })).join('')
+                : rows.map((r) => JSON.stringify(r)).join('\n'),
+            format: i === 0 ? 'TabSeparated' : 'JSONEachRow',
+            dedupToken: `batch-${i}`,
+          });
+        }
+      }
+    });
+    after(async () => {
+      for (const db of [fanOut, rolled]) await dropClickHouseDatabase(ch, db);
+    });
+
+    const rows = async (sql: string) => (await ch.client.query({ query: sql, format: 'TabSeparated' })).text();
+
+    it('writes the same daily rollup and spans as the fan-out view did, a retried batch once', async () => {
+      for (const [table, key] of [
+        ['scan_daily', 'day'],
+        ['scan_spans', 'span, start'],
+      ]) {
+        const read = (db: string) =>
+          rows(`SELECT org_id, scope, dimension, code_id, brand_id, ${key}, is_bot, value, sum(scans),
+                       uniqCombinedMerge(12)(visitors)
+                  FROM ${db}.${table} GROUP BY ALL ORDER BY ALL`);
+        const got = await read(rolled);
+        expect(got.trim().split('\n').length, table).to.be.greaterThan(100);
+        expect(got, table).to.equal(await read(fanOut));
+      }
+      const total = await rows(
+        `SELECT sum(scans) FROM ${rolled}.scan_daily WHERE scope = 'organization' AND dimension = 'total'`,
+      );
+      expect(total.trim()).to.equal('1050');
+    });
   });
 });

@@ -402,6 +402,22 @@ describe('scannability rules', function () {
       });
     }
 
+    it('finds the same smallest print size when ZXing-C++ reads every capture at the declared size and another family misses one', async () => {
+      // The verdict walks ahead on what ZXing-C++ (in the thread) has read, to a print size 1.5 times
+      // smaller, while ZBar still reads the declared size; ZBar's miss turns the ladder the other way.
+      const r = await checkScannability({
+        dotsOptions: { type: 'rounded' },
+        cornersSquareOptions: { type: 'extra-rounded' },
+        cornersDotOptions: { type: 'dot' },
+        qrOptions: { errorCorrectionLevel: 'H' },
+      });
+      expect(r.misses).to.deep.equal([{ family: 'zbar', capture: 'jpeg' }]);
+      expect({ smallest: r.smallest_print_size_mm, margin: r.robustness_margin }).to.deep.equal({
+        smallest: 25,
+        margin: 0.8,
+      });
+    });
+
     it('passes at the smallest print size it reports, smaller or larger than the declared one', async () => {
       for (const config of [{}, { print: at(10) }] as StyleConfig[]) {
         const r = await checkScannability(config);
