@@ -25,9 +25,11 @@
 //   BENCH_PARTS=gs1 make bench-redirect             # one row of 3-6 (mix, landing, pixels, gs1, unknown) beside the
 //                                                   # one-request row (always run: the ratios are against it); `known` names them all
 //   BENCH_PROFILE=<file> BENCH_PROFILE_ROW=gs1 make bench-redirect  # the V8 CPU profile of that row (default mix)
-// When any of rows 4-6 runs, the one-request row runs again after them (`one-again`), and their ratios
-// are against the mean of the two one-request rows (ClickHouse merges the earlier rows' scans while
-// the later ones run).
+// Rows 4-6 are compared with the one-request row measured interleaved with them: BENCH_ROUNDS rounds
+// (default 5), each running the one-request row and then each of them for BENCH_DURATION / rounds
+// seconds (at least 2), so that ClickHouse merging the earlier rows' scans, and the machine's own
+// drift, fall on both sides of each ratio alike. Such a row's req/s is its requests over its seconds
+// in all rounds, its p50 the median of its rounds' and its p99 the worst of them.
 // It exits non-zero when a goal of the single-process rows is missed (the mix row's throughput against
 // the bare server and p99, every scan stored once, the landing page and GS1 rows at >= 80% and unknown
 // slugs at >= 50% of the one-request row), so a regression is visible.
@@ -36,12 +38,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
-import { machine, rssMiB, startChild, stopChild, table } from './lib.js';
+import { cpuSeconds, machine, rssMiB, startChild, stopChild, table } from './lib.js';
 import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
 import { BENCH_GS1_PRODUCT, mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
 import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 // The unknown-slug row is measured against the known code's, so `known` always runs.
 const parts = (process.env.BENCH_PARTS ?? 'bare,known,unknown,procs').split(',');
@@ -63,13 +66,6 @@ const headers = {
   'Accept-Language': 'en-GB,en;q=0.9',
 };
 
-/** CPU seconds used so far by a process (all its threads), from /proc. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
 /**
  * One wrk run; `traffic` is the mix file (its requests in turn), or a prefix under which each request
  * gets a random path (a 404 each); without it, `url` is requested over and over.
@@ -80,7 +76,7 @@ async function run(
   seconds: number,
   pid: number,
   traffic?: { mix: string } | { randomPrefix: string },
-): Promise<WrkFigures & { cpuUs: number }> {
+): Promise<RunFigures> {
   const cpu0 = await cpuSeconds(pid);
   const randomPrefix = traffic && 'randomPrefix' in traffic ? traffic.randomPrefix : undefined;
   const r = await runWrk(label, url, {
@@ -92,7 +88,31 @@ async function run(
     expectErrors: !!randomPrefix,
   });
   const cpu = (await cpuSeconds(pid)) - cpu0;
-  return { ...r, cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests)) };
+  return { ...r, cpu, cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests)) };
+}
+
+/** A wrk run's figures with the service's CPU seconds over it (all threads), and per request. */
+type RunFigures = WrkFigures & { cpu: number; cpuUs: number };
+
+/** One row from its interleaved slices: requests over seconds, the median p50, the worst p99, CPU over requests. */
+function merged(label: string, slices: RunFigures[]): RunFigures {
+  const total = (f: (r: RunFigures) => number) => slices.reduce((n, r) => n + f(r), 0);
+  const requests = total((r) => r.requests);
+  const cpu = total((r) => r.cpu);
+  const p50s = slices.map((r) => r.p50).sort((a, b) => a - b);
+  return {
+    label,
+    rps: Math.round(requests / total((r) => r.seconds)),
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...slices.map((r) => r.p99)),
+    non2xx: total((r) => r.non2xx),
+    requests,
+    seconds: total((r) => r.seconds),
+    statusErrors: total((r) => r.statusErrors),
+    socketErrors: total((r) => r.socketErrors),
+    cpu,
+    cpuUs: Math.round((cpu * 1e6) / Math.max(1, requests)),
+  };
 }
 
 ensureWrk();
@@ -170,13 +190,22 @@ try {
   // BENCH_PROFILE, the two around the profiled row start the probe and the profile, and stop the profile.
   let probeWaits = process.env.BENCH_PROBE === '1' && !profile;
   /** One row against the service; the profiled row (BENCH_PROFILE_ROW) between two SIGUSR2s. */
-  const measure = async (row: string, label: string, url: string, traffic?: Parameters<typeof run>[4]) => {
-    const profiled = !!profile && row === profileRow;
+  let profileTaken = false;
+  const measure = async (
+    row: string,
+    label: string,
+    url: string,
+    traffic?: Parameters<typeof run>[4],
+    seconds = duration,
+  ) => {
+    // An interleaved row's profile covers its first slice.
+    const profiled = !!profile && row === profileRow && !profileTaken;
+    if (profiled) profileTaken = true;
     if (probeWaits || profiled) {
       probeWaits = false;
       service.child.kill('SIGUSR2'); // measure from here
     }
-    const r = await run(label, `http://127.0.0.1:${service.port}${url}`, duration, servicePid, traffic);
+    const r = await run(label, `http://127.0.0.1:${service.port}${url}`, seconds, servicePid, traffic);
     if (profiled) {
       service.child.kill('SIGUSR2'); // the profile covers this row alone
       while (!(await fs.stat(profile).catch(() => null))) await new Promise((res) => setTimeout(res, 100));
@@ -191,25 +220,30 @@ try {
   if (during.length) rss.push(`every 10 s of the redirect run ${during.join(' ')}`);
   rss.push(`after redirect ${await rssMiB(servicePid)}`);
   const single = await measure('one', 'redirect + scan, one request repeated', '/bench/go');
-  const landing = rowOn('landing') ? await measure('landing', 'vCard landing page + scan', '/bench/card') : null;
-  if (landing) rss.push(`after landing page ${await rssMiB(servicePid)}`);
-  const pixels = rowOn('pixels') ? await measure('pixels', 'pixel page (2 pixels, banner) + scan', '/bench/px') : null;
-  const gs1 = rowOn('gs1')
-    ? await measure('gs1', 'GS1 resolution (307) + scan', `/bench/01/${BENCH_GS1_PRODUCT.gtin}/10/LOT1`)
-    : null;
-  if (gs1) rss.push(`after GS1 resolutions ${await rssMiB(servicePid)}`);
-  const unknown = rowOn('unknown')
-    ? await measure('unknown', 'random unknown slugs (404)', '/bench/go', { randomPrefix: '/bench/' })
-    : null;
-  if (unknown) rss.push(`after unknown slugs ${await rssMiB(servicePid)}`);
-  // The rows after the first one-request row run while ClickHouse merges what the rows before them
-  // inserted: the one-request row again after them, and the ratios against the mean of both, so no
-  // row is compared with a baseline measured on a quieter store.
-  const compared = [landing, pixels, gs1, unknown].some((r) => r !== null);
-  const singleAgain = compared
-    ? await measure('one-again', 'redirect + scan, one request repeated (again)', '/bench/go')
-    : null;
-  const singleRps = singleAgain ? (single.rps + singleAgain.rps) / 2 : single.rps;
+  // The rows compared with the one-request row, each measured interleaved with it (BENCH_ROUNDS).
+  const comparedRows = [
+    { row: 'landing', label: 'vCard landing page + scan', url: '/bench/card' },
+    { row: 'pixels', label: 'pixel page (2 pixels, banner) + scan', url: '/bench/px' },
+    { row: 'gs1', label: 'GS1 resolution (307) + scan', url: `/bench/01/${BENCH_GS1_PRODUCT.gtin}/10/LOT1` },
+    { row: 'unknown', label: 'random unknown slugs (404)', url: '/bench/go', traffic: { randomPrefix: '/bench/' } },
+  ].filter((c) => rowOn(c.row as Parameters<typeof rowOn>[0]));
+  const interleaved = comparedRows.length
+    ? [
+        { row: 'one-again', label: 'redirect + scan, one request repeated (interleaved)', url: '/bench/go' },
+        ...comparedRows,
+      ]
+    : [];
+  const slices = new Map<string, RunFigures[]>(interleaved.map((c) => [c.row, []]));
+  const slice = Math.max(2, Math.round(duration / rounds));
+  for (let i = 0; i < rounds && interleaved.length; i++)
+    for (const c of interleaved) slices.get(c.row)!.push(await measure(c.row, c.label, c.url, c.traffic, slice));
+  const rowOf = (row: string) => {
+    const c = interleaved.find((x) => x.row === row);
+    return c ? merged(c.label, slices.get(row)!) : null;
+  };
+  const [landing, pixels, gs1, unknown, singleAgain] = ['landing', 'pixels', 'gs1', 'unknown', 'one-again'].map(rowOf);
+  if (singleAgain) rss.push(`after the interleaved rows ${await rssMiB(servicePid)}`);
+  const singleRps = singleAgain ? singleAgain.rps : single.rps;
   const ended = new Promise((r) => service.child.stdout!.once('end', r));
   await stopChild(service.child); // SIGTERM: drain the scan buffer, then report the scans
   await ended;
@@ -223,9 +257,16 @@ try {
       `traffic mix: ${mix.requests} requests over ${mix.paths} codes, ${mix.userAgents} browser and ${mix.bots} bot ` +
       `user agents, ${mix.addresses} client addresses (X-Forwarded-For), ${mix.languages} languages\n\n`,
   );
-  const rows = [...(top && bare ? [top, bare] : []), ours, single, landing, pixels, gs1, unknown, singleAgain].filter(
-    (r): r is NonNullable<typeof r> => r !== null,
-  );
+  const rows: (WrkFigures & { cpuUs: number })[] = [
+    ...(top && bare ? [top, bare] : []),
+    ours,
+    single,
+    landing,
+    pixels,
+    gs1,
+    unknown,
+    singleAgain,
+  ].filter((r): r is NonNullable<typeof r> => r !== null);
   const [, pxCount, pxDistinct, pxServed] = /PIXELS (\d+) (\d+) (\d+)/.exec(pixelsLine) ?? [];
   const [, gs1Count, gs1Distinct, gs1Served, gs1Rows, gs1RowsDistinct] =
     /GS1 (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(gs1Line) ?? [];
@@ -234,7 +275,7 @@ try {
   const pagesOnce = Number(pageCount) === Number(pagesServed) && Number(pageDistinct) === Number(pagesServed);
   const ofSingle = (r: { rps: number }) =>
     `${((r.rps / singleRps) * 100).toFixed(1)}% of the redirect's throughput` +
-    (singleAgain ? ` (mean of the one-request rows before and after, ${Math.round(singleRps)} req/s)` : '');
+    (singleAgain ? ` (the one-request row interleaved with it, ${singleRps} req/s)` : '');
   process.stdout.write(table(rows) + '\n\n');
   process.stdout.write(
     (top && bare ? `bare node:http: ${((bare.rps / top.rps) * 100).toFixed(1)}% of wrk's ceiling\n` : '') +
@@ -278,7 +319,7 @@ try {
         ...cpuOf(pixels, 'pixel page'),
         ...cpuOf(gs1, 'GS1 resolution'),
         ...cpuOf(unknown, 'unknown slugs'),
-        ...cpuOf(singleAgain, 'redirect + scan (one request, again)'),
+        ...cpuOf(singleAgain, 'redirect + scan (one request, interleaved)'),
       ].join(', ') +
       `\nservice RSS (MiB): ${rss.join(', ')}\n`,
   );

@@ -55,6 +55,8 @@ export interface WrkOptions {
 }
 
 export interface WrkFigures extends Figures {
+  /** How long wrk ran, as it measured it. */
+  seconds: number;
   /** Answers outside 2xx/3xx, and socket errors (connect, read, write, timeout). */
   statusErrors: number;
   socketErrors: number;
@@ -98,6 +100,7 @@ export function runWrk(label: string, url: string, opts: WrkOptions): Promise<Wr
         p99: r.p99_us / 1000,
         non2xx: opts.expectErrors ? r.requests - statusErrors : statusErrors,
         requests: r.requests,
+        seconds: r.duration_us / 1e6,
         statusErrors,
         socketErrors: r.connect + r.read + r.write + r.timeout,
       });
