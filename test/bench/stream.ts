@@ -18,9 +18,9 @@ import path from 'node:path';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { cpuProfiler } from './cpu-profile.js';
-import { api, benchOrgToken, machine, startChild, stopChild } from './lib.js';
+import { api, benchOrgToken, cpuSeconds, machine, startChild, stopChild } from './lib.js';
 import { writeTrafficMix, warmMixCodes } from './traffic-mix.js';
-import { runWrk, type WrkFigures } from './wrk.js';
+import { runWrk } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -155,8 +155,39 @@ async function main(): Promise<void> {
     const url = `http://127.0.0.1:${redirectPort}/bench/c0`;
     const mixFile = path.join(root, 'mix.tsv');
     await writeTrafficMix(mixFile, paths);
-    const wrk = (label: string) =>
-      runWrk(label, url, { connections: CONNECTIONS, seconds: DURATION, headers: { Host: 'localhost:3001' }, mixFile });
+    /**
+     * One phase of wrk, with the CPU seconds each party used meanwhile: the service (every thread),
+     * this process (the subscribers and the probe) and wrk (a waited-for child: /proc/self/stat's
+     * cutime and cstime). All three share the machine's cores.
+     */
+    const cpuNow = async () => {
+      const own = process.cpuUsage();
+      const text = await fs.readFile('/proc/self/stat', 'utf8');
+      const stat = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      return {
+        service: await cpuSeconds(service.child.pid!),
+        bench: (own.user + own.system) / 1e6,
+        wrk: (Number(stat[13]) + Number(stat[14])) / 100,
+      };
+    };
+    const wrk = async (label: string) => {
+      const before = await cpuNow();
+      const r = await runWrk(label, url, {
+        connections: CONNECTIONS,
+        seconds: DURATION,
+        headers: { Host: 'localhost:3001' },
+        mixFile,
+      });
+      const after = await cpuNow();
+      return {
+        ...r,
+        cpu: {
+          service: after.service - before.service,
+          bench: after.bench - before.bench,
+          wrk: after.wrk - before.wrk,
+        },
+      };
+    };
 
     await warmMixCodes(`http://127.0.0.1:${redirectPort}`, 'localhost:3001', paths);
     const alone1 = await wrk('redirect, no subscriber');
@@ -219,7 +250,7 @@ async function main(): Promise<void> {
     }
     latencies.sort((x, y) => x - y);
     const expected = after - before;
-    const rows: WrkFigures[] = [alone1, withSubs, alone2];
+    const rows = [alone1, withSubs, alone2];
     const baseline = (alone1.rps + alone2.rps) / 2;
     const [l1, l5, l15] = os.loadavg();
     console.log(
@@ -228,11 +259,15 @@ async function main(): Promise<void> {
     console.log(
       `load average before the report: ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)} (${os.cpus().length} cores)\n`,
     );
-    console.log('| phase | req/s | p50 ms | p99 ms | requests | errors |');
-    console.log('|---|---|---|---|---|---|');
+    console.log(
+      '| phase | req/s | p50 ms | p99 ms | requests | errors | CPU s: service / subscribers and probe / wrk | service CPU per redirect |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
+      const { service: svc, bench, wrk: w } = r.cpu;
       console.log(
-        `| ${r.label} | ${r.rps} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.requests} | ${r.statusErrors + r.socketErrors} |`,
+        `| ${r.label} | ${r.rps} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.requests} | ${r.statusErrors + r.socketErrors} | ` +
+          `${svc.toFixed(1)} / ${bench.toFixed(1)} / ${w.toFixed(1)} | ${Math.round((svc * 1e6) / Math.max(1, r.requests))} µs |`,
       );
     }
     console.log(
