@@ -1,13 +1,17 @@
 // What recording a scan costs ClickHouse: `tsx test/bench/analytics-insert.ts [--batches 30]
 // [--rows 10000]`. Inserts the same batches of scans (one day, 25 codes in 5 brands, dimension
-// values spread like demo traffic), TabSeparated as the redirect writes them, into databases of
-// one embedded chDB, one after the other: scan_events alone (the baseline), with the scan_daily view
-// (0002), with the scan_spans view on top (0004), with the spans of four lengths instead of seven
-// (0029), and with scan_daily's view rolling the code scope up (0030: every migration), and prints the CPU per scan of each (all of chDB's threads: the process's
-// CPU time, from the first insert until the setup's background merges are done) and the difference
-// from the setup before. The redirect sends batches of up to 10,000 rows
-// (SCAN_BUFFER max rows) or whatever a second brought. Exits non-zero when every migration together
-// costs more than the goal (GOAL_US, 12 us per scan).
+// values spread like demo traffic), TabSeparated as the redirect writes them (with their batch's
+// deduplication token), into databases of one embedded chDB, one after the other: scan_events alone
+// with the columns the redirect writes (0001 and the GS1 dimensions of 0026; the baseline), with the
+// `batch` column and its bloom-filter index (0012), with the scan_daily view (0002), with the
+// scan_spans view on top (0004), with the imported-scans view (0010, which every insert runs and
+// which keeps no redirect's row), with the spans of four lengths instead of seven (0029), and with
+// scan_daily's view rolling the code scope up (0030: every migration that touches scan_events'
+// inserts), and prints the CPU per scan of each (all of chDB's threads: the process's CPU time, from
+// the first insert until the setup's background merges are done) and the difference from the setup
+// before. The statements of each setup are applied in their migrations' order. The redirect sends
+// batches of up to 10,000 rows (SCAN_BUFFER max rows) or whatever a second brought. Exits non-zero
+// when every migration together costs more than the goal (GOAL_US, 12 us per scan).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +19,8 @@ import { parseArgs } from 'node:util';
 import { statements as scanEvents } from '../../clickhouse/0001_scan_events.js';
 import { statements as scanDaily } from '../../clickhouse/0002_scan_daily.js';
 import { statements as scanSpans } from '../../clickhouse/0004_scan_spans.js';
+import { statements as importedScans } from '../../clickhouse/0010_imported_scans.js';
+import { statements as scanBatch } from '../../clickhouse/0012_scan_batch.js';
 import { statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
 import { statements as dailyRollup } from '../../clickhouse/0030_scan_daily_rollup.js';
 import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
@@ -78,20 +84,29 @@ const ch = await openClickHouse({
   dataDir: dir,
 });
 try {
-  // scan_events with the columns the redirect writes (0001, and the GS1 dimensions of 0026).
+  // Each setup's migrations by number, applied in that order (0010 and 0012 alter scan_events).
+  const events = { 1: scanEvents, 26: scanGs1 };
+  const batchIndex = { ...events, 12: scanBatch };
+  const daily = { ...batchIndex, 2: scanDaily };
+  const spans = { ...daily, 4: scanSpans };
+  const imported = { ...spans, 10: importedScans };
+  const levels = { ...imported, 29: spanLevels };
   const setups = {
-    'scan_events only': [scanEvents, scanGs1],
-    '+ scan_daily view (0002)': [scanEvents, scanGs1, scanDaily],
-    '+ scan_spans view (0004)': [scanEvents, scanGs1, scanDaily, scanSpans],
-    '4 span lengths, not 7 (0029)': [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels],
-    'daily view by ROLLUP (0030)': [scanEvents, scanGs1, scanDaily, scanSpans, spanLevels, dailyRollup],
+    'scan_events only': events,
+    '+ batch column, index (0012)': batchIndex,
+    '+ scan_daily view (0002)': daily,
+    '+ scan_spans view (0004)': spans,
+    '+ imported-scans view (0010)': imported,
+    '4 span lengths, not 7 (0029)': levels,
+    'daily view by ROLLUP (0030)': { ...levels, 30: dailyRollup },
   };
   const names = Object.keys(setups) as (keyof typeof setups)[];
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));
   for (const [i, name] of names.entries()) {
     const database = `bench_insert_${i}`;
     await ch.client.command({ query: `CREATE DATABASE ${database}` });
-    for (const m of setups[name])
+    const migrations = Object.entries(setups[name]).sort(([a], [b]) => Number(a) - Number(b));
+    for (const [, m] of migrations)
       for (const query of m({ database, cluster: null, retentionDays: 400 })) await ch.client.command({ query });
   }
   console.log(
