@@ -18,6 +18,7 @@ import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { DOCS_CSP, docsPage, rateLimitPage, referenceViewerFiles } from './pages.js';
 import { sendStaticFile } from '../http-common/static-files.js';
+import { stopServer } from '../http-common/stop-server.js';
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];
@@ -178,6 +179,12 @@ export interface Listener {
 }
 
 /** Listens, and on close stops accepting, lets in-flight requests finish, then resolves. */
+/**
+ * How long a stop lets the API's requests in flight finish before it closes their connections (a live
+ * scan stream is ended by its hub before that; a bulk create of 10,000 rows takes a few seconds).
+ */
+const API_STOP_GRACE_MS = 10_000;
+
 export function listen(handler: http.RequestListener, port: number, host: string): Promise<Listener> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;
@@ -188,11 +195,7 @@ export function listen(handler: http.RequestListener, port: number, host: string
       resolve({
         port: bound,
         listening: () => server.listening,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeIdleConnections();
-          }),
+        close: () => stopServer(server, API_STOP_GRACE_MS),
       });
     });
   });

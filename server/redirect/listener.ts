@@ -21,6 +21,7 @@ import { flushSoonerWhileStreamed, scanBatchPublisher } from './scan-stream.js';
 import { FileJournal, JournalGroup, REDIRECT_TABLES } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
+import { stopServer } from '../http-common/stop-server.js';
 
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
@@ -81,13 +82,8 @@ function listenOn(server: net.Server, port: number, host: string): Promise<numbe
   });
 }
 
-/** Stops accepting, lets requests in flight finish (a grace period, then cuts them). */
-function stopServer(server: http.Server): Promise<void> {
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const grace = setTimeout(() => server.closeAllConnections(), 5000);
-  return stopped.finally(() => clearTimeout(grace));
-}
+/** How long a stop lets the redirect's requests in flight finish before it closes their connections. */
+const STOP_GRACE_MS = 5000;
 
 /** Builds the redirect's parts on an application context and serves them on a port. */
 export async function startRedirectListener(
@@ -204,7 +200,7 @@ export async function startRedirectListener(
   const close = () =>
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
-      await Promise.all([stopServer(server), tls ? stopServer(tls.server) : undefined]);
+      await Promise.all([stopServer(server, STOP_GRACE_MS), tls ? stopServer(tls.server, STOP_GRACE_MS) : undefined]);
       stopWatching();
       await Promise.all([scans.close(), orphans.close(), actions.close(), gs1Replay.close(), counters.close()]);
       await cache.close();

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ALREADY_RUNNING_EXIT } from '../../server/start-problems.js';
 import { waitFor } from '../helpers/poll.js';
-import { createOrgWithQrctl, embeddedServiceEnv } from '../helpers/service-process.js';
+import { createOrgWithQrctl, embeddedServiceEnv, startService } from '../helpers/service-process.js';
 import { testRoot } from '../helpers/stores.js';
 
 const run = promisify(execFile);
@@ -105,6 +105,34 @@ describe('starting and stopping the service on embedded stores', function () {
       () => expect.fail('chDB lock still held'),
       () => undefined,
     );
+  });
+
+  it('stops on SIGTERM while clients hold connections that never sent a request, closing them after the grace period', async () => {
+    // A browser's speculative preconnect, or a client that aborted a live stream and opened a socket it
+    // never used: Node does not count such a connection as idle, and the stop used to wait for the
+    // server's headers timeout (about a minute) before it could end.
+    const { env, apiPort, redirectPort } = await embeddedServiceEnv('stop-silent', { ENABLE_WORKER: 'false', LOG_LEVEL: 'info' });
+    const svc = startService(env);
+    await svc.ready();
+    const silent = await Promise.all(
+      [apiPort, redirectPort].map(
+        (port) =>
+          new Promise<{ closed: Promise<void> }>((resolve, reject) => {
+            const socket = net.connect(port, '127.0.0.1', () =>
+              resolve({ closed: new Promise((r) => socket.on('close', () => r())) }),
+            );
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    const stoppedAt = Date.now();
+    svc.server.kill('SIGTERM');
+    const code = await svc.exited;
+    // Within the API's grace period (10 s) and the redirect's (5 s), well before a headers timeout.
+    expect(Date.now() - stoppedAt, 'stopped before the headers timeout').to.be.below(30_000);
+    expect(code).to.equal(0);
+    await Promise.all(silent.map((s) => s.closed));
+    expect(svc.output).to.include('shutdown complete');
   });
 
   it('refuses a port another program holds in one line naming its setting, before touching the data directory', async () => {
