@@ -111,7 +111,10 @@ describe('starting and stopping the service on embedded stores', function () {
     // A browser's speculative preconnect, or a client that aborted a live stream and opened a socket it
     // never used: Node does not count such a connection as idle, and the stop used to wait for the
     // server's headers timeout (about a minute) before it could end.
-    const { env, apiPort, redirectPort } = await embeddedServiceEnv('stop-silent', { ENABLE_WORKER: 'false', LOG_LEVEL: 'info' });
+    const { env, apiPort, redirectPort } = await embeddedServiceEnv('stop-silent', {
+      ENABLE_WORKER: 'false',
+      LOG_LEVEL: 'info',
+    });
     const svc = startService(env);
     await svc.ready();
     const silent = await Promise.all(
