@@ -178,13 +178,13 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Listens, and on close stops accepting, lets in-flight requests finish, then resolves. */
 /**
  * How long a stop lets the API's requests in flight finish before it closes their connections (a live
  * scan stream is ended by its hub before that; a bulk create of 10,000 rows takes a few seconds).
  */
 const API_STOP_GRACE_MS = 10_000;
 
+/** Listens, and on close stops accepting, lets in-flight requests finish (API_STOP_GRACE_MS), then resolves. */
 export function listen(handler: http.RequestListener, port: number, host: string): Promise<Listener> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;

@@ -27,11 +27,22 @@ export async function rssMiB(pid: number): Promise<string> {
   return (kb / 1024).toFixed(0);
 }
 
+/** The fields of /proc/<pid>/stat after the command name (the state is [0]). */
+async function statFields(pid: number | 'self'): Promise<string[]> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU seconds used so far by a process (all its threads), from /proc. */
 export async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = await statFields(pid);
   return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** CPU seconds used so far by this process's children that it has waited for (wrk runs), from /proc. */
+export async function waitedChildrenCpuSeconds(): Promise<number> {
+  const f = await statFields('self');
+  return (Number(f[13]) + Number(f[14])) / 100;
 }
 
 /** Starts a child that prints `LISTENING <port>` (or a line matching `ready`), and returns its port. */

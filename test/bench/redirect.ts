@@ -98,16 +98,17 @@ type RunFigures = WrkFigures & { cpu: number; cpuUs: number };
 function merged(label: string, slices: RunFigures[]): RunFigures {
   const total = (f: (r: RunFigures) => number) => slices.reduce((n, r) => n + f(r), 0);
   const requests = total((r) => r.requests);
+  const seconds = total((r) => r.seconds);
   const cpu = total((r) => r.cpu);
   const p50s = slices.map((r) => r.p50).sort((a, b) => a - b);
   return {
     label,
-    rps: Math.round(requests / total((r) => r.seconds)),
+    rps: Math.round(requests / seconds),
     p50: p50s[Math.floor(p50s.length / 2)],
     p99: Math.max(...slices.map((r) => r.p99)),
     non2xx: total((r) => r.non2xx),
     requests,
-    seconds: total((r) => r.seconds),
+    seconds,
     statusErrors: total((r) => r.statusErrors),
     socketErrors: total((r) => r.socketErrors),
     cpu,

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { cpuProfiler } from './cpu-profile.js';
-import { api, benchOrgToken, cpuSeconds, machine, startChild, stopChild } from './lib.js';
+import { api, benchOrgToken, cpuSeconds, machine, startChild, stopChild, waitedChildrenCpuSeconds } from './lib.js';
 import { writeTrafficMix, warmMixCodes } from './traffic-mix.js';
 import { runWrk } from './wrk.js';
 
@@ -162,12 +162,10 @@ async function main(): Promise<void> {
      */
     const cpuNow = async () => {
       const own = process.cpuUsage();
-      const text = await fs.readFile('/proc/self/stat', 'utf8');
-      const stat = text.slice(text.lastIndexOf(')') + 2).split(' ');
       return {
         service: await cpuSeconds(service.child.pid!),
         bench: (own.user + own.system) / 1e6,
-        wrk: (Number(stat[13]) + Number(stat[14])) / 100,
+        wrk: await waitedChildrenCpuSeconds(),
       };
     };
     const wrk = async (label: string) => {
