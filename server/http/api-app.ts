@@ -18,7 +18,7 @@ import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { DOCS_CSP, docsPage, rateLimitPage, referenceViewerFiles } from './pages.js';
 import { sendStaticFile } from '../http-common/static-files.js';
-import { stopServer } from '../http-common/stop-server.js';
+import { stopServer, trackConnections } from '../http-common/stop-server.js';
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];
@@ -45,7 +45,7 @@ export function metricsAllowed(token: string | null, authorization: string, peer
 /** The router of the API listener: infrastructure routes, every operation, and the mounts. */
 export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Router {
   const ops = opts.operations ?? allOperations;
-  compileOperationSchemas(app, ops);
+  compileOperationSchemas(app.validators, ops);
   const router = new Router();
 
   // GET /: where to start, for a person or a client that only knows the host.
@@ -188,6 +188,7 @@ const API_STOP_GRACE_MS = 10_000;
 export function listen(handler: http.RequestListener, port: number, host: string): Promise<Listener> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;
+  trackConnections(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -21,7 +21,7 @@ import { flushSoonerWhileStreamed, scanBatchPublisher } from './scan-stream.js';
 import { FileJournal, JournalGroup, REDIRECT_TABLES } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
-import { stopServer } from '../http-common/stop-server.js';
+import { stopServer, trackConnections } from '../http-common/stop-server.js';
 
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
@@ -168,6 +168,7 @@ export async function startRedirectListener(
   });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
+  trackConnections(server);
   server.on('checkContinue', handler.checkContinue);
   const bound = await listenOn(server, port, host);
   app.readiness.listening('redirect', () => server.listening);
