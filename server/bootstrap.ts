@@ -47,6 +47,16 @@ export interface BootOptions {
   reconcileFallbacks?: boolean;
   /** IP databases shared between contexts (tests); default: the context loads its own. */
   geo?: GeoDatabase;
+  /**
+   * Compiled request schemas: shared between contexts (tests), or compiled while the stores start (the
+   * service); default: the context compiles its own.
+   */
+  validators?: Validators;
+  /**
+   * Start reading the IP databases at once (a process that serves redirects): their second or two of
+   * parsing runs while Postgres and ClickHouse start, not after them.
+   */
+  preloadGeo?: boolean;
 }
 
 /** A ClickHouse handle for processes that did not open ClickHouse: any use is a clear 503. */
@@ -75,6 +85,8 @@ interface ContextParts {
   collectDefaultMetrics?: boolean;
   /** Shared IP databases (tests run many contexts in one process and load them once). */
   geo?: GeoDatabase;
+  /** Shared compiled request schemas (tests run many contexts in one process and compile them once). */
+  validators?: Validators;
 }
 
 async function loadSecretKey(config: Config): Promise<Buffer> {
@@ -105,7 +117,7 @@ function createAppContext(parts: ContextParts): AppContext {
     ch: parts.ch,
     clock,
     metrics,
-    validators: new Validators(),
+    validators: parts.validators ?? new Validators(),
     admitter: new Admitter({
       db: parts.db,
       config: parts.config,
@@ -157,6 +169,9 @@ function createAppContext(parts: ContextParts): AppContext {
 }
 
 export async function boot(config: Config, log: Logger, opts: BootOptions = {}): Promise<AppContext> {
+  const geo = opts.geo ?? new GeoDatabase();
+  // A failed read is tried again where the redirect first needs the databases, and reported there.
+  if (opts.preloadGeo) void geo.load().catch(() => undefined);
   const pg = opts.databaseUrl
     ? { url: opts.databaseUrl, stop: async () => undefined }
     : await startPostgres(config, log);
@@ -185,7 +200,8 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
       clock: opts.clock,
       secretKey: await loadSecretKey(config),
       collectDefaultMetrics: opts.collectDefaultMetrics,
-      geo: opts.geo,
+      geo,
+      validators: opts.validators,
     });
     // Closed last-registered-first: the stores go after everything that uses them.
     app.onClose(() => pg.stop());

@@ -6,15 +6,41 @@ import { boot } from './bootstrap.js';
 import { apiBaseUrl, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { createLogger } from './logger.js';
-import { createApiApp, listen } from './http/api-app.js';
 import { onShutdown } from './process.js';
 import type { ListenerName } from './readiness.js';
 import { AlreadyRunning, ALREADY_RUNNING_EXIT, checkPortsFree, startProblemLine } from './start-problems.js';
-import { startWorker } from '../workers/index.js';
-import { apiMounts } from './mounts.js';
-import { startRedirectListener } from './redirect/listener.js';
-import { isRedirectProcess, runRedirectProcess, startRedirectCluster } from './redirect/cluster.js';
-import { replayLegacyLeftovers } from './redirect/leftovers.js';
+import { isRedirectProcess } from './redirect/process-role.js';
+import { Validators } from './schemas/validation.js';
+
+/**
+ * The listeners' and the worker's modules, imported while the stores start, and the operations'
+ * request schemas compiled into `validators`: loading and compiling take a few seconds of this
+ * thread, and starting the stores is mostly waiting for Postgres's processes (initdb on the first
+ * start) and ClickHouse.
+ */
+async function servingModules(validators: Validators) {
+  const [api, mounts, workers, listener, redirectCluster, leftovers, ops, execute] = await Promise.all([
+    import('./http/api-app.js'),
+    import('./mounts.js'),
+    import('../workers/index.js'),
+    import('./redirect/listener.js'),
+    import('./redirect/cluster.js'),
+    import('./redirect/leftovers.js'),
+    import('./all-operations.js'),
+    import('./operations/execute.js'),
+  ]);
+  execute.compileOperationSchemas(validators, ops.operations);
+  return {
+    createApiApp: api.createApiApp,
+    listen: api.listen,
+    apiMounts: mounts.apiMounts,
+    startWorker: workers.startWorker,
+    startRedirectListener: listener.startRedirectListener,
+    startRedirectCluster: redirectCluster.startRedirectCluster,
+    replayLegacyLeftovers: leftovers.replayLegacyLeftovers,
+  };
+}
+type ServingModules = Awaited<ReturnType<typeof servingModules>>;
 
 async function start(): Promise<void> {
   const config = loadConfig();
@@ -26,9 +52,18 @@ async function start(): Promise<void> {
       '==> Starting the service (the first start creates the embedded Postgres and ClickHouse under ./var and migrates them)\n',
     );
   }
-  const app = await boot(config, log, { collectDefaultMetrics: true, reconcileFallbacks: true });
+  const validators = new Validators();
+  const modules = servingModules(validators);
+  modules.catch(() => undefined); // awaited below, once the stores are up
+  const app = await boot(config, log, {
+    collectDefaultMetrics: true,
+    reconcileFallbacks: true,
+    validators,
+    // With REDIRECT_PROCESSES > 1 the redirect processes serve the scans and read the databases.
+    preloadGeo: config.enableRedirect && config.redirectProcesses === 1,
+  });
   try {
-    await serve(app);
+    await serve(app, await modules);
   } catch (err) {
     await app.close();
     throw err;
@@ -39,8 +74,10 @@ async function start(): Promise<void> {
   });
 }
 
-async function serve(app: AppContext): Promise<void> {
+async function serve(app: AppContext, modules: ServingModules): Promise<void> {
   const { config, log } = app;
+  const { createApiApp, listen, apiMounts, startWorker, startRedirectListener } = modules;
+  const { startRedirectCluster, replayLegacyLeftovers } = modules;
   // /readyz answers 503 until every listener of this process accepts.
   const listeners: ListenerName[] = [];
   if (config.enableApi) listeners.push('api');
@@ -90,8 +127,12 @@ async function serve(app: AppContext): Promise<void> {
   }
 }
 
-// REDIRECT_PROCESSES > 1: this same file is each redirect process (server/redirect/cluster.ts).
-await (isRedirectProcess() ? runRedirectProcess() : start()).catch((err: unknown) => {
+/** REDIRECT_PROCESSES > 1: this same file is each redirect process (server/redirect/cluster.ts). */
+async function redirectProcess(): Promise<void> {
+  await (await import('./redirect/cluster.js')).runRedirectProcess();
+}
+
+await (isRedirectProcess() ? redirectProcess() : start()).catch((err: unknown) => {
   const line = startProblemLine(err);
   if (line === null) throw err;
   process.stderr.write(`${line}\n`);

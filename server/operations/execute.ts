@@ -12,6 +12,7 @@ import type { RateInfo } from '../metering/admission.js';
 import { takesIdempotencyKey } from './idempotency.js';
 import { assertStorable } from '../schemas/storable.js';
 import type { Operation, OperationInput, OperationResult, Via } from './operation.js';
+import type { Validators } from '../schemas/validation.js';
 
 export interface RawInput {
   params: Record<string, unknown>;
@@ -46,12 +47,12 @@ function missingAbility(p: Principal, op: Operation, extra?: Ability): Ability |
   return null;
 }
 
-/** Compiles every schema of the operations once, at start. */
-export function compileOperationSchemas(app: AppContext, ops: readonly Operation[]): void {
+/** Compiles every schema of the operations once, at start (a schema compiled before is kept). */
+export function compileOperationSchemas(validators: Validators, ops: readonly Operation[]): void {
   for (const op of ops) {
-    if (op.params) app.validators.compile(op.params, 'query');
-    if (op.query) app.validators.compile(op.query, 'query');
-    if (op.body) app.validators.compile(op.body, 'body');
+    if (op.params) validators.compile(op.params, 'query');
+    if (op.query) validators.compile(op.query, 'query');
+    if (op.body) validators.compile(op.body, 'body');
   }
 }
 

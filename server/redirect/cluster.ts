@@ -22,6 +22,7 @@ import { loadConfig } from '../config.js';
 import type { AppContext } from '../context.js';
 import { createLogger } from '../logger.js';
 import { startRedirectListener } from './listener.js';
+import { REDIRECT_PROCESS_ENV } from './process-role.js';
 import { replayLeftovers } from './leftovers.js';
 import { insertForWorker, OwnerInserts, type OwnerChannel } from './scan-ipc.js';
 
@@ -45,7 +46,7 @@ export async function startRedirectCluster(app: AppContext, processes: number): 
   let restarts = 0;
 
   const fork = (): Worker => {
-    const worker = cluster.fork({ QR_REDIRECT_PROCESS: '1' });
+    const worker = cluster.fork(REDIRECT_PROCESS_ENV);
     worker.on('message', (message: unknown) => {
       if (!ownsStore) return;
       void insertForWorker(app.ch.client, app.ch.database, message, log).then((ack) => {
@@ -100,11 +101,6 @@ export async function startRedirectCluster(app: AppContext, processes: number): 
   return { workers, close };
 }
 
-/** Whether this process is a redirect process forked by startRedirectCluster. */
-export function isRedirectProcess(): boolean {
-  return cluster.isWorker && process.env.QR_REDIRECT_PROCESS === '1';
-}
-
 /**
  * A redirect process: the redirect listener alone on the service's stores (Postgres shared; on
  * embedded chDB its batches go to the primary), stopped by SIGTERM, SIGINT or the primary going away.
@@ -112,7 +108,7 @@ export function isRedirectProcess(): boolean {
 export async function runRedirectProcess(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, {}, config.logFormat).child({ redirectProcess: process.pid });
-  const app = await boot(config, log, { clickhouse: config.clickhouseUrl !== null, migrate: false });
+  const app = await boot(config, log, { clickhouse: config.clickhouseUrl !== null, migrate: false, preloadGeo: true });
   const channel = process as unknown as OwnerChannel;
   const owner = config.clickhouseUrl === null ? new OwnerInserts(channel) : null;
   try {

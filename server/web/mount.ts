@@ -8,7 +8,7 @@ import { mountDashboardAssets } from './assets.js';
 
 export const mountDashboard: RouteMounter = (router, app) => {
   const ops = [...operations, ...dashboardOnlyOperations];
-  compileOperationSchemas(app, dashboardOnlyOperations);
+  compileOperationSchemas(app.validators, dashboardOnlyOperations);
   mountWebApi(router, app, ops);
   mountDashboardAssets(router);
 };
