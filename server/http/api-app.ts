@@ -18,7 +18,7 @@ import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
 import { DOCS_CSP, docsPage, rateLimitPage, referenceViewerFiles } from './pages.js';
 import { sendStaticFile } from '../http-common/static-files.js';
-import { stopServer, trackConnections } from '../http-common/stop-server.js';
+import { stoppable } from '../http-common/stop-server.js';
 
 export interface ApiAppOptions {
   operations?: readonly Operation[];
@@ -188,7 +188,7 @@ const API_STOP_GRACE_MS = 10_000;
 export function listen(handler: http.RequestListener, port: number, host: string): Promise<Listener> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;
-  trackConnections(server);
+  const stop = stoppable(server, API_STOP_GRACE_MS);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -196,7 +196,7 @@ export function listen(handler: http.RequestListener, port: number, host: string
       resolve({
         port: bound,
         listening: () => server.listening,
-        close: () => stopServer(server, API_STOP_GRACE_MS),
+        close: stop,
       });
     });
   });

@@ -21,7 +21,7 @@ import { flushSoonerWhileStreamed, scanBatchPublisher } from './scan-stream.js';
 import { FileJournal, JournalGroup, REDIRECT_TABLES } from './scan-ipc.js';
 import { encodeScanRow, type ActionRow, type OrphanRow, type ScanRow } from './scan-rows.js';
 import { CertificateCache, createTlsServer, type CertificatePair } from './tls.js';
-import { stopServer, trackConnections } from '../http-common/stop-server.js';
+import { stoppable } from '../http-common/stop-server.js';
 
 export interface RedirectOptions {
   /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
@@ -168,14 +168,14 @@ export async function startRedirectListener(
   });
 
   const server = http.createServer({ keepAliveTimeout: 5000 }, handler.listener);
-  trackConnections(server);
+  const stopServer = stoppable(server, STOP_GRACE_MS);
   server.on('checkContinue', handler.checkContinue);
   const bound = await listenOn(server, port, host);
   app.readiness.listening('redirect', () => server.listening);
   app.log.info({ port: bound, host }, 'redirect listener started');
 
   const tlsPort = opts.tlsPort === undefined ? app.config.redirectTlsPort : opts.tlsPort;
-  let tls: { server: http.Server; port: number; certificates: CertificateCache } | null = null;
+  let tls: { stop: () => Promise<void>; port: number; certificates: CertificateCache } | null = null;
   if (tlsPort !== null) {
     const sealer = new Sealer(app.secretKey);
     const certificates = new CertificateCache(
@@ -191,8 +191,9 @@ export async function startRedirectListener(
     };
     const tlsServer = createTlsServer({ defaultCertificate, certificates }, handler.listener);
     tlsServer.on('checkContinue', handler.checkContinue);
+    const stopTls = stoppable(tlsServer, STOP_GRACE_MS);
     const boundTls = await listenOn(tlsServer, tlsPort, host);
-    tls = { server: tlsServer, port: boundTls, certificates };
+    tls = { stop: stopTls, port: boundTls, certificates };
     app.readiness.listening('redirect_tls', () => tlsServer.listening);
     app.log.info({ port: boundTls, host }, 'redirect TLS listener started');
   }
@@ -201,7 +202,7 @@ export async function startRedirectListener(
   const close = () =>
     (closing ??= (async () => {
       // Stop accepting, let requests in flight finish, then drain.
-      await Promise.all([stopServer(server, STOP_GRACE_MS), tls ? stopServer(tls.server, STOP_GRACE_MS) : undefined]);
+      await Promise.all([stopServer(), tls?.stop()]);
       stopWatching();
       await Promise.all([scans.close(), orphans.close(), actions.close(), gs1Replay.close(), counters.close()]);
       await cache.close();
