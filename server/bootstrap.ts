@@ -83,10 +83,8 @@ interface ContextParts {
   clock?: Clock;
   secretKey?: Buffer;
   collectDefaultMetrics?: boolean;
-  /** Shared IP databases (tests run many contexts in one process and load them once). */
-  geo?: GeoDatabase;
-  /** Shared compiled request schemas (tests run many contexts in one process and compile them once). */
-  validators?: Validators;
+  geo: GeoDatabase;
+  validators: Validators;
 }
 
 async function loadSecretKey(config: Config): Promise<Buffer> {
@@ -117,7 +115,7 @@ function createAppContext(parts: ContextParts): AppContext {
     ch: parts.ch,
     clock,
     metrics,
-    validators: parts.validators ?? new Validators(),
+    validators: parts.validators,
     admitter: new Admitter({
       db: parts.db,
       config: parts.config,
@@ -128,7 +126,7 @@ function createAppContext(parts: ContextParts): AppContext {
     idempotency: new IdempotencyKeys({ db: parts.db, clock, waitMs: parts.config.idempotencyWaitMs }),
     notify,
     principals: new PrincipalCache(parts.db, notify, metrics.principalCache),
-    geo: parts.geo ?? new GeoDatabase(),
+    geo: parts.geo,
     secretKey: parts.secretKey ?? crypto.randomBytes(32),
     passwords: new PasswordWork({
       hashConcurrency: parts.config.passwordHashConcurrency,
@@ -201,7 +199,7 @@ export async function boot(config: Config, log: Logger, opts: BootOptions = {}):
       secretKey: await loadSecretKey(config),
       collectDefaultMetrics: opts.collectDefaultMetrics,
       geo,
-      validators: opts.validators,
+      validators: opts.validators ?? new Validators(),
     });
     // Closed last-registered-first: the stores go after everything that uses them.
     app.onClose(() => pg.stop());
