@@ -27,6 +27,7 @@ export function cpuProfiler(intervalUs?: number): { start(): void; stop(file: st
     },
     async stop(file) {
       const { profile } = (await post('Profiler.stop')) as { profile: object };
+      fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(`${file}.tmp`, JSON.stringify(profile));
       fs.renameSync(`${file}.tmp`, file);
     },
