@@ -41,7 +41,7 @@ import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { cpuSeconds, machine, rssMiB, startChild, stopChild, table } from './lib.js';
 import { measureProcesses, type ProcessesRow } from './redirect-processes.js';
 import { BENCH_GS1_PRODUCT, mixSlug, warmMixCodes, writeTrafficMix } from './traffic-mix.js';
-import { ensureWrk, runWrk, type WrkFigures } from './wrk.js';
+import { ensureWrk, mergeSlices, runWrk, type WrkFigures } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -94,26 +94,11 @@ async function run(
 /** A wrk run's figures with the service's CPU seconds over it (all threads), and per request. */
 type RunFigures = WrkFigures & { cpu: number; cpuUs: number };
 
-/** One row from its interleaved slices: requests over seconds, the median p50, the worst p99, CPU over requests. */
+/** One row from its interleaved slices (mergeSlices), with the service's CPU over its requests. */
 function merged(label: string, slices: RunFigures[]): RunFigures {
-  const total = (f: (r: RunFigures) => number) => slices.reduce((n, r) => n + f(r), 0);
-  const requests = total((r) => r.requests);
-  const seconds = total((r) => r.seconds);
-  const cpu = total((r) => r.cpu);
-  const p50s = slices.map((r) => r.p50).sort((a, b) => a - b);
-  return {
-    label,
-    rps: Math.round(requests / seconds),
-    p50: p50s[Math.floor(p50s.length / 2)],
-    p99: Math.max(...slices.map((r) => r.p99)),
-    non2xx: total((r) => r.non2xx),
-    requests,
-    seconds,
-    statusErrors: total((r) => r.statusErrors),
-    socketErrors: total((r) => r.socketErrors),
-    cpu,
-    cpuUs: Math.round((cpu * 1e6) / Math.max(1, requests)),
-  };
+  const row = mergeSlices(label, slices);
+  const cpu = slices.reduce((n, r) => n + r.cpu, 0);
+  return { ...row, cpu, cpuUs: Math.round((cpu * 1e6) / Math.max(1, row.requests)) };
 }
 
 ensureWrk();

@@ -1,16 +1,18 @@
 // make bench-stream: the live scan stream (docs/stream.md) under redirect load. The service as
 // `make start` runs it (server/main.ts on embedded chDB, its own embedded Postgres), an enterprise
 // organization with 50 codes, and `wrk` driving the redirect with the benchmarks' realistic mix
-// (traffic-mix.ts: real browser and bot user agents, languages, client addresses). In one run:
-//   1. the redirect alone (no subscriber),
-//   2. the same with 20 subscribers of the organization's stream, while a probe sends 10 redirects a
-//      second, each with a unique Referer, and every subscriber notes when that scan's event
-//      arrives: latency from the redirect's answer to the event, p50/p95/p99;
-//   3. the redirect alone again (so load drift shows).
-// Then: events delivered to every subscriber against the scans recorded meanwhile (the codes'
-// redirects_count), and no scan twice. BENCH_DURATION (default 10 s per phase), BENCH_CONNECTIONS
-// (50), BENCH_SUBSCRIBERS (20), REDIRECT_PROCESSES (1), BENCH_CPU_PROF (a directory: CPU profiles of
-// the service and of the benchmark process during the phase with subscribers, cpu-profile.ts).
+// (traffic-mix.ts: real browser and bot user agents, languages, client addresses). Two rows,
+// measured interleaved in BENCH_ROUNDS rounds (default 3), so that the machine's drift falls on
+// both: the redirect alone, and the redirect with 20 subscribers of the organization's stream. A
+// round: the redirect alone for a slice; 20 subscribers connect, and while `wrk` drives the redirect
+// for a slice a probe sends 10 redirects a second, each with a unique Referer, and every subscriber
+// notes when that scan's event arrives (latency from the redirect's answer to the event); then the
+// subscribers' events are checked against the scans recorded meanwhile (the codes'
+// redirects_count): every one delivered, none twice; the subscribers leave. A last slice alone ends
+// the run. A row's req/s is its requests over its seconds in all its slices. BENCH_DURATION (default
+// 10 s per row, split into the slices), BENCH_CONNECTIONS (50), BENCH_SUBSCRIBERS (20),
+// REDIRECT_PROCESSES (1), BENCH_CPU_PROF (a directory: CPU profiles of the service and of the
+// benchmark process during the first slice with subscribers, cpu-profile.ts).
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -20,13 +22,14 @@ import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js
 import { cpuProfiler } from './cpu-profile.js';
 import { api, benchOrgToken, cpuSeconds, machine, startChild, stopChild, waitedChildrenCpuSeconds } from './lib.js';
 import { writeTrafficMix, warmMixCodes } from './traffic-mix.js';
-import { runWrk } from './wrk.js';
+import { mergeSlices, runWrk } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 20);
 const PROCESSES = process.env.REDIRECT_PROCESSES ?? '1';
-/** BENCH_CPU_PROF=<dir>: CPU profiles of the service and of this process during the phase with subscribers. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/** BENCH_CPU_PROF=<dir>: CPU profiles of the service and of this process during the first slice with subscribers. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : '';
 const CODES = 50;
 const PROBE_PER_SECOND = 10;
@@ -168,11 +171,21 @@ async function main(): Promise<void> {
         wrk: await waitedChildrenCpuSeconds(),
       };
     };
-    const wrk = async (label: string) => {
+    type Slice = Awaited<ReturnType<typeof runWrk>> & { cpu: { service: number; bench: number; wrk: number } };
+    /** One row from its slices, with the CPU seconds of each party summed. */
+    const merged = (label: string, slices: Slice[]): Slice => ({
+      ...mergeSlices(label, slices),
+      cpu: {
+        service: slices.reduce((n, r) => n + r.cpu.service, 0),
+        bench: slices.reduce((n, r) => n + r.cpu.bench, 0),
+        wrk: slices.reduce((n, r) => n + r.cpu.wrk, 0),
+      },
+    });
+    const wrk = async (label: string, seconds: number): Promise<Slice> => {
       const before = await cpuNow();
       const r = await runWrk(label, url, {
         connections: CONNECTIONS,
-        seconds: DURATION,
+        seconds,
         headers: { Host: 'localhost:3001' },
         mixFile,
       });
@@ -188,71 +201,89 @@ async function main(): Promise<void> {
     };
 
     await warmMixCodes(`http://127.0.0.1:${redirectPort}`, 'localhost:3001', paths);
-    const alone1 = await wrk('redirect, no subscriber');
-    await settled();
-
-    for (let i = 0; i < SUBSCRIBERS; i++)
-      subs.push(await subscribe(`${base}/v1/scans/stream?include_bots=true`, token));
-    await sleep(1500);
-    const before = await recorded();
-    // The probe: a redirect every 100 ms, each named by its Referer; the answer's time is noted.
-    const answered = new Map<string, number>();
-    let probing = true;
-    const probe = (async () => {
-      for (let n = 0; probing; n++) {
-        const host = `p${n}${PROBE}`;
-        await new Promise<void>((resolve) => {
-          const req = http.get(
-            {
-              host: '127.0.0.1',
-              port: redirectPort,
-              path: '/bench/probe',
-              headers: { Host: 'localhost:3001', Referer: `https://${host}/`, 'User-Agent': 'Mozilla/5.0 (iPhone)' },
-              agent: false,
-            },
-            (res) => {
-              answered.set(host, performance.now());
-              res.resume();
-              res.on('end', () => resolve());
-            },
-          );
-          req.on('error', () => resolve());
-        });
-        await sleep(1000 / PROBE_PER_SECOND);
-      }
-    })();
-    const profiler = PROFILE_DIR ? cpuProfiler() : null;
-    profiler?.start();
-    if (profiler) service.child.kill('SIGUSR2');
-    const withSubs = await wrk(`redirect, ${SUBSCRIBERS} subscribers`);
-    if (profiler) service.child.kill('SIGUSR2');
-    await profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
-    probing = false;
-    await probe;
-    const after = await settled();
-    // Every event of the scans stored so far has had time to arrive.
-    let stable = -1;
-    while (subs.reduce((a, s) => a + s.events, 0) !== stable) {
-      stable = subs.reduce((a, s) => a + s.events, 0);
-      await sleep(2000);
-    }
-    for (const s of subs) s.req.destroy();
-    const alone2 = await wrk('redirect, no subscriber (again)');
-
+    const slice = Math.max(1, Math.round(DURATION / ROUNDS)); // wrk takes whole seconds
+    const alone = [await wrk('redirect, no subscriber', slice)];
+    const withSubs: typeof alone = [];
     const latencies: number[] = [];
-    for (const s of subs) {
-      for (const [host, at] of answered) {
-        const got = s.probes.get(host);
-        if (got !== undefined) latencies.push(got - at);
+    let answeredTotal = 0;
+    let expected = 0;
+    /** Per subscriber (by its place), over every round: scans delivered, announced missed, received twice. */
+    const delivered = new Array<number>(SUBSCRIBERS).fill(0);
+    const missed = new Array<number>(SUBSCRIBERS).fill(0);
+    let doubled = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      await settled();
+      for (let i = 0; i < SUBSCRIBERS; i++)
+        subs.push(await subscribe(`${base}/v1/scans/stream?include_bots=true`, token));
+      // Each redirect process looks for open streams every 2 s and then flushes sooner (docs/stream.md).
+      await sleep(2500);
+      const before = await recorded();
+      // The probe: a redirect every 100 ms, each named by its Referer; the answer's time is noted.
+      const answered = new Map<string, number>();
+      let probing = true;
+      const probe = (async () => {
+        for (let n = 0; probing; n++) {
+          const host = `r${round}p${n}${PROBE}`;
+          await new Promise<void>((resolve) => {
+            const req = http.get(
+              {
+                host: '127.0.0.1',
+                port: redirectPort,
+                path: '/bench/probe',
+                headers: { Host: 'localhost:3001', Referer: `https://${host}/`, 'User-Agent': 'Mozilla/5.0 (iPhone)' },
+                agent: false,
+              },
+              (res) => {
+                answered.set(host, performance.now());
+                res.resume();
+                res.on('end', () => resolve());
+              },
+            );
+            req.on('error', () => resolve());
+          });
+          await sleep(1000 / PROBE_PER_SECOND);
+        }
+      })();
+      const profiler = PROFILE_DIR && round === 0 ? cpuProfiler() : null;
+      profiler?.start();
+      if (profiler) service.child.kill('SIGUSR2');
+      withSubs.push(await wrk(`redirect, ${SUBSCRIBERS} subscribers`, slice));
+      if (profiler) service.child.kill('SIGUSR2');
+      await profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
+      probing = false;
+      await probe;
+      const after = await settled();
+      // Every event of the scans stored so far has had time to arrive.
+      let stable = -1;
+      while (subs.reduce((a, s) => a + s.events, 0) !== stable) {
+        stable = subs.reduce((a, s) => a + s.events, 0);
+        await sleep(2000);
       }
+      expected += after - before;
+      answeredTotal += answered.size;
+      for (const [n, s] of subs.entries()) {
+        delivered[n] += s.ids.size;
+        missed[n] += s.missed;
+        doubled += s.events - s.ids.size;
+        for (const [host, at] of answered) {
+          const got = s.probes.get(host);
+          if (got !== undefined) latencies.push(got - at);
+        }
+      }
+      for (const s of subs.splice(0)) s.req.destroy();
+      // The streams' sessions end with their connections; the flush returns to its interval.
+      await sleep(2500);
+      alone.push(await wrk('redirect, no subscriber', slice));
     }
     latencies.sort((x, y) => x - y);
-    const expected = after - before;
-    const rows = [alone1, withSubs, alone2];
-    const baseline = (alone1.rps + alone2.rps) / 2;
+    const aloneRow = merged(`redirect, no subscriber (${alone.length} slices)`, alone);
+    const withRow = merged(`redirect, ${SUBSCRIBERS} subscribers (${withSubs.length} slices)`, withSubs);
+    const rows = [aloneRow, withRow];
+    const baseline = aloneRow.rps;
     const [l1, l5, l15] = os.loadavg();
     console.log(
-      `\nmake bench-stream: ${machine()}; REDIRECT_PROCESSES=${PROCESSES}, wrk -c${CONNECTIONS}, ${DURATION} s per phase`,
+      `\nmake bench-stream: ${machine()}; REDIRECT_PROCESSES=${PROCESSES}, wrk -c${CONNECTIONS}, ${DURATION} s per row ` +
+        `in ${ROUNDS} rounds (slices of ${slice} s, interleaved)`,
     );
     console.log(
       `load average before the report: ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)} (${os.cpus().length} cores)\n`,
@@ -269,26 +300,24 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `\nthroughput with ${SUBSCRIBERS} subscribers: ${((withSubs.rps / baseline) * 100).toFixed(1)}% of the mean without (goal ≥ 95%)`,
+      `\nthroughput with ${SUBSCRIBERS} subscribers: ${((withRow.rps / baseline) * 100).toFixed(1)}% of the redirect alone, ` +
+        `interleaved (goal ≥ 95%); per round: ${withSubs.map((w, n) => `${((w.rps / ((alone[n].rps + alone[n + 1].rps) / 2)) * 100).toFixed(0)}%`).join(', ')}`,
     );
     console.log(
       `latency redirect answer → event (${latencies.length} probe events over ${SUBSCRIBERS} subscribers): ` +
         `p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms, ` +
-        `p99 ${quantile(latencies, 0.99).toFixed(0)} ms (goal p95 ≤ 1000 ms); probes answered ${answered.size}`,
+        `p99 ${quantile(latencies, 0.99).toFixed(0)} ms (goal p95 ≤ 1000 ms); probes answered ${answeredTotal}`,
     );
-    const delivered = subs.map((s) => s.ids.size);
-    const missed = subs.map((s) => s.missed);
-    const doubled = subs.reduce((a, s) => a + (s.events - s.ids.size), 0);
     // Every recorded scan is either delivered or announced missed (a gap), none twice.
-    const accounted = subs.every((s) => s.ids.size + s.missed === expected) && doubled === 0;
+    const accounted = delivered.every((d, n) => d + missed[n] === expected) && doubled === 0;
     const lossless = accounted && missed.every((m) => m === 0);
     console.log(
-      `scans recorded while subscribed: ${expected}; delivered per subscriber: ` +
+      `scans recorded while subscribed (all rounds): ${expected}; delivered per subscriber: ` +
         `${Math.min(...delivered)}..${Math.max(...delivered)}; announced missed (gap events, the subscriber read too slowly): ` +
         `${Math.min(...missed)}..${Math.max(...missed)}; doubled: ${doubled} → ` +
         (lossless ? 'delivered = recorded' : accounted ? 'delivered + announced missed = recorded' : 'MISMATCH'),
     );
-    failed = !lossless || withSubs.rps < 0.95 * baseline || quantile(latencies, 0.95) > 1000;
+    failed = !lossless || withRow.rps < 0.95 * baseline || quantile(latencies, 0.95) > 1000;
     if (failed) console.log('GOAL MISSED: see the lines above');
   } finally {
     for (const s of subs) s.req.destroy();

@@ -62,6 +62,28 @@ export interface WrkFigures extends Figures {
   socketErrors: number;
 }
 
+/**
+ * One row from wrk runs measured interleaved with another row's (slices): requests over seconds, the
+ * median p50, the worst p99, errors summed.
+ */
+export function mergeSlices(label: string, slices: readonly WrkFigures[]): WrkFigures {
+  const total = (f: (r: WrkFigures) => number) => slices.reduce((n, r) => n + f(r), 0);
+  const requests = total((r) => r.requests);
+  const seconds = total((r) => r.seconds);
+  const p50s = slices.map((r) => r.p50).sort((a, b) => a - b);
+  return {
+    label,
+    rps: Math.round(requests / seconds),
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...slices.map((r) => r.p99)),
+    non2xx: total((r) => r.non2xx),
+    requests,
+    seconds,
+    statusErrors: total((r) => r.statusErrors),
+    socketErrors: total((r) => r.socketErrors),
+  };
+}
+
 /** One wrk run against `url`; the figures come from the report script's JSON line. */
 export function runWrk(label: string, url: string, opts: WrkOptions): Promise<WrkFigures> {
   const args = [
