@@ -80,10 +80,12 @@ WHERE day = toDate('${day}')
 GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value`;
 }
 
+/** The day every batch's scans fall on (today, UTC), fixed once so the roll reads the same day. */
+const DAY_MS = Date.now() - (Date.now() % 86_400_000);
+
 let seed = 1;
 const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
 function batch(i: number): string {
-  const day = Date.now() - (Date.now() % 86_400_000);
   const lines: string[] = [];
   for (let r = 0; r < ROWS; r++) {
     const code = 1 + Math.floor(next() * next() * CODES);
@@ -91,7 +93,7 @@ function batch(i: number): string {
     lines.push(
       encodeScanRow({
         scan_id: `01JQ${String(i * ROWS + r).padStart(22, '0')}`,
-        scanned_at: new Date(day + Math.floor(next() * 86_400_000)).toISOString().replace('T', ' ').slice(0, 23),
+        scanned_at: new Date(DAY_MS + Math.floor(next() * 86_400_000)).toISOString().replace('T', ' ').slice(0, 23),
         org_id: 1,
         brand_id: 1 + (code % BRANDS),
         domain_id: 1,
@@ -195,8 +197,7 @@ try {
     if (name === CANDIDATE) {
       const r0 = cpuNow();
       const t0 = performance.now();
-      const day = new Date(Date.now() - (Date.now() % 86_400_000)).toISOString().slice(0, 10);
-      await ch.client.command({ query: rollLongerSpans(database, day) });
+      await ch.client.command({ query: rollLongerSpans(database, new Date(DAY_MS).toISOString().slice(0, 10)) });
       roll = `  its roll of the day's longer spans from scan_daily, once a day: ${((cpuNow() - r0) / 1000).toFixed(0)} ms CPU, ${(performance.now() - t0).toFixed(0)} ms`;
     }
   }

@@ -10,8 +10,9 @@
 // subscribers' events are checked against the scans recorded meanwhile (the codes'
 // redirects_count): every one delivered, none twice; the subscribers leave. A last slice alone ends
 // the run. A row's req/s is its requests over its seconds in all its slices. BENCH_DURATION (default
-// 10 s per row, split into the slices), BENCH_CONNECTIONS (50), BENCH_SUBSCRIBERS (20),
-// REDIRECT_PROCESSES (1), BENCH_CPU_PROF (a directory: CPU profiles of the service and of the
+// 10): a slice is BENCH_DURATION / BENCH_ROUNDS seconds, whole (3 s by default), so the row with
+// subscribers has BENCH_ROUNDS slices and the row alone one more. BENCH_CONNECTIONS (50),
+// BENCH_SUBSCRIBERS (20), REDIRECT_PROCESSES (1), BENCH_CPU_PROF (a directory: CPU profiles of the service and of the
 // benchmark process during the first slice with subscribers, cpu-profile.ts).
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -97,6 +98,46 @@ function subscribe(url: string, token: string): Promise<Subscriber> {
     });
     sub.req.on('error', reject);
   });
+}
+
+/**
+ * The probe: a redirect every 100 ms until stopped, each named by its Referer (`<name>p<n>` and
+ * PROBE); stop() gives each probe's host and the time its answer came.
+ */
+function startProbe(redirectPort: number, name: string): { stop(): Promise<Map<string, number>> } {
+  const answered = new Map<string, number>();
+  let probing = true;
+  const get = (host: string) =>
+    new Promise<void>((resolve) => {
+      const req = http.get(
+        {
+          host: '127.0.0.1',
+          port: redirectPort,
+          path: '/bench/probe',
+          headers: { Host: 'localhost:3001', Referer: `https://${host}/`, 'User-Agent': 'Mozilla/5.0 (iPhone)' },
+          agent: false,
+        },
+        (res) => {
+          answered.set(host, performance.now());
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
+      req.on('error', () => resolve());
+    });
+  const running = (async () => {
+    for (let n = 0; probing; n++) {
+      await get(`${name}p${n}${PROBE}`);
+      await sleep(1000 / PROBE_PER_SECOND);
+    }
+  })();
+  return {
+    async stop() {
+      probing = false;
+      await running;
+      return answered;
+    },
+  };
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -218,40 +259,14 @@ async function main(): Promise<void> {
       // Each redirect process looks for open streams every 2 s and then flushes sooner (docs/stream.md).
       await sleep(2500);
       const before = await recorded();
-      // The probe: a redirect every 100 ms, each named by its Referer; the answer's time is noted.
-      const answered = new Map<string, number>();
-      let probing = true;
-      const probe = (async () => {
-        for (let n = 0; probing; n++) {
-          const host = `r${round}p${n}${PROBE}`;
-          await new Promise<void>((resolve) => {
-            const req = http.get(
-              {
-                host: '127.0.0.1',
-                port: redirectPort,
-                path: '/bench/probe',
-                headers: { Host: 'localhost:3001', Referer: `https://${host}/`, 'User-Agent': 'Mozilla/5.0 (iPhone)' },
-                agent: false,
-              },
-              (res) => {
-                answered.set(host, performance.now());
-                res.resume();
-                res.on('end', () => resolve());
-              },
-            );
-            req.on('error', () => resolve());
-          });
-          await sleep(1000 / PROBE_PER_SECOND);
-        }
-      })();
+      const probe = startProbe(redirectPort, `r${round}`);
       const profiler = PROFILE_DIR && round === 0 ? cpuProfiler() : null;
       profiler?.start();
       if (profiler) service.child.kill('SIGUSR2');
       withSubs.push(await wrk(`redirect, ${SUBSCRIBERS} subscribers`, slice));
       if (profiler) service.child.kill('SIGUSR2');
       await profiler?.stop(path.join(PROFILE_DIR, 'bench.cpuprofile'));
-      probing = false;
-      await probe;
+      const answered = await probe.stop();
       const after = await settled();
       // Every event of the scans stored so far has had time to arrive.
       let stable = -1;
@@ -282,8 +297,8 @@ async function main(): Promise<void> {
     const baseline = aloneRow.rps;
     const [l1, l5, l15] = os.loadavg();
     console.log(
-      `\nmake bench-stream: ${machine()}; REDIRECT_PROCESSES=${PROCESSES}, wrk -c${CONNECTIONS}, ${DURATION} s per row ` +
-        `in ${ROUNDS} rounds (slices of ${slice} s, interleaved)`,
+      `\nmake bench-stream: ${machine()}; REDIRECT_PROCESSES=${PROCESSES}, wrk -c${CONNECTIONS}, ` +
+        `${ROUNDS} rounds, slices of ${slice} s, interleaved`,
     );
     console.log(
       `load average before the report: ${l1.toFixed(1)} ${l5.toFixed(1)} ${l15.toFixed(1)} (${os.cpus().length} cores)\n`,
