@@ -16,18 +16,44 @@ import type { Batch } from './scan-buffer.js';
 
 const DAY_MS = 86_400_000;
 
-/** The redirects per code_id of a batch's TabSeparated rows (`column`: code_id's position). */
-export function countsOf(tsv: string, column: number): [codeId: number, n: number][] {
+/**
+ * The rows per value of a whole-number column of a batch's TabSeparated rows (`column`: its
+ * position; code_id for redirects_count, org_id for the live stream's ledger). A field that is not a
+ * positive whole number is not counted. Read in place, without splitting lines into fields: a
+ * batch's lines are tens of fields long, and splitting each (a string per field) took 25-40 ms of
+ * the event loop for 24,000 rows, against about 3 ms.
+ */
+export function countsOf(tsv: string, column: number): [value: number, n: number][] {
   const counts = new Map<number, number>();
+  const length = tsv.length;
   let start = 0;
-  while (start < tsv.length) {
+  while (start < length) {
     let end = tsv.indexOf('\n', start);
-    if (end < 0) end = tsv.length;
-    const id = Number(tsv.slice(start, end).split('\t')[column]);
-    if (Number.isSafeInteger(id) && id > 0) counts.set(id, (counts.get(id) ?? 0) + 1);
+    if (end < 0) end = length;
+    // Tabs and line breaks inside a text are escaped (tsvText), so every tab ends a field.
+    let field = start;
+    for (let c = 0; c < column && field <= end; c++) {
+      const tab = tsv.indexOf('\t', field);
+      field = tab < 0 || tab > end ? end + 1 : tab + 1;
+    }
+    const value = wholeNumber(tsv, field, end);
+    if (value > 0) counts.set(value, (counts.get(value) ?? 0) + 1);
     start = end + 1;
   }
   return [...counts];
+}
+
+/** The field of `text` starting at `from` (ended by a tab or `end`) as a safe whole number, or -1. */
+function wholeNumber(text: string, from: number, end: number): number {
+  let value = 0;
+  let i = from;
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 9) break;
+    if (c < 48 || c > 57) return -1;
+    value = value * 10 + (c - 48);
+  }
+  return i > from && Number.isSafeInteger(value) ? value : -1;
 }
 
 /** The Postgres migrations that changed how scans are counted: the ledger, and recorded reservations. */

@@ -89,4 +89,28 @@ describe('scan TabSeparated encoding', () => {
     ]);
     expect(countsOf('', SCAN_COLUMNS.indexOf('code_id'))).to.deep.equal([]);
   });
+
+  it('counts a column after escaped text as splitting each line would, and skips what is no positive whole number', () => {
+    // What countsOf read before it stopped splitting lines: the field by split('\t'), then Number().
+    const bySplit = (tsv: string, column: number) => {
+      const counts = new Map<number, number>();
+      for (const line of tsv.split('\n').filter(Boolean)) {
+        const n = Number(line.split('\t')[column]);
+        if (Number.isSafeInteger(n) && n > 0) counts.set(n, (counts.get(n) ?? 0) + 1);
+      }
+      return [...counts];
+    };
+    const texts = ['a\tb', 'x\ny', 'back\\slash', '', 'Ünïcødé'];
+    const tsv = Array.from({ length: 40 }, (_, i) =>
+      encodeScanRow({ ...row, code_id: 1 + (i % 7), os: texts[i % texts.length], asn: i % 3 }),
+    ).join('');
+    for (const column of ['org_id', 'code_id', 'asn', 'is_bot']) {
+      const at = SCAN_COLUMNS.indexOf(column as (typeof SCAN_COLUMNS)[number]);
+      expect(countsOf(tsv, at), column).to.deep.equal(bySplit(tsv, at));
+    }
+    // Not counted: text, a sign, a fraction, an empty field, a missing field, beyond 2^53; a last line without its newline is.
+    const odd = '1\tabc\n1\t-5\n1\t2.5\n1\t\n1\n1\t99999999999999999999\n1\t0\n1\t007\n1\t7';
+    expect(countsOf(odd, 1)).to.deep.equal([[7, 2]]);
+    expect(countsOf(odd, 0)).to.deep.equal([[1, 9]]);
+  });
 });
