@@ -226,11 +226,23 @@ export const CONFIG_KEYS = {
     parse: integer(10, 1_000_000),
     help: 'Events a live scan stream (GET /v1/scans/stream) lets its client be behind: newly stored scans are delivered while it is less behind, else counted in a gap event.',
   },
+  scanFlushMs: {
+    env: 'SCAN_FLUSH_MS',
+    default: '3000',
+    parse: integer(50, 60_000),
+    help: 'How often the redirect sends its scans, landing-page actions and orphan scans to ClickHouse (a batch per table and process; sooner when SCAN_BATCH_MAX_ROWS rows are waiting). Longer batches cost ClickHouse less per scan (the rollups write rows per code and value in the batch, not per scan) but reach analytics and redirects_count later.',
+  },
+  scanBatchMaxRows: {
+    env: 'SCAN_BATCH_MAX_ROWS',
+    default: '50000',
+    parse: integer(100, 1_000_000),
+    help: 'The most rows of one scan batch: a batch leaves when it has this many rows, before SCAN_FLUSH_MS is up.',
+  },
   liveStreamFlushMs: {
     env: 'LIVE_STREAM_FLUSH_MS',
     default: '500',
     parse: integer(10, 60_000),
-    help: 'How often the redirect sends its scans and landing-page actions to ClickHouse while any live scan stream (GET /v1/scans/stream) is open, of any organization on any process (otherwise about every second): shorter brings events sooner, at the cost of more, smaller inserts.',
+    help: 'How often the redirect sends its scans and landing-page actions to ClickHouse while any live scan stream (GET /v1/scans/stream) is open, of any organization on any process (otherwise every SCAN_FLUSH_MS): shorter brings events sooner, at the cost of more, smaller inserts.',
   },
   liveStreamHeartbeatMs: {
     env: 'LIVE_STREAM_HEARTBEAT_MS',

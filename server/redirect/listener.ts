@@ -24,7 +24,7 @@ import { CertificateCache, createTlsServer, type CertificatePair } from './tls.j
 import { stoppable } from '../http-common/stop-server.js';
 
 export interface RedirectOptions {
-  /** Scan buffer flush interval (default 1000 ms) and batch size (default 10,000). */
+  /** Scan buffer flush interval and batch size (default: SCAN_FLUSH_MS and SCAN_BATCH_MAX_ROWS). */
   flushMs?: number;
   maxRows?: number;
   /** Redirect counter flush interval (default 1000 ms). */
@@ -123,8 +123,8 @@ export async function startRedirectListener(
       encode,
       spillDir,
       log: app.log,
-      flushMs: opts.flushMs,
-      maxRows: opts.maxRows,
+      flushMs: opts.flushMs ?? app.config.scanFlushMs,
+      maxRows: opts.maxRows ?? app.config.scanBatchMaxRows,
       attempts: opts.insertAttempts,
       backoffMs: opts.backoffMs,
       insert: opts.insertVia?.(table),

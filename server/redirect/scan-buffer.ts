@@ -235,6 +235,11 @@ export class ScanBuffer<Row extends object> {
     });
   }
 
+  /** How often the open batch leaves now (flushMs, or the live stream's shorter interval). */
+  get flushInterval(): number {
+    return this.interval;
+  }
+
   get pending(): number {
     return this.openRows + this.sealedRows;
   }

@@ -114,7 +114,7 @@ describe('the README walkthrough, run verbatim', function () {
       '302 https://example.com/menu',
     ]);
 
-    // Scans are flushed to ClickHouse within a second or two; as the README says, run it again if not yet.
+    // Scans are flushed to ClickHouse within a few seconds; as the README says, run it again if not yet.
     let counted = '';
     for (let i = 0; i < 15; i++) {
       counted = await sh.run(analytics);

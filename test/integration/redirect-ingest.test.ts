@@ -171,6 +171,38 @@ describe('redirect scan ingest and coherence', function () {
     expect(await counts(c.id)).to.deep.equal({ c: ok, u: ok });
   });
 
+  it('sends a batch every SCAN_FLUSH_MS, or sooner once SCAN_BATCH_MAX_ROWS rows wait', async () => {
+    const other = await startTestService({
+      api: false,
+      stores: svc.stores,
+      env: { SCAN_FLUSH_MS: '60000', SCAN_BATCH_MAX_ROWS: '100' },
+    });
+    const rd = await startRedirectListener(other.app, 0, '127.0.0.1', {
+      spillDir: path.join(svc.app.config.dataDir, 'spill-batch-size'),
+    });
+    const c = await code();
+    try {
+      expect(rd.scans.flushInterval).to.equal(60_000);
+      for (let i = 0; i < 99; i++) expect((await hit(rd.port, FALLBACK, c.path)).status).to.equal(302);
+      // 99 rows wait for the minute; the hundredth makes the batch leave.
+      expect(rd.scans.pending).to.equal(99);
+      expect((await hit(rd.port, FALLBACK, c.path)).status).to.equal(302);
+      expect(rd.scans.pending).to.equal(0);
+      await waitFor(
+        () => counts(c.id),
+        (v) => v.c === 100,
+      );
+      expect(await counts(c.id)).to.deep.equal({ c: 100, u: 100 });
+      expect((await hit(rd.port, FALLBACK, c.path)).status).to.equal(302);
+      expect(rd.scans.pending).to.equal(1);
+    } finally {
+      await rd.close();
+      await other.close();
+    }
+    // close() sent the last one.
+    expect(await counts(c.id)).to.deep.equal({ c: 101, u: 101 });
+  });
+
   it('replays a spill file once across two restarts, even when a replayed file comes back', async () => {
     const spillDir = path.join(svc.app.config.dataDir, 'spill-restarts');
     const opts = { flushMs: 30, insertAttempts: 1, backoffMs: 5, spillDir };
