@@ -18,6 +18,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { CONFIG_KEYS } from '../../server/config.js';
 import { createLogger } from '../../server/logger.js';
 import { freePort, startEmbeddedPostgres } from '../../server/stores/postgres.js';
 import { cpuProfiler } from './cpu-profile.js';
@@ -185,14 +186,18 @@ async function main(): Promise<void> {
     await call('/v1/qr-codes', { slug: 'probe', destination: 'https://example.com/probe', domain_ulid: domain.ulid });
     const recorded = async () =>
       (await call<{ redirects_count: number }[]>('/v1/qr-codes?limit=1000')).reduce((a, c) => a + c.redirects_count, 0);
-    /** Until redirects_count stops moving (every batch stored and counted). */
+    /**
+     * Until redirects_count stops moving (every batch stored and counted): unchanged over longer than
+     * the redirect's flush interval, so that a batch still open cannot pass for none.
+     */
+    const settleMs = Math.max(2500, Number(process.env.SCAN_FLUSH_MS ?? CONFIG_KEYS.scanFlushMs.default) + 1000);
     const settled = async () => {
       let last = -1;
       for (;;) {
         const now = await recorded();
         if (now === last) return now;
         last = now;
-        await sleep(2500);
+        await sleep(settleMs);
       }
     };
     const paths = Array.from({ length: CODES }, (_, i) => `/bench/c${i}`);
