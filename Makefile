@@ -132,9 +132,12 @@ mutation: install
 ## bench: every benchmark
 bench: bench-api bench-redirect bench-redirect-tls bench-analytics bench-webhooks bench-render bench-import bench-stream
 
+## bench-api: an authenticated, metered, rate-limited read beside a bare Koa route, then the QR code list and reads with 100,000 codes; exits non-zero when the metered read's goal is missed (after every part has run)
 bench-api: install
-	$(TSX) test/bench/api.ts
-	@if [ -f test/bench/api-codes.ts ]; then $(TSX) test/bench/api-codes.ts; fi
+	@status=0; \
+	$(TSX) test/bench/api.ts || status=1; \
+	$(TSX) test/bench/api-codes.ts || status=1; \
+	exit $$status
 
 ## bench-redirect: the public redirect with scan recording under a realistic mix (1,000 codes, real user agents, 10,000 X-Forwarded-For addresses, 20 languages) beside a bare node:http 302 in the same run; exits non-zero when a goal is missed
 bench-redirect: install
@@ -144,14 +147,16 @@ bench-redirect: install
 bench-stream: install
 	$(TSX) test/bench/stream.ts
 
-## bench-redirect-tls: the HTTPS redirect (SNI) with and without session resumption, beside plain HTTP and a bare node:https 302
+## bench-redirect-tls: the HTTPS redirect (SNI) with and without session resumption, beside plain HTTP and a bare node:https 302; exits non-zero when full handshakes fall below 90% of the bare server's
 bench-redirect-tls: install
 	$(TSX) test/bench/redirect-tls.ts
 
-## bench-analytics: analytics p95 per scope and range at SCANS scans (default 10,000,000), seeded inside ClickHouse; what the rollup views cost an insert
+## bench-analytics: analytics p95 per scope and range at SCANS scans (default 10,000,000), seeded inside ClickHouse; what the rollup views cost an insert; exits non-zero when a goal is missed (after both parts have run)
 bench-analytics: install
-	$(TSX) test/bench/analytics.ts --scans $${SCANS:-10000000}
-	$(TSX) test/bench/analytics-insert.ts
+	@status=0; \
+	$(TSX) test/bench/analytics.ts --scans $${SCANS:-10000000} || status=1; \
+	$(TSX) test/bench/analytics-insert.ts || status=1; \
+	exit $$status
 
 ## bench-webhooks: 10,000 events through the outbox and graphile-worker to a local receiver (BENCH_EVENTS)
 bench-webhooks: install
@@ -161,12 +166,14 @@ bench-webhooks: install
 bench-import: install
 	$(TSX) test/bench/import.ts
 
-## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS), then an export of 10,000 SVGs timed and its memory sampled (BENCH_EXPORT_CODES), then the redirect's p99 alone and beside heavy renders (BENCH_RENDER_CLIENTS) and identical second requests, then the full scannability verdict of 1024 px styles beside the quick check and the qrcode PNG (BENCH_VERDICTS; exits non-zero when its p95 goal of 150 ms is missed)
+## bench-render: one QR render (plain and styled; SVG, PNG 1024 px) beside the qrcode library's own (BENCH_RENDERS), and the styled PNG by phase, then an export of 10,000 SVGs timed and its memory sampled (BENCH_EXPORT_CODES), then the redirect's p99 alone and beside heavy renders (BENCH_RENDER_CLIENTS) and identical second requests, then the full scannability verdict of 1024 px styles beside the quick check and the qrcode PNG (BENCH_VERDICTS); every part runs, and the target exits non-zero when any part missed a goal
 bench-render: install
-	$(TSX) test/bench/render.ts
-	node --expose-gc --import tsx test/bench/render-export.ts
-	$(TSX) test/bench/render-stall.ts
-	$(TSX) test/bench/verdict.ts
+	@status=0; \
+	$(TSX) test/bench/render.ts || status=1; \
+	node --expose-gc --import tsx test/bench/render-export.ts || status=1; \
+	$(TSX) test/bench/render-stall.ts || status=1; \
+	$(TSX) test/bench/verdict.ts || status=1; \
+	exit $$status
 
 ## docs-images: the example images of docs/rendering.md, drawn by the service's engine, and the pictures of
 ## docs/dashboard.md, docs/landing-pages.md and docs/pixels.md: the browser tests run with their screenshots kept in var/test-output (tests

