@@ -33,6 +33,7 @@ import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions
 import { NO_GS1, REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
+import { exitIfGoalsMissed } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -123,6 +124,8 @@ const ch = await openClickHouse({
   clickhouseCluster: null,
   dataDir: dir,
 });
+/** The goals missed: the process then exits non-zero. */
+const missed: string[] = [];
 try {
   // Each setup's migrations by number, applied in that order (0010 and 0012 alter scan_events).
   const events = { 1: scanEvents, 26: scanGs1 };
@@ -224,8 +227,9 @@ try {
   console.log(roll);
   const goal = Number(process.env.GOAL_US ?? 12);
   console.log(`  goal: <= ${goal} us per scan with every migration: ${now <= goal ? 'met' : 'NOT met'}`);
-  if (now > goal) process.exitCode = 1;
+  if (now > goal) missed.push(`recording a scan costs ${now.toFixed(1)} us > ${goal} us`);
 } finally {
   await ch.close();
   await fs.rm(dir, { recursive: true, force: true });
 }
+exitIfGoalsMissed(missed);

