@@ -2,15 +2,42 @@
 // attributes packed into one path segment, e.g. `https://id.brand.example/CxFKk4XBoI1XgkY`. The
 // decompression is digital-link.js's (Apache-2.0, GS1's own compression code), not ours.
 import digitalLink from 'digital-link.js';
+import Toolkit from 'digital-link.js/lib/GS1DigitalLinkCompressionPrototype/GS1DigitalLinkToolkit.js';
 
 const CANDIDATE = /^[A-Za-z0-9_-]{8,200}$/;
+
+/**
+ * Which values of a segment's first byte the library's decompression gets past: its first 8 bits
+ * are two hex digits h1h2, read as an AI prefix of its table P when both are decimal, else as an
+ * optimisation of its table Opt, else, when h1 is F, as a non-GS1 key=value pair; any other first
+ * byte is an error. Read from the library's own tables, so that a random unknown slug, most of
+ * which fail there, is turned away without the decompression (tens of microseconds each).
+ */
+const FIRST_BYTE_DECODES: readonly boolean[] = (() => {
+  const toolkit = new Toolkit();
+  return Array.from({ length: 256 }, (_, byte) => {
+    const h1 = byte >> 4;
+    const h2 = byte & 15;
+    const h1h2 = (h1.toString(16) + h2.toString(16)).toUpperCase();
+    if (h1 <= 9 && h2 <= 9) return Object.hasOwn(toolkit.tableP, h1h2);
+    return Object.hasOwn(toolkit.tableOpt, h1h2) || h1 === 15;
+  });
+})();
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Whether the library's decompression of a candidate segment gets past its first byte. */
+export function mayBeCompressed(segment: string): boolean {
+  const first = (BASE64URL.indexOf(segment[0]) << 2) | (BASE64URL.indexOf(segment[1]) >> 4);
+  return FIRST_BYTE_DECODES[first];
+}
 
 /**
  * The uncompressed key path segments (`['01', '<gtin>', …]`) and query (without `?`) of a path
  * segment that is a compressed Digital Link, or null when it is not one.
  */
 export function decompressSegment(segment: string): { segments: string[]; query: string } | null {
-  if (!CANDIDATE.test(segment)) return null;
+  if (!CANDIDATE.test(segment) || !mayBeCompressed(segment)) return null;
   try {
     const uri = new URL(digitalLink.Utils.decompressWebUri(`https://resolver.invalid/${segment}`));
     const segments = uri.pathname.split('/').slice(1);

@@ -20,3 +20,14 @@ declare module 'digital-link.js' {
   };
   export default lib;
 }
+
+// The library's compression toolkit (GS1's prototype), for its tables of what a compressed segment
+// may start with (server/qr-codes/gs1-compression.ts).
+declare module 'digital-link.js/lib/GS1DigitalLinkCompressionPrototype/GS1DigitalLinkToolkit.js' {
+  export default class GS1DigitalLinkToolkit {
+    /** AI prefixes (two decimal digits) and the length of their AIs. */
+    tableP: Record<string, number>;
+    /** Optimisation codes (two hex digits, not both decimal) and the AIs they stand for. */
+    tableOpt: Record<string, string[]>;
+  }
+}
