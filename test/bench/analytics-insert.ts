@@ -10,8 +10,10 @@
 // migration that touches scan_events' inserts), and prints the CPU per scan of each (all of chDB's
 // threads: the process's CPU time, from the first insert until the setup's background merges are
 // done) and the difference from the setup before. The statements of each setup are applied in their
-// migrations' order. Then a candidate that is not a migration (dayViewOnly below) and what its
-// once-a-day roll costs.
+// migrations' order. Then two candidates that are not migrations: the spans view writing one-day
+// spans only (dayViewOnly below) with what its once-a-day roll costs, and no view on scan_events at
+// all, the rollups built by one periodic roll over all the batches (periodicRoll below), with what
+// that roll costs and whether it gives the same rollups as the views.
 //
 // The defaults are the redirect benchmark's mix (1,000 codes) and the batch SCAN_FLUSH_MS (3 s) of
 // it brings to one process (about 20,000 scans): the rollup rows of a batch grow with the codes and
@@ -81,6 +83,31 @@ WHERE day = toDate('${day}')
 GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value`;
 }
 
+/**
+ * Not a migration: every migration, then scan_daily's view on scan_events dropped, so an insert
+ * writes the events alone (and runs 0010's view, which keeps no redirect's row). The rollups are
+ * then built by a periodic roll (rollBatches): scan_daily from the stored batches, and through
+ * scan_daily's own view, the spans.
+ */
+function periodicRoll(ctx: { database: string }): string[] {
+  return [`DROP VIEW ${ctx.database}.scan_daily_rollup_mv`];
+}
+
+/**
+ * The roll of some batches: 0030's own SELECT (the view's text, not a copy of it) over the batches'
+ * rows of scan_events, inserted into scan_daily.
+ */
+function rollBatches(db: string, tokens: string[]): string {
+  const view = dailyRollup({ database: db, cluster: null, retentionDays: 400 }).find((q) =>
+    q.includes('scan_daily_rollup_mv TO'),
+  )!;
+  const select = view.slice(view.indexOf(' AS\nSELECT') + ' AS\n'.length);
+  const from = `FROM ${db}.scan_events`;
+  if (!select.includes(from)) throw new Error('0030 no longer reads scan_events as this bench expects');
+  const batches = tokens.map((t) => `'${t}'`).join(', ');
+  return `INSERT INTO ${db}.scan_daily ${select.replace(from, `FROM (SELECT * FROM ${db}.scan_events WHERE batch IN (${batches}))`)}`;
+}
+
 /** The day every batch's scans fall on (today, UTC), fixed once so the roll reads the same day. */
 const DAY_MS = Date.now() - (Date.now() % 86_400_000);
 
@@ -124,6 +151,18 @@ const ch = await openClickHouse({
   clickhouseCluster: null,
   dataDir: dir,
 });
+/** Until a database's background merges are done (at most 30 s). */
+async function mergesDone(database: string): Promise<void> {
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    const rs = await ch.client.query({
+      query: `SELECT count() AS n FROM system.merges WHERE database = {db:String}`,
+      query_params: { db: database },
+      format: 'JSONEachRow',
+    });
+    if (Number((await rs.json<{ n: string }>())[0].n) === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 /** The goals missed: the process then exits non-zero. */
 const missed: string[] = [];
 try {
@@ -146,6 +185,9 @@ try {
   /** Not a migration: every migration, then the spans view writing one-day spans only. */
   const CANDIDATE = 'candidate: the view writes 1-day spans only';
   const candidate = { ...setups['daily view by ROLLUP (0030)'], 99: dayViewOnly };
+  /** Not a migration: no view on scan_events, the rollups rolled periodically. */
+  const ROLLED = 'candidate: no rollup view on scan_events, a periodic roll';
+  const rolled = { ...setups['daily view by ROLLUP (0030)'], 99: periodicRoll };
   const migrated = Object.keys(setups) as (keyof typeof setups)[];
   const all: Record<
     string,
@@ -153,6 +195,7 @@ try {
   > = {
     ...setups,
     [CANDIDATE]: candidate,
+    [ROLLED]: rolled,
   };
   const names = Object.keys(all);
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));
@@ -170,6 +213,18 @@ try {
   );
   const bodies = Array.from({ length: BATCHES }, (_, b) => Buffer.from(batch(b)));
   let roll = '';
+  let periodic = '';
+  /** A rollup's figures per scope and dimension (scans and merged uniques), to compare two databases. */
+  const rollups = async (database: string) =>
+    JSON.stringify(
+      await (
+        await ch.client.query({
+          query: `SELECT scope, dimension, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
+                    FROM ${database}.scan_spans GROUP BY scope, dimension ORDER BY scope, dimension`,
+          format: 'JSONEachRow',
+        })
+      ).json(),
+    );
   const cpuNow = () => {
     const c = process.cpuUsage();
     return c.user + c.system;
@@ -187,16 +242,26 @@ try {
       });
     }
     // The merges the inserts left are part of what they cost (all of chDB's threads).
-    for (let waited = 0; waited < 30_000; waited += 100) {
-      const rs = await ch.client.query({
-        query: `SELECT count() AS n FROM system.merges WHERE database = {db:String}`,
-        query_params: { db: database },
-        format: 'JSONEachRow',
-      });
-      if (Number((await rs.json<{ n: string }>())[0].n) === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await mergesDone(database);
     cpu.set(name, cpuNow() - c0);
+    if (name === ROLLED) {
+      const r0 = cpuNow();
+      const t0 = performance.now();
+      await ch.client.command({
+        query: rollBatches(
+          database,
+          bodies.map((_, b) => `b${b}`),
+        ),
+      });
+      await mergesDone(database);
+      const us = (cpuNow() - r0) / (BATCHES * ROWS);
+      const same =
+        (await rollups(database)) === (await rollups(`bench_insert_${names.indexOf(migrated[migrated.length - 1])}`));
+      periodic =
+        `  its roll of all ${BATCHES} batches in one INSERT ... SELECT (scan_daily, and the spans through its view): ` +
+        `${us.toFixed(1)} us CPU per scan, ${(performance.now() - t0).toFixed(0)} ms; ` +
+        `the same rollups as the views give: ${same ? 'yes' : 'NO'}`;
+    }
     if (name === CANDIDATE) {
       const r0 = cpuNow();
       const t0 = performance.now();
@@ -225,6 +290,11 @@ try {
     `  ${CANDIDATE}: ${c.toFixed(1)} us CPU per scan (${(c - now).toFixed(1)} us per scan against every migration)`,
   );
   console.log(roll);
+  const p = perScan(ROLLED);
+  console.log(
+    `  ${ROLLED}: ${p.toFixed(1)} us CPU per scan (${(p - now).toFixed(1)} us per scan against every migration)`,
+  );
+  console.log(periodic);
   const goal = Number(process.env.GOAL_US ?? 12);
   console.log(`  goal: <= ${goal} us per scan with every migration: ${now <= goal ? 'met' : 'NOT met'}`);
   if (now > goal) missed.push(`recording a scan costs ${now.toFixed(1)} us > ${goal} us`);
