@@ -144,8 +144,18 @@ export async function setFirstPassword(
   await page.getByRole('button', { name: button }).click();
 }
 
+/**
+ * Waits for the page's h1. When it does not come, the error says where the page is and what it
+ * shows (an error message, a refusal), not only that the wait timed out.
+ */
 export async function heading(page: Page, text: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: text }).waitFor();
+  try {
+    await page.getByRole('heading', { level: 1, name: text }).waitFor();
+  } catch (err) {
+    const shown = await page.evaluate(() => document.body.innerText).catch((e: Error) => `(unreadable: ${e.message})`);
+    (err as Error).message += `\nThe page at ${page.url()} shows:\n${shown.slice(0, 2000)}`;
+    throw err;
+  }
 }
 
 /**
