@@ -10,26 +10,35 @@ const CANDIDATE = /^[A-Za-z0-9_-]{8,200}$/;
  * Which values of a segment's first byte the library's decompression gets past: its first 8 bits
  * are two hex digits h1h2, read as an AI prefix of its table P when both are decimal, else as an
  * optimisation of its table Opt, else, when h1 is F, as a non-GS1 key=value pair; any other first
- * byte is an error. Read from the library's own tables, so that a random unknown slug, most of
- * which fail there, is turned away without the decompression (tens of microseconds each).
+ * byte is an error. Read from the library's own tables and alphabet, so that a random unknown slug,
+ * most of which fail there, is turned away without the decompression (tens of microseconds each).
+ * Built on first use: the toolkit's constructor takes milliseconds, which a process that never
+ * meets a candidate (the API, the worker) need not spend at start-up.
  */
-const FIRST_BYTE_DECODES: readonly boolean[] = (() => {
-  const toolkit = new Toolkit();
-  return Array.from({ length: 256 }, (_, byte) => {
-    const h1 = byte >> 4;
-    const h2 = byte & 15;
-    const h1h2 = (h1.toString(16) + h2.toString(16)).toUpperCase();
-    if (h1 <= 9 && h2 <= 9) return Object.hasOwn(toolkit.tableP, h1h2);
-    return Object.hasOwn(toolkit.tableOpt, h1h2) || h1 === 15;
-  });
-})();
+let firstBytes: { alphabet: string; decodes: readonly boolean[] } | undefined;
 
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+function firstByteTable(): { alphabet: string; decodes: readonly boolean[] } {
+  if (!firstBytes) {
+    const toolkit = new Toolkit();
+    const decodes = Array.from({ length: 256 }, (_, byte) => {
+      const h1 = byte >> 4;
+      const h2 = byte & 15;
+      const h1h2 = (h1.toString(16) + h2.toString(16)).toUpperCase();
+      if (h1 <= 9 && h2 <= 9) return Object.hasOwn(toolkit.tableP, h1h2);
+      return Object.hasOwn(toolkit.tableOpt, h1h2) || h1 === 15;
+    });
+    firstBytes = { alphabet: toolkit.safeBase64Alphabet, decodes };
+  }
+  return firstBytes;
+}
 
-/** Whether the library's decompression of a candidate segment gets past its first byte. */
+/**
+ * Whether the library's decompression of a candidate segment (8 or more base64url characters, see
+ * CANDIDATE) gets past its first byte.
+ */
 export function mayBeCompressed(segment: string): boolean {
-  const first = (BASE64URL.indexOf(segment[0]) << 2) | (BASE64URL.indexOf(segment[1]) >> 4);
-  return FIRST_BYTE_DECODES[first];
+  const { alphabet, decodes } = firstByteTable();
+  return decodes[(alphabet.indexOf(segment[0]) << 2) | (alphabet.indexOf(segment[1]) >> 4)];
 }
 
 /**

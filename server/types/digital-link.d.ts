@@ -22,12 +22,14 @@ declare module 'digital-link.js' {
 }
 
 // The library's compression toolkit (GS1's prototype), for its tables of what a compressed segment
-// may start with (server/qr-codes/gs1-compression.ts).
+// may start with and its alphabet (server/qr-codes/gs1-compression.ts).
 declare module 'digital-link.js/lib/GS1DigitalLinkCompressionPrototype/GS1DigitalLinkToolkit.js' {
   export default class GS1DigitalLinkToolkit {
     /** AI prefixes (two decimal digits) and the length of their AIs. */
     tableP: Record<string, number>;
     /** Optimisation codes (two hex digits, not both decimal) and the AIs they stand for. */
     tableOpt: Record<string, string[]>;
+    /** The URI-safe base64 alphabet of compressed segments, 6 bits a character. */
+    safeBase64Alphabet: string;
   }
 }

@@ -46,6 +46,33 @@ describe('Compressed GS1 Digital Links: the first-byte check agrees with the lib
     expect(refused).to.be.greaterThan(100);
   });
 
+  it('does not call the library for a segment the check turns away, and calls it for the others', () => {
+    // The same library object the service decompresses with, its one entry point counted.
+    const utils = digitalLink.Utils;
+    const decompress = utils.decompressWebUri;
+    let calls = 0;
+    utils.decompressWebUri = (uri: string) => {
+      calls++;
+      return decompress(uri);
+    };
+    try {
+      let refused = 0;
+      for (let byte = 0; byte < 256; byte++) {
+        const segment = startingWith(byte, 7, tails[1]);
+        const before = calls;
+        decompressSegment(segment);
+        if (mayBeCompressed(segment)) expect(calls - before, segment).to.equal(1);
+        else {
+          refused++;
+          expect(calls - before, segment).to.equal(0);
+        }
+      }
+      expect(refused).to.be.greaterThan(100);
+    } finally {
+      utils.decompressWebUri = decompress;
+    }
+  });
+
   it('still decompresses what the library compresses', () => {
     const uris = [
       'https://id.example.com/01/09506000134352',
