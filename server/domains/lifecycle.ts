@@ -54,8 +54,12 @@ function domainEventData(row: DomainRow) {
   };
 }
 
-/** The live rows of a host, locked in id order (so two verifications of one host take turns). */
-async function lockHost(trx: Knex.Transaction, host: string): Promise<DomainRow[]> {
+/**
+ * The live rows of a host, locked in id order (so two verifications of one host take turns). A
+ * transaction that will call claimVerified takes these locks before its own row's: two
+ * organizations verifying one host at once, each holding its own row first, deadlocked here.
+ */
+export async function lockHost(trx: Knex.Transaction, host: string): Promise<DomainRow[]> {
   return trx('domains')
     .whereRaw('lower(host) = ?', [host.toLowerCase()])
     .whereNull('deleted_at')

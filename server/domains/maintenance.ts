@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 import { queueCertificate, RENEWAL_WINDOW_MS } from './certificate-jobs.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { SERVING_STATUSES, type DomainRow } from './domain-row.js';
-import { claimVerified, domainUnverified, expireClaims } from './lifecycle.js';
+import { claimVerified, domainUnverified, expireClaims, lockHost } from './lifecycle.js';
 import { TXT_PREFIX } from './service.js';
 
 export interface MaintenanceReport {
@@ -30,6 +30,7 @@ async function recheck(app: AppContext, row: DomainRow, check: TxtCheck, report:
   if (check.matched) {
     if (row.status === 'unverified') {
       const back = await app.db.transaction(async (trx) => {
+        await lockHost(trx, row.host);
         const locked = await trx('domains')
           .where({ id: row.id, status: 'unverified' })
           .forUpdate()

@@ -12,7 +12,7 @@ import { requireHttpUrl } from '../schemas/http-url.js';
 import { checkTxt, type TxtCheck } from './dns-check.js';
 import { normalizeHost, originHostname } from './hostname.js';
 import type { DomainRow } from './domain-row.js';
-import { claimVerified, expireClaim } from './lifecycle.js';
+import { claimVerified, expireClaim, lockHost } from './lifecycle.js';
 import type { DomainSettingsInput, UpdateDomainBody } from './schema.js';
 
 export const TXT_PREFIX = '_qr-verify.';
@@ -221,6 +221,8 @@ export async function updateDomain(
       // Serializes primary changes of one organization, so two concurrent requests cannot both win.
       await trx('organizations').where({ id: org.id }).forUpdate().first('id');
     }
+    // The host's claims in id order before this one's own row, as claimVerified locks them (lockHost).
+    if (check?.matched) await lockHost(trx, found.host);
     let row = await lockDomain(trx, org, found.id);
     if (patch.verify) {
       if (row.status === 'pending' && row.claim_expires_at && row.claim_expires_at <= now) {
