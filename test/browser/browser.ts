@@ -153,7 +153,10 @@ export async function heading(page: Page, text: string | RegExp): Promise<void> 
     await page.getByRole('heading', { level: 1, name: text }).waitFor();
   } catch (err) {
     const shown = await page.evaluate(() => document.body.innerText).catch((e: Error) => `(unreadable: ${e.message})`);
-    (err as Error).message += `\nThe page at ${page.url()} shows:\n${shown.slice(0, 2000)}`;
+    // Mocha prints the stack, which holds the message as it was when the error was made.
+    const said = `\nThe page at ${page.url()} shows:\n${shown.slice(0, 2000)}`;
+    (err as Error).message += said;
+    (err as Error).stack = `${(err as Error).stack ?? ''}${said}`;
     throw err;
   }
 }
