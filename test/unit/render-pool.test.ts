@@ -1,3 +1,5 @@
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { ApiError } from '../../server/errors.js';
 import { renderQr, type RenderRequest } from '../../server/rendering/index.js';
@@ -112,5 +114,30 @@ describe('Render pool: threads, bounded queue, time budget and image cache', fun
     const dear = await p.logoCost(costlySvgLogo(), 100_000);
     expect(dear).to.be.greaterThan(cheap * 5);
     expect((await p.scannability({}, 'hello')).decoded).to.equal(true);
+  });
+
+  it('counts a logo’s own drawing, not the work of the busy threads beside it', async () => {
+    // A render thread runs at the lowest priority: with every core taken by this process's other
+    // threads, its wall-clock time stretches many times over, and the process's CPU time counts the
+    // others' work. A logo of one circle costs a few ms to draw and is never over the 100 ms budget.
+    const p = pool();
+    const circle =
+      'data:image/svg+xml;base64,' +
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="5" fill="#b45309"/></svg>',
+      ).toString('base64');
+    await p.logoCost(circle, 100); // the thread started, Skia's codecs loaded
+    const busy = Array.from({ length: os.availableParallelism() + 1 }, () => new Worker('for (;;);', { eval: true }));
+    try {
+      await Promise.all(busy.map((w) => new Promise((resolve) => w.once('online', resolve))));
+      const costs: number[] = [];
+      for (let i = 0; i < 20; i++) costs.push(await p.logoCost(circle, 100));
+      expect(
+        costs.filter((ms) => ms > 100),
+        `costs measured: ${costs.map((ms) => ms.toFixed(1)).join(', ')} ms`,
+      ).to.be.empty;
+    } finally {
+      await Promise.all(busy.map((w) => w.terminate()));
+    }
   });
 });
