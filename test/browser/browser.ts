@@ -148,9 +148,9 @@ export async function setFirstPassword(
  * Waits for the page's h1. When it does not come, the error says where the page is and what it
  * shows (an error message, a refusal), not only that the wait timed out.
  */
-export async function heading(page: Page, text: string | RegExp): Promise<void> {
+export async function heading(page: Page, text: string | RegExp, timeout?: number): Promise<void> {
   try {
-    await page.getByRole('heading', { level: 1, name: text }).waitFor();
+    await page.getByRole('heading', { level: 1, name: text }).waitFor({ timeout });
   } catch (err) {
     const shown = await page.evaluate(() => document.body.innerText).catch((e: Error) => `(unreadable: ${e.message})`);
     // Mocha prints the stack, which holds the message as it was when the error was made.

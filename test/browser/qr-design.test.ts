@@ -49,6 +49,12 @@ describe('QR codes and the style designer in a real browser', function () {
   const org = (p: string) => `${svc.url}/app/o/${orgUlid}${p}`;
 
   /** The verdict the designer shows once its preview has settled. */
+  /**
+   * A style's save runs the full verdict in a render thread at the lowest priority (and measures its
+   * logo): on a busy machine its answer takes as long as a settled preview's.
+   */
+  const SAVE_WAIT = 90_000;
+
   async function settledVerdict(p: Page, verdict: string): Promise<void> {
     const settled = p.locator('[data-testid="scannability"], [data-testid="preview-error"]').first();
     // The full verdict reads phone-like captures with three decoders: on a busy machine it takes a while.
@@ -213,7 +219,7 @@ describe('QR codes and the style designer in a real browser', function () {
     await page.getByTestId('style-preview').waitFor();
     await look(page, 'style-designer');
     await page.getByRole('button', { name: 'Create style' }).click();
-    await heading(page, 'Style: Roastery blue');
+    await heading(page, 'Style: Roastery blue', SAVE_WAIT);
     styleUlid = page.url().split('/').pop()!.split('?')[0];
     const saved = (await svc.get(`/v1/qr-styles/${styleUlid}`, token)).body.data;
     expect(saved.config.dotsOptions).to.deep.include({ type: 'rounded' });
@@ -251,7 +257,7 @@ describe('QR codes and the style designer in a real browser', function () {
       }
       await page.getByLabel('Style name', { exact: true }).fill(`Preset ${name}`);
       await page.getByRole('button', { name: 'Create style' }).click();
-      await heading(page, `Style: Preset ${name}`);
+      await heading(page, `Style: Preset ${name}`, SAVE_WAIT);
       const saved = (await svc.get(`/v1/qr-styles/${page.url().split('/').pop()!.split('?')[0]}`, token)).body.data;
       // Saving ran the full check (every decoder family on phone-like captures): it passes.
       expect(saved.scannability, name).to.deep.include({ verdict: 'pass', check: 'full', reasons: [] });
@@ -304,7 +310,7 @@ describe('QR codes and the style designer in a real browser', function () {
     await page.getByText('A style that does not scan reliably cannot be saved.').waitFor();
     await page.getByRole('button', { name: 'Create style' }).click();
     const refused = page.getByTestId('refused-reasons');
-    await refused.waitFor();
+    await refused.waitFor({ timeout: SAVE_WAIT });
     expect(await refused.locator('li[data-reason]').count()).to.be.greaterThan(0);
     await look(page, 'style-designer-fail');
     const names = (await svc.get('/v1/qr-styles', token)).body.data.map((s: { name: string }) => s.name);
@@ -325,7 +331,7 @@ describe('QR codes and the style designer in a real browser', function () {
     await settledVerdict(page, 'pass');
     await page.getByLabel('Style name', { exact: true }).fill('Roastery navy');
     await page.getByRole('button', { name: 'Save style' }).click();
-    await page.getByText('Saved.').waitFor();
+    await page.getByText('Saved.').waitFor({ timeout: SAVE_WAIT });
     expect((await svc.get(`/v1/qr-styles/${styleUlid}`, token)).body.data.name).to.equal('Roastery navy');
     await page.getByRole('button', { name: 'Delete style' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete style' }).click();
