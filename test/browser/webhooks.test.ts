@@ -68,7 +68,10 @@ describe('the webhooks page in a real browser', function () {
   });
 
   it('redelivers a delivery by hand, rotates the secret and pauses the endpoint', async () => {
+    // The click only sends the request: the job is queued once the service has answered it.
+    const queued = page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/redeliver'));
     await page.getByRole('button', { name: /^Redeliver code\.created/ }).click();
+    expect((await queued).status()).to.equal(202);
     await runJobs(svc.app);
     await receiver.waitFor(2);
     await page.getByRole('button', { name: 'Refresh' }).click();
