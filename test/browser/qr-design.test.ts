@@ -48,13 +48,13 @@ describe('QR codes and the style designer in a real browser', function () {
 
   const org = (p: string) => `${svc.url}/app/o/${orgUlid}${p}`;
 
-  /** The verdict the designer shows once its preview has settled. */
   /**
    * A style's save runs the full verdict in a render thread at the lowest priority (and measures its
    * logo): on a busy machine its answer takes as long as a settled preview's.
    */
   const SAVE_WAIT = 90_000;
 
+  /** The verdict the designer shows once its preview has settled. */
   async function settledVerdict(p: Page, verdict: string): Promise<void> {
     const settled = p.locator('[data-testid="scannability"], [data-testid="preview-error"]').first();
     // The full verdict reads phone-like captures with three decoders: on a busy machine it takes a while.
