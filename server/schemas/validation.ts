@@ -121,7 +121,37 @@ function makeAjv(): Ajv {
     keywords: ['example', 'x-mcp', PATTERN_MESSAGE, REQUIRED_MESSAGE],
   });
   addFormats(ajv);
+  // ajv compares array items of object type with fast-deep-equal, which calls an item's own
+  // valueOf or toString when it has one: the JSON [{}, {"toString": false}] made it throw (a 500
+  // found by the fuzz test). jsonEqual reads own keys and values only.
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', validate: itemsUnique });
   return ajv;
+}
+
+/** The uniqueItems keyword: false when two items of the array are equal JSON values. */
+function itemsUnique(unique: boolean, items: unknown[]): boolean {
+  if (!unique) return true;
+  for (let i = 1; i < items.length; i++) for (let j = 0; j < i; j++) if (jsonEqual(items[i], items[j])) return false;
+  return true;
+}
+
+/**
+ * Equality of two parsed JSON values as JSON Schema defines it: numbers by value (0 equals -0),
+ * arrays item by item, objects by their own keys in any order. Calls no method of either value.
+ */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  return keys.every((k) => Object.hasOwn(y, k) && jsonEqual(x[k], y[k]));
 }
 
 export class Validators {

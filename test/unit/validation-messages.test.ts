@@ -78,3 +78,48 @@ describe('validation messages', () => {
     });
   }
 });
+
+describe('uniqueItems over objects', () => {
+  const pairs: JsonSchema = {
+    $id: 'test.unique-objects',
+    type: 'object',
+    properties: { list: { type: 'array', uniqueItems: true, items: { type: 'object' } } },
+  };
+  const errorsOfList = (list: unknown): Record<string, string[]> | undefined => {
+    try {
+      new Validators().check(pairs, 'body', { list });
+      return undefined;
+    } catch (err) {
+      expect(err).to.be.instanceOf(ApiError);
+      return (err as ApiError).extra.errors as Record<string, string[]>;
+    }
+  };
+
+  // Keys named like Object.prototype's methods made ajv's own comparison call them and throw.
+  for (const list of [
+    [{}, { toString: false }],
+    [{ valueOf: 1 }, {}],
+    [{ toString: 'a' }, { toString: 'b' }],
+    [{ constructor: 1 }, { constructor: 2 }],
+    [{ a: 1 }, { a: 1, b: 2 }],
+    [{ a: [1, 2] }, { a: [2, 1] }],
+  ]) {
+    it(`accepts ${JSON.stringify(list)} as distinct items`, () => {
+      expect(errorsOfList(list)).to.equal(undefined);
+    });
+  }
+
+  for (const list of [
+    [{ toString: false }, { toString: false }],
+    [
+      { valueOf: 1, a: 'x' },
+      { a: 'x', valueOf: 1 },
+    ],
+    [{ a: { b: [1, { c: null }] } }, { a: { b: [1, { c: null }] } }],
+    [{ n: 0 }, { n: -0 }],
+  ]) {
+    it(`refuses ${JSON.stringify(list)} as duplicates`, () => {
+      expect(errorsOfList(list)).to.deep.equal({ list: ['Must not contain duplicates.'] });
+    });
+  }
+});
