@@ -65,6 +65,28 @@ function bodyFor(schema: JsonSchema | undefined, depth = 0): fc.Arbitrary<unknow
   );
 }
 
+/** Keys a JavaScript object inherits: code that reads them from parsed JSON meets its own value. */
+const PROTOTYPE_KEYS = ['toString', 'valueOf', 'constructor', 'hasOwnProperty', '__proto__', 'toJSON'];
+
+/**
+ * Bodies with those keys, holding values that are not functions: at the top level and in every
+ * object or array-of-objects property of the schema, one level down; two array items that differ
+ * only there (ajv's uniqueItems compared such items with their own toString once, and threw).
+ */
+function prototypeKeyBodies(schema: JsonSchema | undefined): unknown[] {
+  const odd = (key: string): Record<string, unknown> => JSON.parse(`{${JSON.stringify(key)}: false}`);
+  const bodies: unknown[] = PROTOTYPE_KEYS.map(odd);
+  const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [name, prop] of Object.entries(props)) {
+    const types = ([] as string[]).concat((prop.type as string | string[] | undefined) ?? []);
+    for (const key of PROTOTYPE_KEYS) {
+      if (types.includes('object')) bodies.push({ [name]: odd(key) });
+      if (types.includes('array')) bodies.push({ [name]: [{}, odd(key)] }, { [name]: [odd(key), odd(key)] });
+    }
+  }
+  return bodies;
+}
+
 describe('fuzzing every POST and PATCH with random JSON', function () {
   this.timeout(300_000);
   let svc: TestService;
@@ -124,6 +146,17 @@ describe('fuzzing every POST and PATCH with random JSON', function () {
   });
 
   for (const op of targets) {
+    it(`${op.method} ${op.path}: keys named like Object.prototype's members: never 5xx, and a 4xx changes nothing`, async () => {
+      const path = concretePath(op, (name) => ulids[name] ?? 'missing');
+      for (const body of prototypeKeyBodies(op.body)) {
+        const before = await snapshot();
+        const res = await svc.request(op.method, path, { token, body });
+        // A free-form object (a brand kit) may hold such a key: that is a 2xx.
+        expect(res.status, `${JSON.stringify(body)}: ${res.text}`).to.be.below(500);
+        if (res.status >= 400) expect(await snapshot(), `${res.status} ${res.text}`).to.equal(before);
+      }
+    });
+
     it(`${op.method} ${op.path}: never 5xx, and a 4xx changes nothing`, async () => {
       const pathKey = fc.oneof(
         { weight: 3, arbitrary: fc.constant('__fixture__') },
