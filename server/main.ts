@@ -31,7 +31,7 @@ async function servingModules(validators: Validators) {
   ]);
   execute.compileOperationSchemas(validators, ops.operations);
   return {
-    createApiApp: api.createApiApp,
+    createApiHandler: api.createApiHandler,
     listen: api.listen,
     apiMounts: mounts.apiMounts,
     startWorker: workers.startWorker,
@@ -76,7 +76,7 @@ async function start(): Promise<void> {
 
 async function serve(app: AppContext, modules: ServingModules): Promise<void> {
   const { config, log } = app;
-  const { createApiApp, listen, apiMounts, startWorker, startRedirectListener } = modules;
+  const { createApiHandler, listen, apiMounts, startWorker, startRedirectListener } = modules;
   const { startRedirectCluster, replayLegacyLeftovers } = modules;
   // /readyz answers 503 until every listener of this process accepts.
   const listeners: ListenerName[] = [];
@@ -93,7 +93,7 @@ async function serve(app: AppContext, modules: ServingModules): Promise<void> {
     app.onClose(async () => runner?.stop());
   }
   if (config.enableApi) {
-    const api = await listen(createApiApp(app, { mounts: apiMounts }).callback(), config.apiPort, config.apiHost);
+    const api = await listen(createApiHandler(app, { mounts: apiMounts }), config.apiPort, config.apiHost);
     app.setApiPort(api.port);
     app.readiness.listening('api', api.listening);
     app.onClose(() => api.close());

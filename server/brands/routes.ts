@@ -48,6 +48,7 @@ const brandsRead = defineOperation<BrandParams>({
   params: brandParams,
   response: { status: 200, description: 'The brand.', schema: dataEnvelope(Brand) },
   errors: [404],
+  jsonRead: true,
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
     body: { data: renderBrand(await getBrand(app.db, principal.org, params.brand_ulid)) },

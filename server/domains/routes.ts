@@ -47,6 +47,7 @@ const domainsRead = defineOperation<DomainParams>({
   params: domainParams,
   response: { status: 200, description: 'The domain.', schema: dataEnvelope(Domain) },
   errors: [404],
+  jsonRead: true,
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
     body: { data: renderDomain(await getDomain(app.db, principal.org, params.domain_ulid)) },

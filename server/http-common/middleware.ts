@@ -14,10 +14,14 @@ export interface RequestState {
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** The caller's X-Request-Id when it is a plausible id, else a new one. */
+export function requestIdFor(incoming: string): string {
+  return INCOMING_ID.test(incoming) ? incoming : fastUlid();
+}
+
 export function requestId(): Koa.Middleware {
   return async (ctx, next) => {
-    const incoming = ctx.get('X-Request-Id');
-    const id = INCOMING_ID.test(incoming) ? incoming : fastUlid();
+    const id = requestIdFor(ctx.get('X-Request-Id'));
     (ctx.state as RequestState).requestId = id;
     ctx.set('X-Request-Id', id);
     await next();
@@ -42,31 +46,57 @@ export function contentHeaders(): Koa.Middleware {
   };
 }
 
+/** One answered request in the metrics and the access log; `start` from process.hrtime.bigint(). */
+export function recordRequest(
+  app: AppContext,
+  listener: 'api' | 'redirect',
+  request: { method: string; path: string; status: number; start: bigint },
+  state: RequestState,
+): void {
+  const seconds = Number(process.hrtime.bigint() - request.start) / 1e9;
+  const { method, path, status } = request;
+  const route = state.route ?? 'unmatched';
+  app.metrics.httpRequests.inc({ listener, method, route, status: String(status) });
+  app.metrics.httpDuration.observe({ listener, method, route }, seconds);
+  app.log.info(
+    {
+      request_id: state.requestId,
+      listener,
+      method,
+      route,
+      path,
+      status,
+      duration_ms: Math.round(seconds * 1e6) / 1e3,
+      org: state.orgUlid,
+    },
+    'request',
+  );
+}
+
 export function accessLog(app: AppContext, listener: 'api' | 'redirect'): Koa.Middleware {
   return async (ctx, next) => {
     const start = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      const state = ctx.state as RequestState;
-      const route = state.route ?? 'unmatched';
-      app.metrics.httpRequests.inc({ listener, method: ctx.method, route, status: String(ctx.status) });
-      app.metrics.httpDuration.observe({ listener, method: ctx.method, route }, seconds);
-      app.log.info(
-        {
-          request_id: state.requestId,
-          listener,
-          method: ctx.method,
-          route,
-          path: ctx.path,
-          status: ctx.status,
-          duration_ms: Math.round(seconds * 1e6) / 1e3,
-          org: state.orgUlid,
-        },
-        'request',
-      );
+      recordRequest(app, listener, { method: ctx.method, path: ctx.path, status: ctx.status, start }, ctx.state);
     }
+  };
+}
+
+/** What an error thrown while answering becomes: an ApiError its own answer, anything else a logged 500. */
+export function errorAnswer(
+  app: AppContext,
+  err: unknown,
+  state: RequestState,
+  path: string,
+): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+  if (err instanceof ApiError) return { status: err.status, headers: err.headers, body: err.body() };
+  app.log.error({ err, request_id: state.requestId, path }, 'unhandled error');
+  return {
+    status: 500,
+    headers: {},
+    body: { message: 'Internal server error.', code: 'internal', request_id: state.requestId },
   };
 }
 
@@ -76,16 +106,10 @@ export function errorHandler(app: AppContext): Koa.Middleware {
     try {
       await next();
     } catch (err) {
-      const state = ctx.state as RequestState;
-      if (err instanceof ApiError) {
-        ctx.status = err.status;
-        ctx.set(err.headers);
-        ctx.body = err.body();
-        return;
-      }
-      app.log.error({ err, request_id: state.requestId, path: ctx.path }, 'unhandled error');
-      ctx.status = 500;
-      ctx.body = { message: 'Internal server error.', code: 'internal', request_id: state.requestId };
+      const answer = errorAnswer(app, err, ctx.state as RequestState, ctx.path);
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     }
   };
 }

@@ -16,6 +16,7 @@ import { API_VERSION, type Operation } from '../operations/operation.js';
 import { accessLog, contentHeaders, errorHandler, requestId, type RequestState } from '../http-common/middleware.js';
 import type { RouteMounter } from '../http-common/respond.js';
 import { mountOperations } from './rest.js';
+import { fastReads } from './fast-reads.js';
 import { DOCS_CSP, docsPage, rateLimitPage, referenceViewerFiles } from './pages.js';
 import { sendStaticFile } from '../http-common/static-files.js';
 import { stoppable } from '../http-common/stop-server.js';
@@ -144,7 +145,19 @@ export function createApiRouter(app: AppContext, opts: ApiAppOptions = {}): Rout
   return router;
 }
 
-export function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
+/**
+ * The API listener's request handler: plain JSON reads answered at once (./fast-reads.ts), every
+ * other request by the Koa app.
+ */
+export function createApiHandler(app: AppContext, opts: ApiAppOptions = {}): http.RequestListener {
+  const koa = createApiApp(app, opts).callback();
+  const fast = fastReads(app, opts.operations ?? allOperations);
+  return (req, res) => {
+    if (!fast(req, res)) void koa(req, res);
+  };
+}
+
+function createApiApp(app: AppContext, opts: ApiAppOptions = {}): Koa {
   const router = createApiRouter(app, opts);
   const koa = new Koa({ proxy: false });
   // Errors after the answer began: a streamed body's client going away (an event stream closed by

@@ -115,6 +115,11 @@ export interface Operation<P = any, Q = any, B = any> {
      */
     media?: Record<string, JsonSchema>;
   };
+  /**
+   * A GET without query parameters whose answer is always one JSON object (or an error): the API
+   * listener answers it before Koa (server/http/fast-reads.ts). Not for streams, files or 304s.
+   */
+  jsonRead?: true;
   /** Further answers without a body beside the success, e.g. 304 Not Modified with its headers. */
   alternatives?: { status: number; description: string; headers: Record<string, ResponseHeader> }[];
   /** Extra error statuses worth documenting beyond the ones every endpoint can answer. */

@@ -26,5 +26,6 @@ export const gs1LinkTypes = defineOperation({
   ability: 'codes.view',
   billable: true,
   response: { status: 200, description: 'The link types.', schema: listEnvelope(LinkType) },
+  jsonRead: true,
   handler: async () => ({ status: 200, body: { data: settableLinkTypes() } }),
 });

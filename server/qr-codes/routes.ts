@@ -53,6 +53,7 @@ const codesRead = defineOperation<CodeParams>({
   params: codeParams,
   response: { status: 200, description: 'The code.', schema: dataEnvelope(QrCode) },
   errors: [404],
+  jsonRead: true,
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
     body: { data: await readCode(app, principal.org, params.code_ulid) },

@@ -62,6 +62,7 @@ const stylesRead = defineOperation<StyleParams>({
   params: styleParams,
   response: { status: 200, description: 'The style.', schema: dataEnvelope(QrStyle) },
   errors: [404],
+  jsonRead: true,
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
     body: { data: renderStyle(await getStyle(app.db, principal.org, params.style_ulid)) },

@@ -51,6 +51,7 @@ const statusRead = defineOperation({
   ability: null,
   billable: false,
   response: { status: 200, description: 'The status payload (no data envelope).', schema: StatusPayload },
+  jsonRead: true,
   handler: async ({ app, principal, admission }) => {
     const included = principal.org.plan?.callsIncludedMonth;
     return {
@@ -81,6 +82,7 @@ const organizationRead = defineOperation({
   ability: null,
   billable: true,
   response: { status: 200, description: 'The organization.', schema: dataEnvelope(Organization) },
+  jsonRead: true,
   handler: async ({ principal }) => ({
     status: 200,
     body: { data: readOrganization(principal.org) },

@@ -18,6 +18,7 @@ const tokenAbilities = defineOperation({
     description: 'Assignable abilities and the catalog (no data envelope).',
     schema: TokenAbilities,
   },
+  jsonRead: true,
   handler: async ({ principal }) => ({
     status: 200,
     body: { assignable: ABILITIES.filter((a) => principal.abilities.has(a)), all: [...ABILITIES] },

@@ -83,6 +83,7 @@ const webhooksRead = defineOperation<WebhookParams>({
   params: webhookParams,
   response: { status: 200, description: 'The endpoint.', schema: dataEnvelope(Webhook) },
   errors: [404],
+  jsonRead: true,
   handler: async ({ app, principal }, { params }) => ({
     status: 200,
     body: { data: renderWebhook(await getWebhookRow(app.db, principal.org, params.webhook_ulid), app.clock.now()) },

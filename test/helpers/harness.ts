@@ -5,7 +5,7 @@
 import { boot } from '../../server/bootstrap.js';
 import { loadConfig, type Config } from '../../server/config.js';
 import type { AppContext, Clock } from '../../server/context.js';
-import { createApiApp, listen } from '../../server/http/api-app.js';
+import { createApiHandler, listen } from '../../server/http/api-app.js';
 import type { RouteMounter } from '../../server/http-common/respond.js';
 import { createLogger } from '../../server/logger.js';
 import { apiMounts } from '../../server/mounts.js';
@@ -201,7 +201,7 @@ export async function startTestService(opts: StartOptions = {}): Promise<TestSer
   let url = '';
   if (opts.api !== false) {
     const api = await listen(
-      createApiApp(app, { mounts: opts.mounts ?? apiMounts }).callback(),
+      createApiHandler(app, { mounts: opts.mounts ?? apiMounts }),
       opts.apiPort ?? 0,
       '127.0.0.1',
     );

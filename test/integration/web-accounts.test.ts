@@ -2,7 +2,7 @@
 // the sign-in throttle across two processes, members and invitations.
 import { expect } from 'chai';
 import { boot } from '../../server/bootstrap.js';
-import { createApiApp, listen } from '../../server/http/api-app.js';
+import { createApiHandler, listen } from '../../server/http/api-app.js';
 import { apiMounts } from '../../server/mounts.js';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { linkSecret, qrctl, WebClient } from '../helpers/web-client.js';
@@ -178,7 +178,7 @@ describe('dashboard accounts and sessions', function () {
       migrate: false,
       clock: svc.clock,
     });
-    const listener = await listen(createApiApp(second, { mounts: apiMounts }).callback(), 0, '127.0.0.1');
+    const listener = await listen(createApiHandler(second, { mounts: apiMounts }), 0, '127.0.0.1');
     try {
       const urls = [svc.url, `http://127.0.0.1:${listener.port}`];
       const clients = await Promise.all(

@@ -1,0 +1,117 @@
+// Authenticated JSON reads answered before Koa. An operation marked jsonRead (a GET without query
+// parameters whose answer is one JSON object) is run here, through the same runRestCall as its Koa
+// route, when the request is plainly for it: method GET, no body, the path exactly the operation's
+// with each parameter a 26-character ULID. Anything else (HEAD, another case, a trailing slash, an
+// encoded character, a body) goes to Koa, which answers it as before; both give the same answer.
+// Koa's context, its middleware chain and the router's match of every route cost as much again as
+// the read itself (docs/performance.md, API).
+import type http from 'node:http';
+import querystring from 'node:querystring';
+import type { AppContext } from '../context.js';
+import type { Operation, OperationResult } from '../operations/operation.js';
+import { errorAnswer, recordRequest, requestIdFor, type RequestState } from '../http-common/middleware.js';
+import { runRestCall, type RestRequest } from './rest.js';
+
+/** A path parameter the fast path takes: a ULID's length and alphabet; other values go to Koa. */
+const PARAM = /^[0-9A-Za-z]{26}$/;
+
+interface FastRoute {
+  op: Operation;
+  /** The path's segments; a parameter as its name in braces. */
+  segments: string[];
+}
+
+/** The handler that answers a plain read and returns true, or returns false and leaves the request alone. */
+export type FastReads = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
+export function fastReads(app: AppContext, ops: readonly Operation[]): FastReads {
+  const routes: FastRoute[] = ops
+    .filter((op) => op.jsonRead && op.method === 'GET' && !op.query)
+    .map((op) => ({ op, segments: op.path.split('/') }));
+  return (req, res) => {
+    if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'])
+      return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const match = matchRoute(routes, q < 0 ? url : url.slice(0, q));
+    if (!match) return false;
+    void answer(app, match, req, res, q < 0 ? '' : url.slice(q + 1));
+    return true;
+  };
+}
+
+function matchRoute(
+  routes: FastRoute[],
+  path: string,
+): { route: FastRoute; path: string; params: Record<string, string> } | null {
+  const parts = path.split('/');
+  for (const route of routes) {
+    if (route.segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; ok && i < parts.length; i++) {
+      const want = route.segments[i];
+      if (want.startsWith('{')) {
+        ok = PARAM.test(parts[i]);
+        params[want.slice(1, -1)] = parts[i];
+      } else ok = want === parts[i];
+    }
+    if (ok) return { route, path, params };
+  }
+  return null;
+}
+
+async function answer(
+  app: AppContext,
+  match: { route: FastRoute; path: string; params: Record<string, string> },
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  search: string,
+): Promise<void> {
+  const start = process.hrtime.bigint();
+  const header = req.headers['x-request-id'];
+  const state: RequestState = { requestId: requestIdFor(typeof header === 'string' ? header : '') };
+  res.setHeader('X-Request-Id', state.requestId);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  const request: RestRequest = {
+    headers: req.headers,
+    params: match.params,
+    // As Koa reads a query string (its ctx.query), so a stray parameter gets the same 422.
+    query: { ...querystring.parse(search) },
+    body: async () => undefined,
+  };
+  let status: number;
+  let body: unknown;
+  try {
+    const result: OperationResult = await runRestCall(app, match.route.op, state, request, (h) => setAll(res, h));
+    if (result.contentType !== undefined || !isJsonObject(result.body))
+      throw new Error(`${match.route.op.id} is marked jsonRead but answered something other than a JSON object`);
+    status = result.status;
+    if (result.headers) setAll(res, result.headers);
+    body = result.body;
+  } catch (err) {
+    const failed = errorAnswer(app, err, state, match.path);
+    status = failed.status;
+    setAll(res, failed.headers);
+    body = failed.body;
+  }
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+  recordRequest(app, 'api', { method: 'GET', path: match.path, status, start }, state);
+}
+
+function setAll(res: http.ServerResponse, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+}
+
+function isJsonObject(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Buffer.isBuffer(value) &&
+    typeof (value as { pipe?: unknown }).pipe !== 'function'
+  );
+}
