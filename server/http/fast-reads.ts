@@ -71,8 +71,12 @@ async function answer(
   const start = process.hrtime.bigint();
   const header = req.headers['x-request-id'];
   const state: RequestState = { requestId: requestIdFor(typeof header === 'string' ? header : '') };
-  res.setHeader('X-Request-Id', state.requestId);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // Written at once with the answer (one writeHead, not a setHeader per header).
+  const headers: Record<string, string | number> = {
+    'X-Request-Id': state.requestId,
+    'X-Content-Type-Options': 'nosniff',
+  };
+  const setAll = (more: Record<string, string>) => Object.assign(headers, more);
   const request: RestRequest = {
     headers: req.headers,
     params: match.params,
@@ -83,28 +87,24 @@ async function answer(
   let status: number;
   let body: unknown;
   try {
-    const result: OperationResult = await runRestCall(app, match.route.op, state, request, (h) => setAll(res, h));
+    const result: OperationResult = await runRestCall(app, match.route.op, state, request, setAll);
     if (result.contentType !== undefined || !isJsonObject(result.body))
       throw new Error(`${match.route.op.id} is marked jsonRead but answered something other than a JSON object`);
     status = result.status;
-    if (result.headers) setAll(res, result.headers);
+    if (result.headers) setAll(result.headers);
     body = result.body;
   } catch (err) {
     const failed = errorAnswer(app, err, state, match.path);
     status = failed.status;
-    setAll(res, failed.headers);
+    setAll(failed.headers);
     body = failed.body;
   }
   const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  headers['Content-Type'] = 'application/json; charset=utf-8';
+  headers['Content-Length'] = Buffer.byteLength(text);
+  res.writeHead(status, headers);
   res.end(text);
   recordRequest(app, 'api', { method: 'GET', path: match.path, status, start }, state);
-}
-
-function setAll(res: http.ServerResponse, headers: Record<string, string>): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
 function isJsonObject(value: unknown): boolean {
