@@ -1,12 +1,11 @@
 // Authenticated JSON reads answered before Koa. An operation marked jsonRead (a GET without query
 // parameters whose answer is one JSON object) is run here, through the same runRestCall as its Koa
 // route, when the request is plainly for it: method GET, no body, the path exactly the operation's
-// with each parameter a 26-character ULID. Anything else (HEAD, another case, a trailing slash, an
-// encoded character, a body) goes to Koa, which answers it as before; both give the same answer.
+// with each parameter a 26-character ULID, no query string. Anything else (HEAD, another case, a
+// trailing slash, an encoded character, a query, a body) goes to Koa, which answers it as before; both give the same answer.
 // Koa's context, its middleware chain and the router's match of every route cost as much again as
 // the read itself (docs/performance.md, API).
 import type http from 'node:http';
-import querystring from 'node:querystring';
 import type { AppContext } from '../context.js';
 import type { Operation, OperationResult } from '../operations/operation.js';
 import { errorAnswer, recordRequest, requestIdFor, type RequestState } from '../http-common/middleware.js';
@@ -31,11 +30,17 @@ export function fastReads(app: AppContext, ops: readonly Operation[]): FastReads
   return (req, res) => {
     if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'])
       return false;
+    // These reads take no query parameters: a request with a query string is left to Koa, which
+    // refuses the parameters (422) as it reads them.
     const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const match = matchRoute(routes, q < 0 ? url : url.slice(0, q));
+    const match = url.includes('?') ? null : matchRoute(routes, url);
     if (!match) return false;
-    void answer(app, match, req, res, q < 0 ? '' : url.slice(q + 1));
+    answer(app, match, req, res).catch((err: unknown) => {
+      // Only a failure to write the answer itself comes here.
+      app.log.error({ err, path: match.path }, 'error answering a read');
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
     return true;
   };
 }
@@ -66,7 +71,6 @@ async function answer(
   match: { route: FastRoute; path: string; params: Record<string, string> },
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  search: string,
 ): Promise<void> {
   const start = process.hrtime.bigint();
   const header = req.headers['x-request-id'];
@@ -80,8 +84,7 @@ async function answer(
   const request: RestRequest = {
     headers: req.headers,
     params: match.params,
-    // As Koa reads a query string (its ctx.query), so a stray parameter gets the same 422.
-    query: { ...querystring.parse(search) },
+    query: {},
     body: async () => undefined,
   };
   let status: number;
