@@ -105,7 +105,8 @@ export class Admitter {
   private readonly host = os.hostname();
   private readonly dir: string;
   private readonly timer: NodeJS.Timeout | null = null;
-  private ticking = false;
+  /** The tick under way, which close() waits for (its sweep may be between a settle and the rm). */
+  private ticking: Promise<void> | null = null;
 
   constructor(private readonly deps: AdmitterDeps) {
     this.dir = leaseDirOf(deps.config);
@@ -153,6 +154,7 @@ export class Admitter {
   /** At shutdown: stops looking after leases and settles the held ones. */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.ticking;
     await this.settleAll();
   }
 
@@ -327,9 +329,14 @@ export class Admitter {
   }
 
   /** Settles idle and expired leases of this process, and expired ones of dead processes of this host. */
-  private async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
+  private tick(): Promise<void> {
+    this.ticking ??= this.lookAfterLeases().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  private async lookAfterLeases(): Promise<void> {
     try {
       const now = this.deps.clock.now().getTime();
       for (const [key, lease] of this.leases) {
@@ -338,8 +345,6 @@ export class Admitter {
       await this.sweep();
     } catch {
       // Postgres unavailable: the next tick tries again.
-    } finally {
-      this.ticking = false;
     }
   }
 
@@ -369,7 +374,30 @@ export class Admitter {
       await this.settleLease(row.id, row.spent_at_take + journaled, [], file);
       settled++;
     }
+    await this.removeSettledJournals(held);
     return settled;
+  }
+
+  /**
+   * Removes the journals of leases already settled: a process stopped between a settle and the
+   * removal of its journal (killed, or shut down while its sweep ran) leaves one behind.
+   */
+  private async removeSettledJournals(held: Set<string>): Promise<void> {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir).filter((name) => !held.has(name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    if (!names.length) return;
+    const settled = await this.deps
+      .db('api_leases')
+      .whereIn('id', names)
+      .whereNotNull('settled_at')
+      .where({ host: this.host, journal_dir: this.dir })
+      .pluck<string[]>('id');
+    for (const id of settled) fs.rmSync(path.join(this.dir, id), { force: true });
   }
 
   private settle(batch: Pending[], opts: AdmitOptions, row: BatchRow): void {

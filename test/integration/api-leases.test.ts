@@ -100,6 +100,28 @@ describe('API call leases', function () {
     expect(foreign).to.deep.equal([]);
   });
 
+  it('removes the journal a process left behind for a lease already settled, and no other file', async () => {
+    const { org, token } = await svc.createOrg({ plan: 'starter_monthly', balanceMinor: 1_000 });
+    expect((await statuses(token, 20, 4)).ok).to.equal(20);
+    await books(org.id);
+    const leases = await svc.app.db('api_leases').where({ org_id: org.id }).whereNotNull('settled_at').pluck('id');
+    expect(leases).to.not.be.empty;
+    // As if a process had stopped between a lease's settle and the removal of its journal.
+    const dir = leaseDirOf(svc.app.config);
+    const left = `${dir}/${leases[0]}`;
+    const stranger = `${dir}/01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+    fs.writeFileSync(left, '...');
+    fs.writeFileSync(stranger, '.');
+    try {
+      await svc.app.admitter.sweep();
+      expect(fs.existsSync(left)).to.equal(false);
+      expect(fs.existsSync(stranger)).to.equal(true);
+      expect((await books(org.id)).calls).to.equal(20);
+    } finally {
+      fs.rmSync(stranger, { force: true });
+    }
+  });
+
   it('loses nothing when a process is killed with SIGKILL under load: every answered call billed once', async () => {
     const { org, token } = await svc.createOrg({ plan: 'starter_monthly', balanceMinor: 5_000 });
     // Two service processes on the same Postgres, journaling where this one sweeps.
