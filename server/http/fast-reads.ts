@@ -2,7 +2,8 @@
 // parameters whose answer is one JSON object) is run here, through the same runRestCall as its Koa
 // route, when the request is plainly for it: method GET, no body, the path exactly the operation's
 // with each parameter a 26-character ULID, no query string. Anything else (HEAD, another case, a
-// trailing slash, an encoded character, a query, a body) goes to Koa, which answers it as before; both give the same answer.
+// trailing slash, an encoded character, a query, a body) goes to Koa, which answers it as before;
+// both give the same answer.
 // Koa's context, its middleware chain and the router's match of every route cost as much again as
 // the read itself (docs/performance.md, API).
 import type http from 'node:http';

@@ -190,7 +190,7 @@ describe('JSON reads answered before Koa', function () {
     expect(JSON.parse(queried.text).errors).to.deep.equal({ expand: ['This endpoint takes no query parameters.'] });
   });
 
-  it('counts and logs its answers like every other request', async () => {
+  it('counts its answers in the request metrics like every other request', async () => {
     const count = async () => {
       const text = (await send(svc.url, 'GET', '/metrics')).text;
       const line = text
