@@ -28,13 +28,17 @@ export function fastReads(app: AppContext, ops: readonly Operation[]): FastReads
   const routes: FastRoute[] = ops
     .filter((op) => op.jsonRead && op.method === 'GET' && !op.query)
     .map((op) => ({ op, segments: op.path.split('/') }));
+  const table: RouteTable = {
+    exact: new Map(routes.filter((r) => !r.op.path.includes('{')).map((r) => [r.op.path, r])),
+    withParams: routes.filter((r) => r.op.path.includes('{')),
+  };
   return (req, res) => {
     if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'])
       return false;
     // These reads take no query parameters: a request with a query string is left to Koa, which
     // refuses the parameters (422) as it reads them.
     const url = req.url ?? '';
-    const match = url.includes('?') ? null : matchRoute(routes, url);
+    const match = url.includes('?') ? null : matchRoute(table, url);
     if (!match) return false;
     answer(app, match, req, res).catch((err: unknown) => {
       // Only a failure to write the answer itself comes here.
@@ -46,12 +50,20 @@ export function fastReads(app: AppContext, ops: readonly Operation[]): FastReads
   };
 }
 
+/** The routes without parameters by their path (one lookup), and the others. */
+interface RouteTable {
+  exact: Map<string, FastRoute>;
+  withParams: FastRoute[];
+}
+
 function matchRoute(
-  routes: FastRoute[],
+  table: RouteTable,
   path: string,
 ): { route: FastRoute; path: string; params: Record<string, string> } | null {
+  const exact = table.exact.get(path);
+  if (exact) return { route: exact, path, params: {} };
   const parts = path.split('/');
-  for (const route of routes) {
+  for (const route of table.withParams) {
     if (route.segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
     let ok = true;
@@ -81,26 +93,22 @@ async function answer(
     'X-Request-Id': state.requestId,
     'X-Content-Type-Options': 'nosniff',
   };
-  const setAll = (more: Record<string, string>) => Object.assign(headers, more);
-  const request: RestRequest = {
-    headers: req.headers,
-    params: match.params,
-    query: {},
-    body: async () => undefined,
-  };
+  const request: RestRequest = { headers: req.headers, params: match.params, query: {}, body: noBody };
   let status: number;
   let body: unknown;
   try {
-    const result: OperationResult = await runRestCall(app, match.route.op, state, request, setAll);
+    const result: OperationResult = await runRestCall(app, match.route.op, state, request, (more) =>
+      Object.assign(headers, more),
+    );
     if (result.contentType !== undefined || !isJsonObject(result.body))
       throw new Error(`${match.route.op.id} is marked jsonRead but answered something other than a JSON object`);
     status = result.status;
-    if (result.headers) setAll(result.headers);
+    if (result.headers) Object.assign(headers, result.headers);
     body = result.body;
   } catch (err) {
     const failed = errorAnswer(app, err, state, match.path);
     status = failed.status;
-    setAll(failed.headers);
+    Object.assign(headers, failed.headers);
     body = failed.body;
   }
   const text = JSON.stringify(body);
@@ -110,6 +118,9 @@ async function answer(
   res.end(text);
   recordRequest(app, 'api', { method: 'GET', path: match.path, status, start }, state);
 }
+
+/** A GET has no body. */
+const noBody = async (): Promise<undefined> => undefined;
 
 function isJsonObject(value: unknown): boolean {
   return (

@@ -8,7 +8,7 @@ import { hasApiAccess, type Principal } from '../auth/principal.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { RateInfo } from '../metering/admission.js';
+import type { Admission, RateInfo } from '../metering/admission.js';
 import { takesIdempotencyKey } from './idempotency.js';
 import { assertStorable } from '../schemas/storable.js';
 import type { Operation, OperationInput, OperationResult, Via } from './operation.js';
@@ -87,37 +87,11 @@ export async function executeOperation(
   meta: ExecuteMeta,
 ): Promise<OperationResult> {
   assertApiAccess(principal);
-  const missing = missingAbility(principal, op, meta.via.ability);
-  const admit = async (billable: boolean) => {
-    // A refused admission throws an ApiError that carries the rate-limit headers itself.
-    const info = await meta.via.admit(app, principal, { billable, bucket: op.bucket });
-    meta.onRate?.(info);
-    if (missing) throw ApiError.forbidden(missing);
-    return info;
-  };
-  const run = async (input: RawInput | (() => Promise<RawInput>), handlerStarted?: () => void) => {
-    const info = await admit(op.billable && !missing);
-    const valid = validateInput(app, op, typeof input === 'function' ? await input() : input);
-    handlerStarted?.();
-    return op.handler(
-      {
-        app,
-        principal,
-        requestId: meta.requestId,
-        log: meta.log,
-        accept: meta.accept,
-        ifNoneMatch: meta.ifNoneMatch ?? '',
-        lastEventId: meta.lastEventId ?? '',
-        via: meta.via,
-        admission: info,
-      },
-      valid,
-    );
-  };
+  const call: Call = { app, principal, op, meta, missing: missingAbility(principal, op, meta.via.ability) };
   const key = meta.idempotencyKey;
   // Without the ability the call is refused whatever the key holds, and learns nothing of it.
-  if (key === undefined || missing || !takesIdempotencyKey(op.method)) {
-    return run(raw);
+  if (key === undefined || call.missing || !takesIdempotencyKey(op.method)) {
+    return run(call, raw);
   }
   // The request is read before admission here: the key's fingerprint needs it.
   const input = typeof raw === 'function' ? await raw() : raw;
@@ -126,9 +100,52 @@ export async function executeOperation(
     key,
     operation: op.id,
     input,
-    execute: (handlerStarted) => run(input, handlerStarted),
+    execute: (handlerStarted) => run(call, input, handlerStarted),
     admitReplay: async () => {
-      await admit(false);
+      await admit(call, false);
     },
   });
+}
+
+/** One call being executed. (Module functions rather than closures per call: a call is on every request's path.) */
+interface Call {
+  app: AppContext;
+  principal: Principal;
+  op: Operation;
+  meta: ExecuteMeta;
+  /** The ability the caller lacks, refused once admitted (so the refusal carries the rate headers). */
+  missing: Ability | null;
+}
+
+async function admit(call: Call, billable: boolean): Promise<Admission> {
+  // A refused admission throws an ApiError that carries the rate-limit headers itself.
+  const info = await call.meta.via.admit(call.app, call.principal, { billable, bucket: call.op.bucket });
+  call.meta.onRate?.(info);
+  if (call.missing) throw ApiError.forbidden(call.missing);
+  return info;
+}
+
+async function run(
+  call: Call,
+  input: RawInput | (() => Promise<RawInput>),
+  handlerStarted?: () => void,
+): Promise<OperationResult> {
+  const { app, principal, op, meta } = call;
+  const info = await admit(call, op.billable && !call.missing);
+  const valid = validateInput(app, op, typeof input === 'function' ? await input() : input);
+  handlerStarted?.();
+  return op.handler(
+    {
+      app,
+      principal,
+      requestId: meta.requestId,
+      log: meta.log,
+      accept: meta.accept,
+      ifNoneMatch: meta.ifNoneMatch ?? '',
+      lastEventId: meta.lastEventId ?? '',
+      via: meta.via,
+      admission: info,
+    },
+    valid,
+  );
 }
