@@ -32,6 +32,13 @@ describe('principal cache', () => {
     expect(svc.app.principals.stats.hits - before.hits).to.equal(4);
     const [id] = token.split('|');
     expect((await svc.get('/v1/status', `${id}|${'Z'.repeat(48)}`)).status).to.equal(401);
+    // The cached secret is compared whole: the last character, a secret cut short or one longer.
+    const secret = token.slice(id.length + 1);
+    const last = secret.endsWith('a') ? 'b' : 'a';
+    for (const wrong of [secret.slice(0, -1) + last, secret.slice(0, -1), secret + 'a', secret.slice(0, 40)]) {
+      expect((await svc.get('/v1/status', `${id}|${wrong}`)).status, wrong).to.equal(401);
+    }
+    expect(svc.app.principals.stats.misses - before.misses).to.equal(1);
   });
 
   it('rejects a token revoked in another process once the notification arrives', async () => {
