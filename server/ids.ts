@@ -9,30 +9,35 @@ const POOL_SIZE = 10 * 512;
 let pool = Buffer.alloc(0);
 let offset = POOL_SIZE;
 
+/** The alphabet's character codes. */
+const CODES = Buffer.from(ALPHABET, 'latin1');
+/** The ULID being made, as bytes: the time part is rewritten only when the millisecond changes. */
+const out = Buffer.alloc(26);
+let lastMs = -1;
+
 export function fastUlid(now: number = Date.now()): string {
   if (offset + 10 > pool.length) {
     pool = crypto.randomBytes(POOL_SIZE);
     offset = 0;
   }
-  let t = now;
-  const time: string[] = new Array(10);
-  for (let i = 9; i >= 0; i--) {
-    time[i] = ALPHABET[t % 32];
-    t = Math.floor(t / 32);
-  }
-  let out = time.join('');
-  // 10 random bytes = 80 bits = 16 characters of 5 bits.
-  let acc = 0;
-  let bits = 0;
-  for (let i = 0; i < 10; i++) {
-    acc = (acc << 8) | pool[offset + i];
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += ALPHABET[(acc >>> bits) & 31];
+  if (now !== lastMs) {
+    let t = now;
+    for (let i = 9; i >= 0; i--) {
+      out[i] = CODES[t % 32];
+      t = Math.floor(t / 32);
     }
-    acc &= (1 << bits) - 1;
+    lastMs = now;
+  }
+  // 10 random bytes = 80 bits = 16 characters of 5 bits, most significant first: two halves of
+  // 40 bits (8 characters each), as numbers (exact up to 2^53).
+  for (let half = 0; half < 2; half++) {
+    const at = offset + 5 * half;
+    let n = pool[at] * 2 ** 32 + pool.readUInt32BE(at + 1);
+    for (let i = 17 + 8 * half; i >= 10 + 8 * half; i--) {
+      out[i] = CODES[n % 32];
+      n = Math.floor(n / 32);
+    }
   }
   offset += 10;
-  return out;
+  return out.toString('latin1', 0, 26);
 }
