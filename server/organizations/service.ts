@@ -201,7 +201,9 @@ function renderOrganization(org: OrgRecord) {
  * (a change of the row evicts it, sql/0007), so a read costs no query.
  */
 export function readOrganization(org: OrgRecord) {
-  return { ...renderOrganization(org), pixel_consent: org.pixelConsent as PixelConsent };
+  // Object.assign onto the fresh object rather than a spread copy: the same fields in the same
+  // order, without copying them (GET /v1/organization is one of the API's cheapest, busiest reads).
+  return Object.assign(renderOrganization(org), { pixel_consent: org.pixelConsent as PixelConsent });
 }
 
 /** PATCH /v1/organization: the settings given change (the redirect's cached codes follow, sql/0060). */
