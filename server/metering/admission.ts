@@ -72,10 +72,19 @@ interface Lease {
   billable: boolean;
   /** The journal: one byte per call admitted after the take. */
   fd: number;
+  /** Calls admitted from it whose bytes are not written yet: they are answered once written. */
+  unjournaled: Unjournaled[];
   file: string;
   lastUsed: number;
   /** Tokens that used it (their last_used_at is written when it is settled). */
   tokens: Set<number>;
+}
+
+/** A call admitted from a lease, waiting for its journal byte. */
+interface Unjournaled {
+  admission: Admission;
+  resolve(info: Admission): void;
+  reject(err: unknown): void;
 }
 
 /** Where this host's processes journal the calls they admit from leases. */
@@ -107,6 +116,9 @@ export class Admitter {
   private readonly timer: NodeJS.Timeout | null = null;
   /** The tick under way, which close() waits for (its sweep may be between a settle and the rm). */
   private ticking: Promise<void> | null = null;
+  /** Leases with calls waiting for their journal bytes, written at the end of this I/O round. */
+  private readonly journaling = new Set<Lease>();
+  private journalsDue = false;
 
   constructor(private readonly deps: AdmitterDeps) {
     this.dir = leaseDirOf(deps.config);
@@ -121,13 +133,7 @@ export class Admitter {
   admit(p: Principal, opts: AdmitOptions): Promise<Admission> {
     const key = `${p.org.id}:${opts.billable ? 1 : 0}:${opts.bucket ?? ''}`;
     const lease = this.usableLease(key);
-    if (lease) {
-      try {
-        return Promise.resolve(this.spend(lease, p));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
+    if (lease) return this.spend(lease, p);
     return new Promise<Admission>((resolve, reject) => {
       let queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = []));
@@ -170,11 +176,7 @@ export class Admitter {
         // Calls that arrived while a lease was being taken are admitted from it first.
         for (let lease = this.usableLease(key); lease && queue.length; lease = this.usableLease(key)) {
           const item = queue.shift()!;
-          try {
-            item.resolve(this.spend(lease, item.principal));
-          } catch (err) {
-            item.reject(err);
-          }
+          this.spend(lease, item.principal).then(item.resolve, item.reject);
         }
         if (!queue.length) continue;
         const batch = queue.splice(0, MAX_BATCH);
@@ -266,6 +268,7 @@ export class Admitter {
         limit,
         billable: opts.billable,
         fd,
+        unjournaled: [],
         file,
         lastUsed: Date.now(),
         tokens: new Set(),
@@ -274,22 +277,62 @@ export class Admitter {
     this.settle(batch, opts, row);
   }
 
-  /** Admits a call from a lease: journaled before it is answered. */
-  private spend(lease: Lease, p: Principal): Admission {
-    fs.writeSync(lease.fd, ONE_CALL);
+  /**
+   * Admits a call from a lease: journaled before it is answered. The bytes of every call admitted
+   * while the event loop handles one round of I/O are written together, once that round is over
+   * (one write instead of one per call); the calls are answered after it.
+   */
+  private spend(lease: Lease, p: Principal): Promise<Admission> {
     lease.spent++;
     lease.lastUsed = Date.now();
     if (p.token.id !== null) lease.tokens.add(p.token.id);
-    return {
+    const admission: Admission = {
       limit: lease.limit,
       remaining: Math.max(0, lease.limit - (lease.hitsBefore + lease.spent)),
       resetAt: lease.resetAt,
       callsUsedMonth: lease.callsMonthBefore + (lease.billable ? lease.spent : 0),
     };
+    return new Promise<Admission>((resolve, reject) => {
+      lease.unjournaled.push({ admission, resolve, reject });
+      this.journaling.add(lease);
+      if (!this.journalsDue) {
+        this.journalsDue = true;
+        setImmediate(() => this.writeJournals());
+      }
+    });
+  }
+
+  private writeJournals(): void {
+    this.journalsDue = false;
+    for (const lease of this.journaling) this.writeJournal(lease);
+    this.journaling.clear();
+  }
+
+  /**
+   * Writes a lease's waiting calls to its journal and answers them. Calls whose bytes could not be
+   * written are refused and not spent (the journal is what bills them after a crash).
+   */
+  private writeJournal(lease: Lease): void {
+    const calls = lease.unjournaled;
+    if (!calls.length) return;
+    lease.unjournaled = [];
+    let written = 0;
+    let failure: unknown = null;
+    try {
+      written = fs.writeSync(lease.fd, calls.length === 1 ? ONE_CALL : Buffer.alloc(calls.length, ONE_CALL));
+    } catch (err) {
+      failure = err;
+    }
+    lease.spent -= calls.length - written;
+    for (let i = 0; i < calls.length; i++) {
+      if (i < written) calls[i].resolve(calls[i].admission);
+      else calls[i].reject(failure ?? new Error(`lease journal ${lease.file}: short write`));
+    }
   }
 
   /** Lets go of a key's lease and settles it in the background; sizes the key's next lease. */
   private retire(key: string, lease: Lease): void {
+    this.writeJournal(lease);
     if (this.leases.get(key) === lease) this.leases.delete(key);
     this.resize(key, lease.spent === lease.granted);
     fs.closeSync(lease.fd);

@@ -65,6 +65,57 @@ describe('API call leases', function () {
     expect(fs.readdirSync(leaseDirOf(svc.app.config))).to.deep.equal([]);
   });
 
+  /** This process's lease with at least `room` calls left for the organization's billable calls, taken by calling. */
+  async function heldLease(orgId: number, token: string, room: number) {
+    type Held = { id: string; granted: number; spent: number; fd: number; file: string };
+    const leases = (svc.app.admitter as unknown as { leases: Map<string, Held> }).leases;
+    for (let i = 0; i < 50; i++) {
+      const open = await svc.app.db('api_leases').where({ org_id: orgId }).whereNull('settled_at').pluck('id');
+      const lease = [...leases.values()].find((l) => open.includes(l.id) && l.granted - l.spent >= room);
+      if (lease) return lease;
+      await statuses(token, 40, 8);
+    }
+    throw new Error('no lease with room');
+  }
+
+  it('answers a call from a lease only once its journal byte is written', async () => {
+    const { org, token } = await svc.createOrg({ plan: 'starter_monthly', balanceMinor: 10_000 });
+    const principal = await svc.app.principals.authenticate(`Bearer ${token}`, new Date());
+    const lease = await heldLease(org.id, token, 10);
+    const before = fs.statSync(lease.file).size;
+    // Ten calls admitted in one turn of the event loop: each, when answered, finds every byte written.
+    const seen = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        svc.app.admitter.admit(principal, { billable: true }).then(() => fs.statSync(lease.file).size - before),
+      ),
+    );
+    expect(seen).to.deep.equal(Array(10).fill(10));
+    const b = await books(org.id);
+    expect(b.calls).to.equal(b.debited);
+  });
+
+  it('refuses, unbilled, the calls whose journal bytes cannot be written', async () => {
+    const { org, token } = await svc.createOrg({ plan: 'starter_monthly', balanceMinor: 10_000 });
+    const principal = await svc.app.principals.authenticate(`Bearer ${token}`, new Date());
+    const lease = await heldLease(org.id, token, 5);
+    const billedBefore = (await svc.app.db('api_leases').where({ id: lease.id }).first()).spent_at_take;
+    // The journal's descriptor swapped for a read-only one: the write fails (EBADF).
+    const writable = lease.fd;
+    lease.fd = fs.openSync(lease.file, 'r');
+    const journaled = fs.statSync(lease.file).size;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 5 }, () => svc.app.admitter.admit(principal, { billable: true })),
+    );
+    fs.closeSync(lease.fd);
+    lease.fd = writable;
+    expect(outcomes.map((o) => o.status)).to.deep.equal(Array(5).fill('rejected'));
+    expect(fs.statSync(lease.file).size).to.equal(journaled);
+    // Settled, the lease bills the calls of its take and its journal's bytes, not the refused ones.
+    await svc.app.admitter.settleAll();
+    const settled = await svc.app.db('api_leases').where({ id: lease.id }).first();
+    expect(Number(settled.spent)).to.equal(Number(billedBefore) + journaled);
+  });
+
   it('never admits beyond the wallet: a lease takes only what it can pay for', async () => {
     const { org, token } = await svc.createOrg({ plan: 'starter_monthly', balanceMinor: 150 });
     const r = await statuses(token, 400, 16);
