@@ -134,10 +134,24 @@ export const CONSENT_WORDS: Record<PageLanguage, ConsentWords> = {
 
 const SUPPORTED = new Set<string>(PAGE_LANGUAGES);
 
+/** Accept-Language headers repeat heavily: their page language is kept, up to this many headers (then forgotten at once). */
+const HEADERS_KEPT = 20_000;
+const byHeader = new Map<string, PageLanguage>();
+
 /** The page language for an Accept-Language header: the supported primary tag of highest quality, else en. */
 export function pageLanguage(fixed: PageLanguage | undefined, acceptLanguage: string | undefined): PageLanguage {
   if (fixed) return fixed;
   if (!acceptLanguage) return 'en';
+  let lang = byHeader.get(acceptLanguage);
+  if (lang === undefined) {
+    if (byHeader.size >= HEADERS_KEPT) byHeader.clear();
+    lang = headerLanguage(acceptLanguage);
+    byHeader.set(acceptLanguage, lang);
+  }
+  return lang;
+}
+
+function headerLanguage(acceptLanguage: string): PageLanguage {
   let best: PageLanguage = 'en';
   let bestQ = 0;
   for (const part of acceptLanguage.slice(0, 512).split(',')) {

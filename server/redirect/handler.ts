@@ -219,7 +219,13 @@ export class RedirectHandler {
     html: string | Buffer,
     extra: Record<string, string | string[]> = {},
   ): void {
-    res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html), ...extra });
+    // The same object as { ...PAGE_HEADERS, 'Content-Length': n, ...extra }, built without that
+    // spread: a copy of one constant is fast, but a property and a second spread after it went to
+    // V8's slow paths (about 7 µs a hosted page).
+    const headers: Record<string, string | string[] | number> = { ...PAGE_HEADERS };
+    headers['Content-Length'] = Buffer.byteLength(html);
+    for (const name in extra) headers[name] = extra[name];
+    res.writeHead(status, headers);
     res.end(head ? undefined : html);
   }
 
@@ -667,15 +673,19 @@ export class RedirectHandler {
     send(code);
   }
 
-  /** A hosted page of a code: with its custom_js (script tag and CSP hash) when it has one. */
+  /**
+   * A hosted page of a code: with its custom_js (script tag and CSP hash) when it has one. `headers`
+   * is a fresh object of the page's own headers, which the answer takes over and adds to (a spread
+   * copy of it cost about 10 µs a page: a generic copy and a slow define after it).
+   */
   private hostedPage(
     visit: Visit,
     html: string | Buffer,
     csp: string,
-    extra: Record<string, string>,
+    headers: Record<string, string>,
     setCookie: string | null,
   ): void {
-    const headers: Record<string, string> = { ...extra, 'Content-Security-Policy': csp };
+    headers['Content-Security-Policy'] = csp;
     let body = html;
     if (visit.code.script) {
       const page = withCustomScript(html, csp, visit.code.script);
