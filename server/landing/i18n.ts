@@ -2,6 +2,7 @@
 // offers, and the choice among them: landing_config.language when fixed, else the visitor's
 // Accept-Language (RFC 9110 quality values), else English.
 import { PAGE_LANGUAGES, type PageLanguage } from '../qr-codes/landing-config.js';
+import { KeptResults } from '../kept-results.js';
 
 export interface PageWords {
   save_contact: string;
@@ -134,21 +135,11 @@ export const CONSENT_WORDS: Record<PageLanguage, ConsentWords> = {
 
 const SUPPORTED = new Set<string>(PAGE_LANGUAGES);
 
-/** Accept-Language headers repeat heavily: their page language is kept, up to this many headers (then forgotten at once). */
-const HEADERS_KEPT = 20_000;
-const byHeader = new Map<string, PageLanguage>();
-
 /** The page language for an Accept-Language header: the supported primary tag of highest quality, else en. */
 export function pageLanguage(fixed: PageLanguage | undefined, acceptLanguage: string | undefined): PageLanguage {
   if (fixed) return fixed;
   if (!acceptLanguage) return 'en';
-  let lang = byHeader.get(acceptLanguage);
-  if (lang === undefined) {
-    if (byHeader.size >= HEADERS_KEPT) byHeader.clear();
-    lang = headerLanguage(acceptLanguage);
-    byHeader.set(acceptLanguage, lang);
-  }
-  return lang;
+  return byHeader.get(acceptLanguage);
 }
 
 function headerLanguage(acceptLanguage: string): PageLanguage {
@@ -169,3 +160,6 @@ function headerLanguage(acceptLanguage: string): PageLanguage {
   }
   return best;
 }
+
+/** Accept-Language headers repeat heavily: their page language is kept for up to 20,000 headers. */
+const byHeader = new KeptResults<PageLanguage>(20_000, headerLanguage);

@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { parseAgent, type AgentInfo } from '../analytics/agent.js';
+import { KeptResults } from '../kept-results.js';
 import type { GeoData } from '../geo/database.js';
 import { ipv6ToBigInt, parseIpv4 } from '../http-common/client-ip.js';
 
@@ -65,8 +66,8 @@ const sha256: (data: Buffer) => Buffer =
 
 export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   // User agents repeat heavily, and parsing one costs tens of microseconds: keep recent results.
-  const agents = new Map<string, AgentInfo>();
-  const languages = new Map<string, string>();
+  const agents = new KeptResults<AgentInfo>(AGENT_CACHE_MAX, parseAgent);
+  const languages = new KeptResults<string>(AGENT_CACHE_MAX, primaryLanguage);
   const hashKey = crypto.createHmac('sha256', secretKey).update('visitor-hash').digest();
   // inner = K^ipad followed by the message; outer = K^opad followed by the inner hash.
   const inner = Buffer.alloc(IPAD_LENGTH + 4096);
@@ -89,23 +90,10 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
       return { country: country.length === 2 ? country : '', provider: a?.provider ?? '', asn: a?.asn ?? 0 };
     },
     agent(ua) {
-      let info = agents.get(ua);
-      if (!info) {
-        if (agents.size >= AGENT_CACHE_MAX) agents.clear();
-        info = parseAgent(ua);
-        agents.set(ua, info);
-      }
-      return info;
+      return agents.get(ua);
     },
     language(header) {
-      if (!header) return '';
-      let lang = languages.get(header);
-      if (lang === undefined) {
-        if (languages.size >= AGENT_CACHE_MAX) languages.clear();
-        lang = primaryLanguage(header);
-        languages.set(header, lang);
-      }
-      return lang;
+      return header ? languages.get(header) : '';
     },
     visitorHash(ip, ua) {
       // HMAC-SHA-256 spelled out (RFC 2104: H(K^opad || H(K^ipad || m))) over reused buffers, so a
