@@ -219,13 +219,7 @@ export class RedirectHandler {
     html: string | Buffer,
     extra: Record<string, string | string[]> = {},
   ): void {
-    // The same object as { ...PAGE_HEADERS, 'Content-Length': n, ...extra }, built without that
-    // spread: a copy of one constant is fast, but a property and a second spread after it went to
-    // V8's slow paths (about 7 µs a hosted page).
-    const headers: Record<string, string | string[] | number> = { ...PAGE_HEADERS };
-    headers['Content-Length'] = Buffer.byteLength(html);
-    for (const name in extra) headers[name] = extra[name];
-    res.writeHead(status, headers);
+    res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html), ...extra });
     res.end(head ? undefined : html);
   }
 
