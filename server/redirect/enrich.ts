@@ -58,11 +58,17 @@ const AGENT_CACHE_MAX = 20_000;
 /** SHA-256's block size: the HMAC key (32 bytes here) is padded to it. */
 const IPAD_LENGTH = 64;
 
-/** One-shot SHA-256 (crypto.hash, Node 20.12+; a Hash object before that: engines says >=20). */
-const sha256: (data: Buffer) => Buffer =
+/**
+ * One-shot SHA-256 whose 32 bytes come back as a one-byte string ('binary', that is latin1), by
+ * crypto.hash (Node 20.12+) or a Hash object before that (engines says >=20). Not a Buffer: each
+ * Buffer a call returns is an ArrayBuffer with its own malloc'd store, which the garbage collector
+ * tracks and sweeps, and in the redirect's loop making those cost three times the digest
+ * (docs/performance.md).
+ */
+const sha256: (data: Buffer) => string =
   typeof crypto.hash === 'function'
-    ? (data) => crypto.hash('sha256', data, 'buffer')
-    : (data) => crypto.createHash('sha256').update(data).digest();
+    ? (data) => crypto.hash('sha256', data, 'binary')
+    : (data) => crypto.createHash('sha256').update(data).digest('binary');
 
 export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
   // User agents repeat heavily, and parsing one costs tens of microseconds: keep recent results.
@@ -100,18 +106,21 @@ export function createEnricher(data: GeoData, secretKey: Buffer): Enricher {
       // request makes no Hmac object (each costs an OpenSSL context and a digest lookup by name).
       let n = IPAD_LENGTH + inner.write(ip, IPAD_LENGTH, 'utf8');
       inner[n++] = 0;
-      let innerHash: Buffer;
+      let innerHash: string;
       if (n + ua.length * 3 <= inner.length) {
         n += inner.write(ua, n, 'utf8');
         innerHash = sha256(inner.subarray(0, n));
       } else {
         innerHash = sha256(Buffer.concat([inner.subarray(0, n), Buffer.from(ua, 'utf8')]));
       }
-      innerHash.copy(outer, IPAD_LENGTH);
+      outer.write(innerHash, IPAD_LENGTH, 'latin1');
       const d = sha256(outer);
-      // The first 53 bits: a UInt64 value that stays exact as a JS number, and avoids BigInt
-      // formatting on the hot path (a 53-bit space makes collisions between visitors negligible).
-      return String((d.readUInt32BE(0) & 0x1fffff) * 4294967296 + d.readUInt32BE(4));
+      // The first 53 bits (the low 21 bits of the first four bytes, then the next four): a UInt64
+      // value that stays exact as a JS number, and avoids BigInt formatting on the hot path (a 53-bit
+      // space makes collisions between visitors negligible).
+      const high = ((d.charCodeAt(1) & 0x1f) << 16) | (d.charCodeAt(2) << 8) | d.charCodeAt(3);
+      const low = d.charCodeAt(4) * 16777216 + ((d.charCodeAt(5) << 16) | (d.charCodeAt(6) << 8) | d.charCodeAt(7));
+      return String(high * 4294967296 + low);
     },
   };
 }

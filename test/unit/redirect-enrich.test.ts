@@ -178,6 +178,15 @@ describe('redirect enrichment', () => {
     ]) {
       expect(e.visitorHash(ip, ua), ua.slice(0, 20)).to.equal(expected(ip, ua));
     }
+    // Every byte value in every position of the digest's first eight bytes, many times over: 2,000
+    // random addresses and agents (any UTF-16 code unit but lone surrogates) against Node's HMAC.
+    const random = (n: number) =>
+      String.fromCharCode(...Array.from({ length: n }, () => Math.floor(Math.random() * 0xd800)));
+    for (let i = 0; i < 2000; i++) {
+      const ip = `${i % 256}.${(i * 7) % 256}.${(i * 13) % 256}.${(i * 31) % 256}`;
+      const ua = random(i % 300);
+      expect(e.visitorHash(ip, ua), `${ip} ${JSON.stringify(ua)}`).to.equal(expected(ip, ua));
+    }
   });
 
   it('reads IPv6 addresses with compressed zeros and IPv4 tails', () => {
