@@ -126,6 +126,26 @@ async function loadAsnTable(dir: string): Promise<AsnTable> {
   return new AsnTable(v4Start, v4End, v4Asn, v4Name, v6Start, v6End, v6Asn, v6Name, names);
 }
 
+/**
+ * The mmdb reader's records as decoded, by their offset in the file (mmdb-lib's decoder cache): the
+ * country database has one record per country, a few hundred, and a lookup that finds one no longer
+ * decodes its map and string again (about a third of a lookup's time). The records are shared:
+ * readers only read them. Bounded all the same, in case a larger database is ever loaded.
+ */
+class DecodedRecords {
+  private readonly records = new Map<number, unknown>();
+
+  get(offset: number): unknown {
+    return this.records.get(offset);
+  }
+
+  set(offset: number, record: unknown): void {
+    if (this.records.size < DECODED_RECORDS_MAX) this.records.set(offset, record);
+  }
+}
+
+const DECODED_RECORDS_MAX = 10_000;
+
 /** The ip-location-db mmdb stores a bare `country_code`, not MaxMind's nested records. */
 type CountryCodeRecord = CountryResponse & { country_code?: string };
 
@@ -139,7 +159,7 @@ export async function loadGeoData(): Promise<GeoData> {
   const mmdb = require.resolve('@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb');
   const asnDir = path.dirname(require.resolve('@ip-location-db/asn/package.json'));
   const [country, asn] = await Promise.all([
-    fs.readFile(mmdb).then((buf) => new Reader<CountryCodeRecord>(buf)),
+    fs.readFile(mmdb).then((buf) => new Reader<CountryCodeRecord>(buf, { cache: new DecodedRecords() })),
     loadAsnTable(asnDir),
   ]);
   return { country, asn };
