@@ -88,6 +88,8 @@ const PAGE_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 };
+/** PAGE_HEADERS as names and values in turn (page() sends them as a flat list). */
+const PAGE_HEADER_LIST: readonly string[] = Object.entries(PAGE_HEADERS).flat();
 /** How long the consent banner waits for an answer when the code has no prelander time of its own. */
 const CONSENT_BANNER_SECONDS = 10;
 
@@ -212,14 +214,24 @@ export class RedirectHandler {
     res.end('Internal error\n');
   }
 
+  /**
+   * A page with PAGE_HEADERS, those of `extra` in their place. The headers go to writeHead as one flat
+   * list of names and values: an object spread per request cost several microseconds here.
+   */
   private page(
     res: http.ServerResponse,
     head: boolean,
     status: number,
     html: string | Buffer,
-    extra: Record<string, string | string[]> = {},
+    extra: Record<string, string | string[]> | null = null,
   ): void {
-    res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html), ...extra });
+    const headers: (string | string[])[] = [];
+    for (let i = 0; i < PAGE_HEADER_LIST.length; i += 2) {
+      if (!extra || !(PAGE_HEADER_LIST[i] in extra)) headers.push(PAGE_HEADER_LIST[i], PAGE_HEADER_LIST[i + 1]);
+    }
+    headers.push('Content-Length', String(Buffer.byteLength(html)));
+    if (extra) for (const name in extra) headers.push(name, extra[name]);
+    res.writeHead(status, headers);
     res.end(head ? undefined : html);
   }
 
