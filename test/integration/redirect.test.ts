@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import http from 'node:http';
+import net from 'node:net';
 import { startTestService, type TestService } from '../helpers/harness.js';
 import { hashPassword } from '../../server/qr-codes/password.js';
 import { countScanBatch, giveBackRedirects, reserveRedirects } from '../../server/qr-codes/scan-lookup.js';
 import { RedirectCounters, STALE_SECONDS } from '../../server/redirect/counters.js';
 import { ulid } from 'ulid';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
+import { GONE_PAGES, NOT_FOUND_PAGE } from '../../server/redirect/pages.js';
 import { notifyBarrier, redirectCacheMarker } from '../helpers/notify-barrier.js';
 import {
   ANDROID,
@@ -119,6 +121,67 @@ describe('public redirect', function () {
       expect(res.status).to.equal(404);
       expect(res.headers['content-type']).to.equal('text/html; charset=utf-8');
       expect(res.body).to.include('<html lang="en">').and.include('This code is not available');
+    });
+
+    it('answers pipelined requests in order, 404 and 410 pages among redirects, each with its own headers and body', async () => {
+      // 404 and 410 pages leave with the turn's redirects (after their scans are on file): one
+      // connection, every request sent before the first answer, so they share turns of the event loop.
+      const live = await code({ destination: 'https://example.com/pipelined' });
+      const paused = await code({ status: 'paused' });
+      const expired = await code({ expire_at: new Date('2020-01-01T00:00:00Z') });
+      const asks = [
+        ['GET', `/${org.slug}/nope-1`],
+        ['GET', live.path],
+        ['HEAD', `/${org.slug}/nope-2`],
+        ['GET', expired.path],
+        ['GET', paused.path],
+        ['GET', live.path],
+        ['GET', `/${org.slug}/nope-3`],
+      ] as const;
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(rd.port, '127.0.0.1');
+        let got = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (c: string) => (got += c));
+        socket.on('end', () => resolve(got));
+        socket.on('error', reject);
+        socket.write(
+          asks
+            .map(
+              ([m, p], i) =>
+                `${m} ${p} HTTP/1.1\r\nHost: ${FALLBACK}\r\n${i === asks.length - 1 ? 'Connection: close\r\n' : ''}\r\n`,
+            )
+            .join(''),
+        );
+      });
+      // Each answer: its status line, headers, and as many body bytes as its Content-Length (none for HEAD).
+      const answers: { status: number; headers: Record<string, string>; body: string }[] = [];
+      let at = 0;
+      for (const [method] of asks) {
+        const end = raw.indexOf('\r\n\r\n', at);
+        expect(end, `answer ${answers.length + 1} of ${asks.length}`).to.be.greaterThan(-1);
+        const [statusLine, ...lines] = raw.slice(at, end).split('\r\n');
+        const headers = Object.fromEntries(
+          lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+        );
+        const length = method === 'HEAD' ? 0 : Number(headers['content-length']);
+        answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: raw.slice(end + 4, end + 4 + length) });
+        at = end + 4 + length;
+      }
+      expect(at, 'nothing after the last answer').to.equal(raw.length);
+      expect(answers.map((a) => a.status)).to.deep.equal([404, 302, 404, 410, 404, 302, 404]);
+      for (const i of [0, 2, 4, 6]) {
+        expect(answers[i].headers['content-type']).to.equal('text/html; charset=utf-8');
+        expect(Number(answers[i].headers['content-length'])).to.equal(NOT_FOUND_PAGE.length);
+      }
+      for (const i of [0, 4, 6]) expect(answers[i].body).to.equal(NOT_FOUND_PAGE.toString('latin1'));
+      expect(answers[2].body).to.equal('');
+      expect(answers[3].body).to.equal(GONE_PAGES.expired.toString('latin1'));
+      for (const i of [1, 5]) {
+        expect(answers[i].headers.location).to.equal('https://example.com/pipelined');
+        expect(answers[i].body).to.equal('');
+      }
+      expect(await scansOf(live.id)).to.have.length(2);
     });
 
     for (const status of ['paused', 'archived']) {
