@@ -215,13 +215,14 @@ export class RedirectHandler {
   }
 
   /**
-   * A 404 or 410 page of the request path (it records no scan), sent with the answers of the same turn
-   * of the event loop when there is a gate: answers that leave together after the round of I/O cost
-   * less CPU than each at once (a flood of unknown slugs: 82-94 against 62-82 µs a 404, docs/redirect.md).
+   * An answer of the request path that records no scan (a 404 or 410 page, a domain's root or
+   * not-found redirect), sent with the answers of the same turn of the event loop when there is a
+   * gate: answers that leave together after the round of I/O cost less CPU than each at once (a flood
+   * of unknown slugs: 82-94 against 62-82 µs a 404, docs/redirect.md).
    */
-  private pageLater(res: http.ServerResponse, head: boolean, status: number, html: Buffer): void {
-    if (this.answerGate) this.answerGate.after(() => this.page(res, head, status, html));
-    else this.page(res, head, status, html);
+  private later(answer: () => void): void {
+    if (this.answerGate) this.answerGate.after(answer);
+    else answer();
   }
 
   /**
@@ -314,10 +315,10 @@ export class RedirectHandler {
     domain: DomainEntry | null,
   ): void | Promise<void> {
     const head = method === 'HEAD';
-    if (!domain) return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+    if (!domain) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
     if (domain.answersUntil !== Infinity || domain.httpsUntil !== 0) {
       const now = this.app.clock.now().getTime();
-      if (now >= domain.answersUntil) return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+      if (now >= domain.answersUntil) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
       if (now < domain.httpsUntil && !this.secure(req)) {
         // Permanent, method-preserving: a form posted over HTTP is posted again over HTTPS.
         const bare = host.lastIndexOf(':') > 0 && !host.endsWith(']') ? host.slice(0, host.lastIndexOf(':')) : host;
@@ -343,8 +344,9 @@ export class RedirectHandler {
     }
     const pathname = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
     if (pathname === '/' || pathname === '') {
-      if (domain.rootRedirect) return this.redirect(res, 302, domain.rootRedirect);
-      return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+      const rootRedirect = domain.rootRedirect;
+      if (rootRedirect) return this.later(() => this.redirect(res, 302, rootRedirect));
+      return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
     }
     const rest = pathname.slice(1);
     const parts = rest.includes('%') ? rest.split('/').map(safeDecode) : rest.split('/');
@@ -393,11 +395,12 @@ export class RedirectHandler {
       if (!head && this.orphanSampler.take(domain.id, Date.now())) {
         this.orphan(req, domain, host, pathname, code ? 'inactive' : 'unknown');
       }
-      if (domain.notFoundRedirect) return this.redirect(res, 302, domain.notFoundRedirect);
-      return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+      const notFoundRedirect = domain.notFoundRedirect;
+      if (notFoundRedirect) return this.later(() => this.redirect(res, 302, notFoundRedirect));
+      return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
     }
     // A static code's QR holds its payload: its public_url is never printed, and answers nothing.
-    if (code.type !== 'url' && !code.landing) return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+    if (code.type !== 'url' && !code.landing) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
 
     const now = this.app.clock.now();
     const ua = req.headers['user-agent'] ?? '';
@@ -412,10 +415,11 @@ export class RedirectHandler {
       visitorHash: this.enricher.visitorHash(ip, ua),
     };
     const decision = decide(code.settings, visitor, now, code.parsed);
-    if (decision.kind === 'not_found') return this.pageLater(res, head, 404, NOT_FOUND_PAGE);
+    if (decision.kind === 'not_found') return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
     // A landing-page code has no URL of its own: where routing and schedule send nowhere, the page answers.
     const page = !!code.landing && decision.kind === 'gone' && decision.reason === 'no_destination';
-    if (decision.kind === 'gone' && !page) return this.pageLater(res, head, 410, GONE_PAGES[decision.reason]);
+    if (decision.kind === 'gone' && !page)
+      return this.later(() => this.page(res, head, 410, GONE_PAGES[decision.reason]));
     const visit: Visit = {
       req,
       res,
