@@ -55,7 +55,8 @@ export interface AckMessage {
 
 /**
  * Runs answers at the end of the turn, once the rows recorded in it are on file: the handler's answers
- * to scans, and its 404 and 410 pages, which record none but cost less CPU leaving with the others.
+ * to scans, and those that record none (404 and 410 pages, a domain's root and not-found redirects),
+ * which cost less CPU leaving with the others.
  */
 export interface AnswerGate {
   after(answer: () => void): void;
