@@ -29,11 +29,12 @@ node_modules/.installed: package.json package-lock.json
 # The MCP Inspector that the tests run (the service never does) declares Node 22.19 or later: it lives
 # in tools/inspector with its own lock file and the Node it needs (the `node` package, 24), and is
 # installed by that Node's npm (`npx -y node@<that version>`, from the npm registry), so npm on
-# Node 20 meets no engine it does not satisfy (no EBADENGINE).
+# Node 20 meets no engine it does not satisfy (no EBADENGINE). npm turns on Node's module compile
+# cache where Node has one (22 and later), which would leave /tmp/node-compile-cache behind.
 INSPECTOR_NODE = $(shell node -p "require('./tools/inspector/package.json').dependencies.node")
 tools/inspector/node_modules/.installed: tools/inspector/package.json tools/inspector/package-lock.json
 	@echo "==> Installing the MCP Inspector of the tests with Node $(INSPECTOR_NODE)"
-	cd tools/inspector && npx -y node@$(INSPECTOR_NODE) "$$(npm root -g)/npm/bin/npm-cli.js" ci --no-audit --no-fund --loglevel=$(NPM_LOGLEVEL)
+	cd tools/inspector && NODE_DISABLE_COMPILE_CACHE=1 npx -y node@$(INSPECTOR_NODE) "$$(npm root -g)/npm/bin/npm-cli.js" ci --no-audit --no-fund --loglevel=$(NPM_LOGLEVEL)
 	@touch $@
 
 install: node_modules/.installed

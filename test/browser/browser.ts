@@ -34,8 +34,19 @@ function ensureChromium(): void {
  */
 export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   ensureChromium();
+  // Chromium keeps an NSS database and a dconf cache under HOME (~/.local/share/pki, ~/.cache/dconf)
+  // beside its profile: a HOME in the test run's own temporary directory, removed with it.
+  const home = path.join(testRoot(), 'chromium-home');
+  fs.mkdirSync(home, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
+    env: {
+      ...process.env,
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, '.config'),
+      XDG_CACHE_HOME: path.join(home, '.cache'),
+      XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    },
     args: [
       '--no-sandbox',
       '--disable-gpu',
