@@ -225,6 +225,11 @@ export class RedirectHandler {
     else answer();
   }
 
+  /** The 404 page: every one the redirect sends, through later(). */
+  private notFound(res: http.ServerResponse, head: boolean): void {
+    this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+  }
+
   /**
    * A page with PAGE_HEADERS, those of `extra` in their place. The headers go to writeHead as one flat
    * list of names and values: an object spread per request cost several microseconds here.
@@ -315,10 +320,10 @@ export class RedirectHandler {
     domain: DomainEntry | null,
   ): void | Promise<void> {
     const head = method === 'HEAD';
-    if (!domain) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+    if (!domain) return this.notFound(res, head);
     if (domain.answersUntil !== Infinity || domain.httpsUntil !== 0) {
       const now = this.app.clock.now().getTime();
-      if (now >= domain.answersUntil) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+      if (now >= domain.answersUntil) return this.notFound(res, head);
       if (now < domain.httpsUntil && !this.secure(req)) {
         // Permanent, method-preserving: a form posted over HTTP is posted again over HTTPS.
         const bare = host.lastIndexOf(':') > 0 && !host.endsWith(']') ? host.slice(0, host.lastIndexOf(':')) : host;
@@ -346,7 +351,7 @@ export class RedirectHandler {
     if (pathname === '/' || pathname === '') {
       const rootRedirect = domain.rootRedirect;
       if (rootRedirect) return this.later(() => this.redirect(res, 302, rootRedirect));
-      return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+      return this.notFound(res, head);
     }
     const rest = pathname.slice(1);
     const parts = rest.includes('%') ? rest.split('/').map(safeDecode) : rest.split('/');
@@ -397,10 +402,10 @@ export class RedirectHandler {
       }
       const notFoundRedirect = domain.notFoundRedirect;
       if (notFoundRedirect) return this.later(() => this.redirect(res, 302, notFoundRedirect));
-      return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+      return this.notFound(res, head);
     }
     // A static code's QR holds its payload: its public_url is never printed, and answers nothing.
-    if (code.type !== 'url' && !code.landing) return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+    if (code.type !== 'url' && !code.landing) return this.notFound(res, head);
 
     const now = this.app.clock.now();
     const ua = req.headers['user-agent'] ?? '';
@@ -415,7 +420,7 @@ export class RedirectHandler {
       visitorHash: this.enricher.visitorHash(ip, ua),
     };
     const decision = decide(code.settings, visitor, now, code.parsed);
-    if (decision.kind === 'not_found') return this.later(() => this.page(res, head, 404, NOT_FOUND_PAGE));
+    if (decision.kind === 'not_found') return this.notFound(res, head);
     // A landing-page code has no URL of its own: where routing and schedule send nowhere, the page answers.
     const page = !!code.landing && decision.kind === 'gone' && decision.reason === 'no_destination';
     if (decision.kind === 'gone' && !page)
@@ -673,11 +678,11 @@ export class RedirectHandler {
     name: string,
   ): void | Promise<void> {
     const parsed = parseScriptName(name);
-    if (!parsed || !domain.orgSlug) return this.page(res, head, 404, NOT_FOUND_PAGE);
+    if (!parsed || !domain.orgSlug) return this.notFound(res, head);
     const key = slugKey(domain.orgSlug, parsed.slug);
     const send = (code: CodeEntry | null): void => {
       const script = code && code.domainId === domain.id && code.settings.status === 'active' ? code.script : null;
-      if (!script || !script.src.endsWith(`.${parsed.version}.js`)) return this.page(res, head, 404, NOT_FOUND_PAGE);
+      if (!script || !script.src.endsWith(`.${parsed.version}.js`)) return this.notFound(res, head);
       res.writeHead(200, {
         'Content-Type': 'text/javascript; charset=utf-8',
         'Content-Length': script.body.length,
@@ -783,7 +788,7 @@ export class RedirectHandler {
     const landing = code.landing!;
     if (query.action === 'page') return this.landingPageAnswer(visit, null);
     const answer = landingAction(landing, query.action, query.index, now);
-    if (!answer) return this.page(res, head, 404, NOT_FOUND_PAGE);
+    if (!answer) return this.notFound(res, head);
     if (!head) this.recordAction(visit, query.action, query.action === 'link' ? query.index : 0);
     if (answer.kind === 'redirect') return this.redirect(res, 302, answer.url);
     res.writeHead(200, {
