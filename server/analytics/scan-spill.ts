@@ -12,11 +12,16 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { ulid } from 'ulid';
 
-/** A batch as the scan buffer spills it (server/redirect/scan-buffer.ts). */
+/** A batch as the scan buffer spills it (server/redirect/scan-buffer.ts): its rows as bytes or text. */
 interface Batch {
   token: string;
-  tsv: string;
+  tsv: string | Buffer;
   rows: number;
+}
+
+/** A batch's rows as text (for a spill or quarantine file, or another process's channel). */
+export function batchText(batch: Batch): string {
+  return typeof batch.tsv === 'string' ? batch.tsv : batch.tsv.toString('utf8');
 }
 
 /** The spill directory of a data directory. */
@@ -103,7 +108,15 @@ export async function quarantineBatch(
   const dir = quarantineDirOf(spillDir);
   await fsp.mkdir(dir, { recursive: true });
   const file = path.join(dir, `${table}-${batch.token}.ndjson`);
-  const entry = { ...batch, table, from, error: error.slice(0, 2000), at: new Date().toISOString() };
+  const entry = {
+    token: batch.token,
+    tsv: batchText(batch),
+    rows: batch.rows,
+    table,
+    from,
+    error: error.slice(0, 2000),
+    at: new Date().toISOString(),
+  };
   await fsp.writeFile(`${file}.tmp`, JSON.stringify(entry) + '\n');
   await fsp.rename(`${file}.tmp`, file);
   return file;

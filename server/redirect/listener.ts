@@ -132,6 +132,11 @@ export async function startRedirectListener(
       count,
       stored,
       keepRows: stored ? () => storedRowsWanted(app) : undefined,
+      // What the count and stored hooks count per batch (redirects_count, the stream's ledger).
+      tally:
+        count || stored
+          ? ['code_id', 'org_id'].map((c) => REDIRECT_TABLES[table].columns.indexOf(c)).filter((i) => i >= 0)
+          : undefined,
     });
   // redirects_count is added per batch (scan-counts.ts); a capped code's batch settles the
   // reservation it was served from (counters.ts).

@@ -20,7 +20,7 @@ import {
 import type { Logger } from '../logger.js';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import { batchColumns, type Batch, type BatchJournal } from './scan-buffer.js';
-import { clickHouseCode } from '../analytics/scan-spill.js';
+import { batchText, clickHouseCode } from '../analytics/scan-spill.js';
 
 /**
  * The tables a redirect process writes or replays, by name, with their rows' columns and the forms
@@ -239,7 +239,7 @@ export class OwnerInserts {
           type: 'scan-batch',
           id,
           table,
-          batch: { token: batch.token, tsv: batch.tsv, rows: batch.rows },
+          batch: { token: batch.token, tsv: batchText(batch), rows: batch.rows },
         });
       });
   }

@@ -9,7 +9,7 @@ import { anyStreamOpen, pruneStoredBatches, recordStoredBatch, type BatchKind } 
 import { handOffStoredBatch } from '../analytics/live-handoff.js';
 import type { AppContext } from '../context.js';
 import type { Batch } from './scan-buffer.js';
-import { countsOf } from './scan-counts.js';
+import { batchCounts } from './scan-counts.js';
 
 const ATTEMPTS = 3;
 /** The ledger's rows past the resume window are deleted about hourly, by whoever writes it. */
@@ -59,7 +59,7 @@ export function scanBatchPublisher(
       pruned = Date.now();
       void pruneStoredBatches(db).catch((err) => log.warn({ err }, 'live stream: pruning the batch ledger failed'));
     }
-    const orgRows = countsOf(batch.tsv, column);
+    const orgRows = batchCounts(batch, column);
     for (let i = 1; ; i++) {
       try {
         const seq = await recordStoredBatch(db, batch.token, orgRows, kind);

@@ -8,8 +8,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { monotonicFactory, ulid } from 'ulid';
 import { pino } from 'pino';
-import { ScanBuffer, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
+import { ScanBuffer, type Batch, type ScanBufferOptions } from '../../server/redirect/scan-buffer.js';
+import { batchCounts, countsOf } from '../../server/redirect/scan-counts.js';
 import {
+  batchText,
   findQuarantined,
   listQuarantine,
   requeueQuarantined,
@@ -244,6 +246,51 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
     await b.close();
   });
 
+  it('hands each batch its own bytes (a later batch never writes over them before it is stored) and its tallies as countsOf reads its rows', async () => {
+    const t = table();
+    await t.create();
+    const seen: Batch[] = [];
+    const b = buffer(t, {
+      maxRows: 4,
+      tally: [COLUMNS.indexOf('n')],
+      count: async (batch) => void seen.push(batch),
+    });
+    // n: repeated values, and 0 (no positive whole number: never counted); text with escapes and multi-byte characters.
+    const pushed = [3, 3, 0, 7, 9, 9, 9, 1].map((n, i) => ({ id: `t-${i}`, n, text: i % 2 ? 'Ünï\tcødé ✓' : 'a\tb' }));
+    for (const r of pushed) b.push(r);
+    await b.flush();
+    expect(seen).to.have.length(2);
+    const line = (r: Row) => `${r.id}\t${r.n}\t${r.text.replace('\t', '\\t')}\n`;
+    for (const [k, batch] of seen.entries()) {
+      expect(Buffer.isBuffer(batch.tsv)).to.equal(true);
+      // The first batch's bytes are still its own rows after the second batch was encoded.
+      expect(batchText(batch)).to.equal(
+        pushed
+          .slice(k * 4, k * 4 + 4)
+          .map(line)
+          .join(''),
+      );
+      expect([...batch.tallies!.get(1)!]).to.deep.equal(countsOf(batchText(batch), 1));
+      expect(batchCounts(batch, 1)).to.deep.equal(countsOf(batch.tsv, 1));
+    }
+    expect([...seen[0].tallies!.get(1)!]).to.deep.equal([
+      [3, 2],
+      [7, 1],
+    ]);
+    expect([...seen[1].tallies!.get(1)!]).to.deep.equal([
+      [9, 3],
+      [1, 1],
+    ]);
+    // Without a tally, a batch is counted from its rows.
+    const plain = { ...seen[0], tallies: undefined };
+    expect(batchCounts(plain, 1)).to.deep.equal([
+      [3, 2],
+      [7, 1],
+    ]);
+    expect(await stored(t)).to.deep.equal(pushed);
+    await b.close();
+  });
+
   it('stores a single row larger than twice the encoding buffer', async () => {
     const t = table();
     await t.create();
@@ -413,7 +460,7 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       attempts: 3,
       insert: (batch) =>
         insertText(ch.client, {
-          table: batch.tsv.startsWith('late') ? `${db}.missing_${tables}` : t.name,
+          table: batchText(batch).startsWith('late') ? `${db}.missing_${tables}` : t.name,
           columns: COLUMNS,
           format: 'TabSeparated',
           body: batch.tsv,

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { ulid } from 'ulid';
 import { rowsOfHandedBatch } from '../../server/analytics/live-handoff.js';
 import { actionsOfBatches, scansOfBatches } from '../../server/analytics/queries.js';
+import { batchText } from '../../server/analytics/scan-spill.js';
 import { ScanBuffer, type Batch } from '../../server/redirect/scan-buffer.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { startRedirectListener, type RedirectListener } from '../../server/redirect/listener.js';
@@ -569,7 +570,7 @@ describe('live scan stream (GET /v1/scans/stream)', function () {
       expect(stored.map((batch) => batch.rows)).to.deep.equal([odd.length, 3]);
       const [scanBatch, actionBatch] = stored;
       // The escapes really are in what was inserted.
-      expect(scanBatch.tsv).to.include('\\t').and.include('\\\\').and.include('\\n').and.include('\\0');
+      expect(batchText(scanBatch)).to.include('\\t').and.include('\\\\').and.include('\\n').and.include('\\0');
       const orgs = [a.org.id, b.org.id];
       const read = { orgIds: orgs, tokens: [scanBatch.token], fromMs: at - 60_000, toMs: at + 60_000 };
       const byId = <T extends { scan_id?: string; action_id?: string }>(rows: T[]) =>

@@ -73,6 +73,12 @@ describe('scan TabSeparated encoding', () => {
     const now = [row, gs1].map(encodeScanRow).join('');
     expect(batchColumns(old, SCAN_COLUMNS, former)).to.equal(SCAN_EVENT_COLUMNS);
     expect(batchColumns(now, SCAN_COLUMNS, former)).to.equal(SCAN_COLUMNS);
+    // A sealed batch is bytes: the same answer, with multi-byte text in its first row and without a line break.
+    const unicode = tsvLine({ ...row, os: 'Ünïcødé 日本' }, SCAN_EVENT_COLUMNS);
+    expect(batchColumns(Buffer.from(unicode + now), SCAN_COLUMNS, former)).to.equal(SCAN_EVENT_COLUMNS);
+    expect(batchColumns(Buffer.from(now), SCAN_COLUMNS, former)).to.equal(SCAN_COLUMNS);
+    expect(batchColumns(Buffer.from(unicode.slice(0, -1)), SCAN_COLUMNS, former)).to.equal(SCAN_EVENT_COLUMNS);
+    expect(batchColumns(unicode.slice(0, -1), SCAN_COLUMNS, former)).to.equal(SCAN_EVENT_COLUMNS);
     // Escaped tabs in a text are no fields; a form no version wrote is inserted as the current one (and refused).
     expect(batchColumns(tsvLine({ ...row, os: 'a\tb' }, SCAN_EVENT_COLUMNS), SCAN_COLUMNS, former)).to.equal(
       SCAN_EVENT_COLUMNS,
@@ -107,6 +113,8 @@ describe('scan TabSeparated encoding', () => {
     for (const column of ['org_id', 'code_id', 'asn', 'is_bot']) {
       const at = SCAN_COLUMNS.indexOf(column as (typeof SCAN_COLUMNS)[number]);
       expect(countsOf(tsv, at), column).to.deep.equal(bySplit(tsv, at));
+      // A sealed batch is the bytes as encoded: counted the same (multi-byte text before the column included).
+      expect(countsOf(Buffer.from(tsv), at), column).to.deep.equal(bySplit(tsv, at));
     }
     // Not counted: text, a sign, a fraction, an empty field, a missing field, beyond 2^53; a last line without its newline is.
     const odd = '1\tabc\n1\t-5\n1\t2.5\n1\t\n1\n1\t99999999999999999999\n1\t0\n1\t007\n1\t7';
