@@ -71,7 +71,8 @@ export async function startRedirectCluster(app: AppContext, processes: number): 
     return worker;
   };
 
-  cluster.setupPrimary({ execArgv: process.execArgv });
+  // 'advanced': V8's serializer, so a scan batch's bytes cross the channel as a Buffer (scan-ipc.ts).
+  cluster.setupPrimary({ execArgv: process.execArgv, serialization: 'advanced' });
   for (let i = 0; i < processes; i++) fork();
   app.readiness.listening('redirect', () => listening.size > 0);
   if (app.config.redirectTlsPort !== null) app.readiness.listening('redirect_tls', () => listening.size > 0);

@@ -20,7 +20,7 @@ import {
 import type { Logger } from '../logger.js';
 import { insertText, type ClickHouseClient } from '../stores/clickhouse.js';
 import { batchColumns, type Batch, type BatchJournal } from './scan-buffer.js';
-import { batchText, clickHouseCode } from '../analytics/scan-spill.js';
+import { clickHouseCode } from '../analytics/scan-spill.js';
 
 /**
  * The tables a redirect process writes or replays, by name, with their rows' columns and the forms
@@ -235,11 +235,13 @@ export class OwnerInserts {
         if (!this.channel.connected) return reject(new Error('the owner process is gone'));
         const id = this.next++;
         this.waiting.set(id, { resolve, reject });
+        // The channel serializes with V8's serializer (cluster.ts): a batch's bytes go as they are,
+        // copied once, where JSON made them a string, escaped it and parsed it again on both sides.
         this.channel.send({
           type: 'scan-batch',
           id,
           table,
-          batch: { token: batch.token, tsv: batchText(batch), rows: batch.rows },
+          batch: { token: batch.token, tsv: batch.tsv, rows: batch.rows },
         });
       });
   }
@@ -261,7 +263,7 @@ export async function insertForWorker(
   const table =
     typeof m.table === 'string' && Object.hasOwn(REDIRECT_TABLES, m.table) ? REDIRECT_TABLES[m.table] : null;
   const batch = m.batch;
-  if (!table || typeof batch?.token !== 'string' || typeof batch.tsv !== 'string') {
+  if (!table || typeof batch?.token !== 'string' || !(typeof batch.tsv === 'string' || Buffer.isBuffer(batch.tsv))) {
     return { type: 'scan-ack', id: m.id, ok: false, error: 'not a scan batch' };
   }
   try {

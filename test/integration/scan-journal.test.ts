@@ -192,11 +192,12 @@ describe('scan journal (redirect processes: rows on file before they are answere
           type.startsWith('DateTime') ? '2026-11-27 10:00:00.000' : /Int/.test(type) ? '1' : 'x',
         );
         const batch = { token: ulid(), tsv: row.join('\t') + '\n', rows: 1 };
-        for (let i = 0; i < 2; i++) {
+        // Sent twice: as text (a journal replayed by a redirect process) and as the bytes a sealed batch is; one row stored.
+        for (const tsv of [batch.tsv, Buffer.from(batch.tsv)]) {
           const ack = await insertForWorker(
             ch.client,
             migrated,
-            { type: 'scan-batch', id: ++id, table: name, batch },
+            { type: 'scan-batch', id: ++id, table: name, batch: { ...batch, tsv } },
             log,
           );
           expect(ack, name).to.deep.equal({ type: 'scan-ack', id, ok: true });
@@ -221,6 +222,13 @@ describe('scan journal (redirect processes: rows on file before they are answere
         log,
       );
       expect(refused).to.deep.equal({ type: 'scan-ack', id: 99, ok: false, error: 'not a scan batch' });
+      const notRows = await insertForWorker(
+        ch.client,
+        migrated,
+        { type: 'scan-batch', id: 100, table: 'scan_events', batch: { token: ulid(), tsv: 7, rows: 1 } },
+        log,
+      );
+      expect(notRows).to.deep.equal({ type: 'scan-ack', id: 100, ok: false, error: 'not a scan batch' });
     } finally {
       await dropClickHouseDatabase(ch, migrated);
     }
