@@ -163,6 +163,8 @@ export class ScanBuffer<Row extends object> {
   // (it counts memory outside its heap towards the next one).
   private open: Buffer = Buffer.allocUnsafe(1 << 20);
   private spare: Buffer | null = null;
+  /** The buffer each batch sealed here was encoded into, to take back once the batch is stored. */
+  private readonly buffers = new WeakMap<Batch, Buffer>();
   private openBytes = 0;
   private openRows = 0;
   /** The open batch's row objects, when keepRows asked for them at its first row. */
@@ -278,7 +280,7 @@ export class ScanBuffer<Row extends object> {
     const line = this.encode(row);
     const needed = this.openBytes + line.length * 3;
     if (needed > this.open.length) {
-      // Growing copies the rows so far (10-20 ms at 8-16 MB): at least to what maxRows rows of the
+      // Growing copies the rows so far (11-14 ms at 8-16 MB): at least to what maxRows rows of the
       // size seen so far take, so a batch grows once rather than at every doubling. Pages of the
       // buffer that are never written are never touched.
       const forMaxRows = Math.ceil((needed / (this.openRows + 1)) * this.maxRows);
@@ -316,11 +318,11 @@ export class ScanBuffer<Row extends object> {
     if (!this.openRows) return;
     const token = this.opts.journal ? this.opts.journal.seal() : ulid();
     // The batch takes the bytes as they are; the next batch a stored batch's buffer, or a new one,
-    // as large as this one grew: growing copies the rows so far (10-20 ms at 8-16 MB).
-    const tsv = this.open.subarray(0, this.openBytes);
+    // as large as this one grew (growing copies the rows so far).
+    const batch: Batch = { token, tsv: this.open.subarray(0, this.openBytes), rows: this.openRows };
+    this.buffers.set(batch, this.open);
     this.open = this.spare && this.spare.length >= this.open.length ? this.spare : Buffer.allocUnsafe(this.open.length);
     this.spare = null;
-    const batch: Batch = { token, tsv, rows: this.openRows };
     if (this.openObjects) batch.objects = this.openObjects;
     if (this.openTallies) batch.tallies = this.openTallies;
     this.sealed.push(batch);
@@ -444,10 +446,8 @@ export class ScanBuffer<Row extends object> {
    * a copy as text.
    */
   private reuse(batch: Batch): void {
-    const bytes = batch.tsv;
-    if (typeof bytes === 'string' || bytes.byteOffset !== 0) return;
-    if (this.spare && this.spare.length >= bytes.buffer.byteLength) return;
-    this.spare = Buffer.from(bytes.buffer, 0, bytes.buffer.byteLength);
+    const buffer = this.buffers.get(batch);
+    if (buffer && !(this.spare && this.spare.length >= buffer.length)) this.spare = buffer;
   }
 
   /** Moves a batch ClickHouse cannot parse to the quarantine folder (spill-files.ts); false if it cannot be written. */

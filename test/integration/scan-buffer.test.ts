@@ -256,10 +256,15 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       count: async (batch) => void seen.push(batch),
     });
     // n: repeated values, and 0 (no positive whole number: never counted); text with escapes and multi-byte characters.
-    const pushed = [3, 3, 0, 7, 9, 9, 9, 1].map((n, i) => ({ id: `t-${i}`, n, text: i % 2 ? 'Ünï\tcødé ✓' : 'a\tb' }));
+    // Three batches pushed at once: the second and third are encoded while the first is on its way.
+    const pushed = [3, 3, 0, 7, 9, 9, 9, 1, 5, 5, 5, 5].map((n, i) => ({
+      id: `t-${String(i).padStart(2, '0')}`,
+      n,
+      text: i % 2 ? 'Ünï\tcødé ✓' : 'a\tb',
+    }));
     for (const r of pushed) b.push(r);
     await b.flush();
-    expect(seen).to.have.length(2);
+    expect(seen).to.have.length(3);
     const line = (r: Row) => `${r.id}\t${r.n}\t${r.text.replace('\t', '\\t')}\n`;
     for (const [k, batch] of seen.entries()) {
       expect(Buffer.isBuffer(batch.tsv)).to.equal(true);
@@ -287,7 +292,13 @@ describe('scan buffer (ClickHouse batches, retries and spill files)', function (
       [3, 2],
       [7, 1],
     ]);
+    expect([...seen[2].tallies!.get(1)!]).to.deep.equal([[5, 4]]);
     expect(await stored(t)).to.deep.equal(pushed);
+    // A batch encoded into the buffer of one already stored is stored intact too.
+    const later = pushed.map((r) => ({ ...r, id: `u-${r.id}` }));
+    for (const r of later) b.push(r);
+    await b.flush();
+    expect(await stored(t)).to.deep.equal([...pushed, ...later]);
     await b.close();
   });
 
