@@ -3,6 +3,7 @@
 // Table names are the same on a single server and on a cluster (there they are Distributed).
 import type { ScanAction, ScanEvent } from './scan-event.js';
 import type { ClickHouseHandle } from '../stores/clickhouse.js';
+import { rolledThrough } from './span-roll.js';
 import { spansOf } from './spans.js';
 
 export type RollupDimension =
@@ -95,7 +96,7 @@ function botClause(f: { includeBots?: boolean }): string {
   return f.includeBots ? '' : ' AND is_bot = 0';
 }
 
-/** Rows of the filter's scope, any day (scan_daily and scan_spans have each scope's own rows). */
+/** Rows of the filter's scope, any day (scan_spans has each scope's own rows). */
 function scopeOf(f: RollupFilter): { sql: string; params: Params } {
   const params: Params = { org: f.orgId, from: f.from, to: f.to };
   let scope: string;
@@ -111,10 +112,13 @@ function scopeOf(f: RollupFilter): { sql: string; params: Params } {
   return { sql: `org_id = {org:UInt64} AND ${scope}${botClause(f)}`, params };
 }
 
-/** Rows of the filter's scope and days in scan_daily. */
+/** The one-day spans of the filter's days: what a daily rollup row is (clickhouse/0031). */
+const ONE_DAY_SPANS = 'span = 0 AND start >= {from:Date} AND start <= {to:Date}';
+
+/** Rows of the filter's scope and days among the one-day spans. */
 function scopeWhere(f: RollupFilter): { sql: string; params: Params } {
   const w = scopeOf(f);
-  return { sql: `${w.sql} AND day >= {from:Date} AND day <= {to:Date}`, params: w.params };
+  return { sql: `${w.sql} AND ${ONE_DAY_SPANS}`, params: w.params };
 }
 
 async function rows<T>(ch: ClickHouseHandle, query: string, params: Params): Promise<T[]> {
@@ -144,8 +148,8 @@ export async function rollupDaily(
   // (Not WITH TOTALS: chDB 3.4 garbles the JSON format's totals when there are no rows.)
   const out = await rows<{ day: string; whole: number; scans: number; uniques: number }>(
     ch,
-    `SELECT day, grouping(day) AS whole, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
-       FROM ${ch.database}.scan_daily
+    `SELECT start AS day, grouping(day) AS whole, sum(scans) AS scans, uniqCombinedMerge(12)(visitors) AS uniques
+       FROM ${ch.database}.scan_spans
       WHERE dimension = 'total' AND ${w.sql}
       GROUP BY GROUPING SETS ((day), ())
       ORDER BY whole, day
@@ -207,8 +211,8 @@ export async function rollupReport(ch: ClickHouseHandle, f: RollupFilter, r: Rep
   const w = scopeOf(f);
   const table = `${ch.database}.scan_spans`;
   const params: Params = { ...w.params, dimension: r.dimension };
-  const days = 'span = 0 AND start >= {from:Date} AND start <= {to:Date}';
-  const covering = spansOf(f.from, f.to).map((s, i) => {
+  const days = ONE_DAY_SPANS;
+  const covering = spansOf(f.from, f.to, await rolledThrough(ch)).map((s, i) => {
     params[`span${i}`] = s.span;
     params[`start${i}`] = s.start;
     return `(span = {span${i}:UInt8} AND start = {start${i}:Date})`;
@@ -435,10 +439,10 @@ export async function codeScansOnDays(
     ch,
     // Imported scans (clickhouse/0010) are history, not traffic: taken back out of the rollup.
     `SELECT code_id, on_day, toUInt64(greatest(sum(n), 0)) AS scans FROM (
-       SELECT code_id, day AS on_day, toInt64(sum(scans)) AS n
-         FROM ${ch.database}.scan_daily
+       SELECT code_id, start AS on_day, toInt64(sum(scans)) AS n
+         FROM ${ch.database}.scan_spans
         WHERE org_id = {org:UInt64} AND scope = 'code' AND dimension = 'total' AND is_bot = 0
-          AND day >= {from:Date} AND day <= {to:Date} AND has({days:Array(Date)}, day)
+          AND ${ONE_DAY_SPANS} AND has({days:Array(Date)}, start)
           AND has({codes:Array(UInt64)}, code_id)
         GROUP BY code_id, on_day
        UNION ALL

@@ -6,6 +6,7 @@
 import { ulid } from 'ulid';
 import { insertSelect, insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
 import { COUNTRIES, DEVICES, REFERRERS } from './demo-traffic.js';
+import { longerSpansOf, SPAN_COLUMNS } from './span-roll.js';
 import { ROLLUP_DIMENSIONS } from '../../clickhouse/0002_scan_daily.js';
 import { clickHouseTime, SCAN_EVENT_COLUMNS, type ScanEvent as ScanEventRow } from './scan-event.js';
 
@@ -157,8 +158,8 @@ FROM numbers_mt(${start}, ${count})`;
  * for a seed.
  *
  * On a single server (chDB included) the rows go to a staging table first, which no materialized
- * view watches, and their partitions are then attached to scan_events; scan_daily gets the rows
- * the view would have written, once per month (attachWithRollup). The view would otherwise
+ * view watches, and their partitions are then attached to scan_events; scan_spans gets the rows
+ * the view would have written (attachWithRollup). The view would otherwise
  * aggregate every insert block on its own: a block of demo traffic spans 90 days and every code,
  * so it barely shrinks, and it fans every row out into three scopes (36 s of CPU per million scans
  * here, against about 10 s this way). With a cluster the rows are inserted into scan_events directly.
@@ -184,19 +185,22 @@ export async function writeSyntheticScans(ch: ClickHouseHandle, o: SyntheticScan
       done += n;
       o.onProgress?.(done, o.total);
     }
-    if (staging) await attachWithRollup(ch, staging, o.orgId);
+    if (staging) await attachWithRollup(ch, staging);
   } finally {
     if (staging) await ch.client.command({ query: `DROP TABLE IF EXISTS ${staging}` });
   }
 }
 
 /**
- * Moves the staging table's partitions into scan_events and rolls them up into scan_daily, with
- * the rows the view would have written: the code scope from the raw rows (one row per dimension
- * value), then the brand and organization scopes by merging the code scope's rows, far fewer than
- * the raw ones (the view fans every raw row out into all three scopes: three times the work).
+ * Moves the staging table's partitions into scan_events and writes the rollup rows the view would
+ * have written (clickhouse/0031): the one-day spans of the code scope from the raw rows (one row
+ * per dimension value), then those of the brand and organization scopes by merging the code
+ * scope's rows, far fewer than the raw ones (the view fans every raw row out into all three scopes:
+ * three times the work), all in a staging table of their own; then the one-day spans into
+ * scan_spans, and the longer spans of the finished days (a day not over yet is pending and rolled
+ * with the redirect's scans, span-roll.ts).
  */
-async function attachWithRollup(ch: ClickHouseHandle, staging: string, orgId: number): Promise<void> {
+async function attachWithRollup(ch: ClickHouseHandle, staging: string): Promise<void> {
   const db = ch.database;
   const [table] = staging.split('.').slice(-1);
   const rs = await ch.client.query({
@@ -209,28 +213,34 @@ async function attachWithRollup(ch: ClickHouseHandle, staging: string, orgId: nu
     `('total', '')`,
     ...Object.entries(ROLLUP_DIMENSIONS).map(([name, column]) => `('${name}', toString(${column}))`),
   ].join(', ');
-  for (const p of partitions) {
-    if (!/^[0-9]{6}$/.test(p)) throw new Error(`unexpected partition id ${p}`);
-    await ch.client.command({ query: `ALTER TABLE ${db}.scan_events ATTACH PARTITION ID '${p}' FROM ${staging}` });
-    await ch.client.command({
-      query: `INSERT INTO ${db}.scan_daily SETTINGS async_insert = 0
-SELECT org_id, 'code' AS scope, r.1 AS dimension, c AS code_id, b AS brand_id, day, is_bot, r.2 AS value,
-       count() AS scans, uniqCombinedState(12)(v) AS visitors
+  const days = `${staging}_spans`;
+  const run = (query: string) => ch.client.command({ query });
+  await run(`DROP TABLE IF EXISTS ${days}`);
+  await run(`CREATE TABLE ${days} AS ${db}.scan_spans`);
+  try {
+    for (const p of partitions) {
+      if (!/^[0-9]{6}$/.test(p)) throw new Error(`unexpected partition id ${p}`);
+      await run(`ALTER TABLE ${db}.scan_events ATTACH PARTITION ID '${p}' FROM ${staging}`);
+      await run(`INSERT INTO ${days} SETTINGS async_insert = 0
+SELECT org_id, 'code' AS scope, r.1 AS dimension, c AS code_id, b AS brand_id, is_bot, toUInt8(0) AS span, day AS start,
+       r.2 AS value, count() AS scans, uniqCombinedState(12)(v) AS visitors, toUInt8(day >= today()) AS pending
 FROM (SELECT org_id, toDate(scanned_at) AS day, brand_id AS b, code_id AS c, is_bot, visitor_hash AS v,
              ${Object.values(ROLLUP_DIMENSIONS).join(', ')}
         FROM ${staging} WHERE _partition_id = '${p}')
 ARRAY JOIN [${dimensions}] AS r
-GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value`,
-    });
-    await ch.client.command({
-      query: `INSERT INTO ${db}.scan_daily SETTINGS async_insert = 0
-SELECT org_id, r.1 AS scope, dimension, toUInt64(0) AS code_id, r.2 AS brand_id, day, is_bot, value,
-       sum(scans) AS scans, uniqCombinedMergeState(12)(visitors) AS visitors
-FROM (SELECT org_id, dimension, brand_id AS b, day, is_bot, value, scans, visitors
-        FROM ${db}.scan_daily
-       WHERE org_id = ${orgId} AND scope = 'code' AND toYYYYMM(day) = ${p})
+GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, start, value`);
+    }
+    await run(`INSERT INTO ${days} SETTINGS async_insert = 0
+SELECT org_id, r.1 AS scope, dimension, toUInt64(0) AS code_id, r.2 AS brand_id, is_bot, span, start, value,
+       sum(scans) AS scans, uniqCombinedMergeState(12)(visitors) AS visitors, pending
+FROM (SELECT org_id, dimension, brand_id AS b, is_bot, span, start, value, scans, visitors, pending
+        FROM ${days} WHERE scope = 'code')
 ARRAY JOIN [('brand', b), ('organization', toUInt64(0))] AS r
-GROUP BY org_id, scope, dimension, code_id, brand_id, day, is_bot, value`,
-    });
+GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value, pending`);
+    await run(`INSERT INTO ${db}.scan_spans SETTINGS async_insert = 0 SELECT * FROM ${days}`);
+    await run(`INSERT INTO ${db}.scan_spans (${SPAN_COLUMNS.join(', ')}) SETTINGS async_insert = 0
+${longerSpansOf(days, 'pending = 0')}`);
+  } finally {
+    await run(`DROP TABLE IF EXISTS ${days}`);
   }
 }

@@ -6,20 +6,20 @@
 // GS1 dimensions of 0026; the baseline), with the `batch` column and its bloom-filter index (0012),
 // with the scan_daily view (0002), with the scan_spans view on top (0004), with the imported-scans
 // view (0010, which every insert runs and which keeps no redirect's row), with the spans of four
-// lengths instead of seven (0029), and with scan_daily's view rolling the code scope up (0030: every
+// lengths instead of seven (0029), with scan_daily's view rolling the code scope up (0030), and with
+// one view writing the one-day spans only, the longer ones rolled once the day is over (0031: every
 // migration that touches scan_events' inserts), and prints the CPU per scan of each (all of chDB's
 // threads: the process's CPU time, from the first insert until the setup's background merges are
 // done) and the difference from the setup before. The statements of each setup are applied in their
-// migrations' order. Then two candidates that are not migrations: the spans view writing one-day
-// spans only (dayViewOnly below) with what its once-a-day roll costs, and no view on scan_events at
-// all, the rollups built by one periodic roll over all the batches (periodicRoll below), with what
-// that roll costs and whether it gives the same rollups as the views.
+// migrations' order. Then what 0031's roll of the day costs (once a day, not once per batch) and
+// whether its spans, once rolled, are those 0030's views wrote.
 //
 // The defaults are the redirect benchmark's mix (1,000 codes) and the batch SCAN_FLUSH_MS (3 s) of
 // it brings to one process (about 20,000 scans): the rollup rows of a batch grow with the codes and
 // values it holds, so fewer codes or larger batches cost less per scan (`--rows 5000 --batches 20`
-// was the one-second batch before 2026-11-28, `--codes 25 --rows 10000` the figures before that). Exits non-zero when every migration together costs more
-// than the goal (GOAL_US, 12 us per scan).
+// was the one-second batch before 2026-11-28, `--codes 25 --rows 10000` the figures before that). Exits
+// non-zero when every migration together costs more than the goal (GOAL_US, 12 us per scan) or the
+// rolled spans differ from the views'.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,8 @@ import { statements as scanBatch } from '../../clickhouse/0012_scan_batch.js';
 import { statements as spanLevels } from '../../clickhouse/0029_scan_span_levels.js';
 import { statements as dailyRollup } from '../../clickhouse/0030_scan_daily_rollup.js';
 import { statements as scanGs1 } from '../../clickhouse/0026_scan_gs1_dimensions.js';
+import { statements as spanRoll } from '../../clickhouse/0031_scan_span_roll.js';
+import { rollDay } from '../../server/analytics/span-roll.js';
 import { NO_GS1, REDIRECT_SCAN_COLUMNS } from '../../server/analytics/scan-event.js';
 import { encodeScanRow } from '../../server/redirect/scan-rows.js';
 import { insertText, openClickHouse } from '../../server/stores/clickhouse.js';
@@ -57,57 +59,6 @@ const devices = ['mobile', 'desktop', 'tablet', 'bot'];
 const referrers = ['', ...list('ref', 9)];
 const languages = list('l', 15);
 const providers = list('p', 40);
-
-/**
- * Not a migration: what an insert would cost if the view wrote only the one-day spans and the longer
- * ones (4, 16 and 64 days) were built once their days are over, from scan_daily's merged rows. The
- * roll itself is timed apart (rollLongerSpans), since it runs once a day, not once per batch.
- */
-function dayViewOnly(ctx: { database: string }): string[] {
-  const db = ctx.database;
-  return [
-    `DROP VIEW IF EXISTS ${db}.scan_spans_mv`,
-    `CREATE MATERIALIZED VIEW ${db}.scan_spans_mv TO ${db}.scan_spans AS
-SELECT org_id, scope, dimension, code_id, brand_id, is_bot, toUInt8(0) AS span, day AS start, value, scans, visitors
-FROM ${db}.scan_daily`,
-  ];
-}
-
-/** The longer spans of one finished day, from scan_daily (what a daily roll would add). */
-function rollLongerSpans(db: string, day: string): string {
-  return `INSERT INTO ${db}.scan_spans
-SELECT org_id, scope, dimension, code_id, brand_id, is_bot, span,
-       day - (toUInt32(day) % bitShiftLeft(toUInt32(1), span)) AS start, value, sum(scans), uniqCombinedMergeState(12)(visitors)
-FROM ${db}.scan_daily ARRAY JOIN CAST([2, 4, 6] AS Array(UInt8)) AS span
-WHERE day = toDate('${day}')
-GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value`;
-}
-
-/**
- * Not a migration: every migration, then scan_daily's view on scan_events dropped, so an insert
- * writes the events alone (and runs 0010's view, which keeps no redirect's row). The rollups are
- * then built by a periodic roll (rollBatches): scan_daily from the stored batches, and through
- * scan_daily's own view, the spans.
- */
-function periodicRoll(ctx: { database: string }): string[] {
-  return [`DROP VIEW ${ctx.database}.scan_daily_rollup_mv`];
-}
-
-/**
- * The roll of some batches: 0030's own SELECT (the view's text, not a copy of it) over the batches'
- * rows of scan_events, inserted into scan_daily.
- */
-function rollBatches(db: string, tokens: string[]): string {
-  const view = dailyRollup({ database: db, cluster: null, retentionDays: 400 }).find((q) =>
-    q.includes('scan_daily_rollup_mv TO'),
-  );
-  const at = view?.indexOf(' AS\nSELECT') ?? -1;
-  const from = `FROM ${db}.scan_events`;
-  if (at < 0 || !view!.includes(from)) throw new Error('0030 no longer creates its view as this bench expects');
-  const select = view!.slice(at + ' AS\n'.length);
-  const batches = tokens.map((t) => `'${t}'`).join(', ');
-  return `INSERT INTO ${db}.scan_daily ${select.replace(from, `FROM (SELECT * FROM ${db}.scan_events WHERE batch IN (${batches}))`)}`;
-}
 
 /** The day every batch's scans fall on (today, UTC), fixed once so the roll reads the same day. */
 const DAY_MS = Date.now() - (Date.now() % 86_400_000);
@@ -182,22 +133,13 @@ try {
     '+ imported-scans view (0010)': imported,
     '4 span lengths, not 7 (0029)': levels,
     'daily view by ROLLUP (0030)': { ...levels, 30: dailyRollup },
+    'longer spans rolled (0031)': { ...levels, 30: dailyRollup, 31: spanRoll },
   };
-  /** Not a migration: every migration, then the spans view writing one-day spans only. */
-  const CANDIDATE = 'candidate: the view writes 1-day spans only';
-  const candidate = { ...setups['daily view by ROLLUP (0030)'], 99: dayViewOnly };
-  /** Not a migration: no view on scan_events, the rollups rolled periodically. */
-  const ROLLED = 'candidate: no rollup view on scan_events, a periodic roll';
-  const rolled = { ...setups['daily view by ROLLUP (0030)'], 99: periodicRoll };
   const migrated = Object.keys(setups) as (keyof typeof setups)[];
   const all: Record<
     string,
     Record<number, (ctx: { database: string; cluster: null; retentionDays: number }) => string[]>
-  > = {
-    ...setups,
-    [CANDIDATE]: candidate,
-    [ROLLED]: rolled,
-  };
+  > = setups;
   const names = Object.keys(all);
   const cpu = new Map<string, number>(names.map((n) => [n, 0]));
   for (const [i, name] of names.entries()) {
@@ -214,7 +156,6 @@ try {
   );
   const bodies = Array.from({ length: BATCHES }, (_, b) => Buffer.from(batch(b)));
   let roll = '';
-  let periodic = '';
   /** A rollup's figures per scope and dimension (scans and merged uniques), to compare two databases. */
   const rollups = async (database: string) =>
     JSON.stringify(
@@ -245,29 +186,20 @@ try {
     // The merges the inserts left are part of what they cost (all of chDB's threads).
     await mergesDone(database);
     cpu.set(name, cpuNow() - c0);
-    if (name === ROLLED) {
+    if (name === 'longer spans rolled (0031)') {
+      // The day's pending one-day rows into their longer spans: what the roll does once the day is over.
       const r0 = cpuNow();
       const t0 = performance.now();
-      await ch.client.command({
-        query: rollBatches(
-          database,
-          bodies.map((_, b) => `b${b}`),
-        ),
-      });
+      await rollDay({ ...ch, database }, new Date(DAY_MS).toISOString().slice(0, 10));
       await mergesDone(database);
       const us = (cpuNow() - r0) / (BATCHES * ROWS);
       const same =
-        (await rollups(database)) === (await rollups(`bench_insert_${names.indexOf(migrated[migrated.length - 1])}`));
-      periodic =
-        `  its roll of all ${BATCHES} batches in one INSERT ... SELECT (scan_daily, and the spans through its view): ` +
-        `${us.toFixed(1)} us CPU per scan, ${(performance.now() - t0).toFixed(0)} ms; ` +
-        `the same rollups as the views give: ${same ? 'yes' : 'NO'}`;
-    }
-    if (name === CANDIDATE) {
-      const r0 = cpuNow();
-      const t0 = performance.now();
-      await ch.client.command({ query: rollLongerSpans(database, new Date(DAY_MS).toISOString().slice(0, 10)) });
-      roll = `  its roll of the day's longer spans from scan_daily, once a day: ${((cpuNow() - r0) / 1000).toFixed(0)} ms CPU, ${(performance.now() - t0).toFixed(0)} ms`;
+        (await rollups(database)) === (await rollups(`bench_insert_${names.indexOf('daily view by ROLLUP (0030)')}`));
+      roll =
+        `  0031's roll of the day (once a day, after it is over): ${((cpuNow() - r0) / 1000).toFixed(0)} ms CPU, ` +
+        `${(performance.now() - t0).toFixed(0)} ms, ${us.toFixed(1)} us per scan of this day; ` +
+        `the same spans as 0030's views wrote: ${same ? 'yes' : 'NO'}`;
+      if (!same) missed.push("0031's rolled spans differ from those 0030's views wrote");
     }
   }
   const perScan = (name: string) => cpu.get(name)! / (BATCHES * ROWS);
@@ -286,16 +218,7 @@ try {
     previous = us;
   }
   const now = perScan(migrated[migrated.length - 1]);
-  const c = perScan(CANDIDATE);
-  console.log(
-    `  ${CANDIDATE}: ${c.toFixed(1)} us CPU per scan (${(c - now).toFixed(1)} us per scan against every migration)`,
-  );
   console.log(roll);
-  const p = perScan(ROLLED);
-  console.log(
-    `  ${ROLLED}: ${p.toFixed(1)} us CPU per scan (${(p - now).toFixed(1)} us per scan against every migration)`,
-  );
-  console.log(periodic);
   const goal = Number(process.env.GOAL_US ?? 12);
   console.log(`  goal: <= ${goal} us per scan with every migration: ${now <= goal ? 'met' : 'NOT met'}`);
   if (now > goal) missed.push(`recording a scan costs ${now.toFixed(1)} us > ${goal} us`);

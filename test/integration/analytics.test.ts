@@ -505,7 +505,7 @@ describe('Scan analytics API', () => {
       });
     }
 
-    it('gives the same organization totals from scan_daily and from scan_events', async () => {
+    it('gives the same organization totals from the one-day spans and from scan_events', async () => {
       const f = { orgId: a.org.id, from: '2026-02-14', to: '2026-03-15' };
       expect((await rollupDaily(svc.app.ch, f)).totals).to.deep.equal(await rawTotals(svc.app.ch, f));
       expect((await rollupDaily(svc.app.ch, f)).totals).to.deep.equal({ scans: 11, uniques: 7 });

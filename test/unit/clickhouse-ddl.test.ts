@@ -411,7 +411,7 @@ describe('ClickHouse DDL (clickhouse/0004_scan_spans)', () => {
 
     /** [value, scans, uniques] of one scope and dimension from scan_daily day by day, and from the covering spans. */
     async function both(where: string, params: Record<string, unknown>, from: string, to: string) {
-      const covering = spansOf(from, to)
+      const covering = spansOf(from, to, to)
         .map((s) => `(span = ${s.span} AND start = '${s.start}')`)
         .join(' OR ');
       const per = (table: string, range: string) =>

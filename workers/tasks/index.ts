@@ -17,6 +17,7 @@ import { importRun } from './import-run.js';
 import { qrCodeExport } from './qr-code-export.js';
 import { qrCodeExportsPrune } from './qr-code-exports-prune.js';
 import { scanAlerts } from './scan-alerts.js';
+import { scanSpanRoll } from './scan-span-roll.js';
 import { scansBatch } from './scans-batch.js';
 import { webhookDeliver } from './webhook-deliver.js';
 import { webhookLogPrune } from './webhook-log-prune.js';
@@ -29,6 +30,7 @@ const DOMAIN_MAINTENANCE_TASK = 'domain-maintenance';
 const IDEMPOTENCY_PRUNE_TASK = 'idempotency-keys-prune';
 const SCAN_ALERTS_TASK = 'scan-alerts';
 const SCANS_BATCH_TASK = 'scans-batch';
+const SCAN_SPAN_ROLL_TASK = 'scan-span-roll';
 const WEBHOOK_LOG_PRUNE_TASK = 'webhook-log-prune';
 const WEBHOOK_SWEEP_TASK = 'webhook-sweep';
 
@@ -43,6 +45,7 @@ export const taskFactories: Record<string, TaskFactory> = {
   [EXPORTS_PRUNE_TASK]: qrCodeExportsPrune,
   [SCAN_ALERTS_TASK]: scanAlerts,
   [SCANS_BATCH_TASK]: scansBatch,
+  [SCAN_SPAN_ROLL_TASK]: scanSpanRoll,
   [DELIVER_TASK]: webhookDeliver,
   [WEBHOOK_LOG_PRUNE_TASK]: webhookLogPrune,
   [WEBHOOK_SWEEP_TASK]: webhookSweep,
@@ -60,4 +63,5 @@ export const crontab = [
   `30 3 * * * ${WEBHOOK_LOG_PRUNE_TASK}`,
   `15 1 * * * ${SCAN_ALERTS_TASK}`,
   `* * * * * ${SCANS_BATCH_TASK}`,
+  `*/10 * * * * ${SCAN_SPAN_ROLL_TASK}`,
 ].join('\n');
