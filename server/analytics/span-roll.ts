@@ -45,7 +45,9 @@ const dayMs = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 
 /**
  * The longer spans (every length but one day) of the one-day rows of `source` that match `rows`:
- * each row's scans and visitor state added to the span of each length that holds its day.
+ * each row's scans and visitor state added to the span of each length that holds its day. In the
+ * table's key order, so that the same rows always make the same insert blocks: a deduplication token
+ * drops a retried insert's blocks by their number, whatever they hold.
  */
 export function longerSpansOf(source: string, rows: string): string {
   const levels = SPAN_LEVELS.filter((l) => l > 0).join(', ');
@@ -56,7 +58,8 @@ FROM (SELECT org_id, scope, dimension, code_id, brand_id, is_bot, start AS d, va
         FROM ${source}
        WHERE span = 0 AND (${rows}))
 ARRAY JOIN CAST([${levels}] AS Array(UInt8)) AS level
-GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value`;
+GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value
+ORDER BY org_id, scope, dimension, is_bot, span, start, code_id, brand_id, value`;
 }
 
 /** Rolls one day: its longer spans, then the record that it is rolled (both deduplicated by the day). */
