@@ -15,7 +15,8 @@
 // The roll (server/analytics/span-roll.ts) then writes, for each finished day, the longer spans of
 // that day's pending one-day rows, with a deduplication token of the day, and records the day in
 // scan_span_rolls. Which rows a roll reads is decided by the clock, not by the roll: a row is
-// pending only when its view ran before the end of its day, so once a day is over no new pending
+// pending only when its view ran before the end of its day (UTC, like the rows' days: not today(),
+// which is the day of the server's time zone), so once a day is over no new pending
 // row of it appears, and a roll that starts after the inserts in flight at midnight are done reads
 // all of them. Readers use a longer span only when every day of it is at most the last day rolled
 // (server/analytics/spans.ts); the one-day spans are always complete.
@@ -88,11 +89,11 @@ export function statements(ctx: ClickHouseMigrationContext): string[] {
     `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.scan_spans_rollup_mv${on} TO ${db}.${spans} AS
 SELECT org_id, scope, dimension, code_id, brand_id, is_bot, span,
        day - (toUInt32(day) % bitShiftLeft(toUInt32(1), span)) AS start, value, scans, visitors,
-       toUInt8(day >= today()) AS pending
+       toUInt8(day >= toDate(now(), 'UTC')) AS pending
 FROM (
   ${dailySelect(`${db}.${events}`)}
 )
-ARRAY JOIN if(day >= today(), CAST([0] AS Array(UInt8)), CAST([0, 2, 4, 6] AS Array(UInt8))) AS span
+ARRAY JOIN if(day >= toDate(now(), 'UTC'), CAST([0] AS Array(UInt8)), CAST([0, 2, 4, 6] AS Array(UInt8))) AS span
 SETTINGS force_grouping_standard_compatibility = 1`,
     `CREATE TABLE IF NOT EXISTS ${db}.scan_span_rolls${on} (
   day Date,
@@ -102,7 +103,7 @@ ENGINE = ${engine}
 ORDER BY day
 SETTINGS ${dedup}`,
     `INSERT INTO ${db}.scan_span_rolls (day) SETTINGS async_insert = 0, insert_deduplication_token = 'migration-0031'
-SELECT today() - 1`,
+SELECT toDate(now(), 'UTC') - 1`,
   );
   const daily = ctx.cluster ? ['scan_daily', 'scan_daily_local'] : ['scan_daily'];
   for (const t of daily) out.push(`DROP TABLE IF EXISTS ${db}.${t}${on}`);

@@ -223,7 +223,7 @@ async function attachWithRollup(ch: ClickHouseHandle, staging: string): Promise<
       await run(`ALTER TABLE ${db}.scan_events ATTACH PARTITION ID '${p}' FROM ${staging}`);
       await run(`INSERT INTO ${days} SETTINGS async_insert = 0
 SELECT org_id, 'code' AS scope, r.1 AS dimension, c AS code_id, b AS brand_id, is_bot, toUInt8(0) AS span, day AS start,
-       r.2 AS value, count() AS scans, uniqCombinedState(12)(v) AS visitors, toUInt8(day >= today()) AS pending
+       r.2 AS value, count() AS scans, uniqCombinedState(12)(v) AS visitors, toUInt8(day >= toDate(now(), 'UTC')) AS pending
 FROM (SELECT org_id, toDate(scanned_at) AS day, brand_id AS b, code_id AS c, is_bot, visitor_hash AS v,
              ${Object.values(ROLLUP_DIMENSIONS).join(', ')}
         FROM ${staging} WHERE _partition_id = '${p}')

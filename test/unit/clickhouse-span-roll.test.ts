@@ -56,13 +56,13 @@ describe('analytics: the longer spans rolled once their day is over (clickhouse/
         'ALTER TABLE qr.scan_spans ADD COLUMN IF NOT EXISTS pending UInt8, MODIFY ORDER BY (org_id, scope, dimension, is_bot, span, start, code_id, brand_id, value, pending)',
       );
       expect(sql[3]).to.match(/^CREATE MATERIALIZED VIEW IF NOT EXISTS qr\.scan_spans_rollup_mv TO qr\.scan_spans AS /);
-      expect(sql[3]).to.include('toUInt8(day >= today()) AS pending');
+      expect(sql[3]).to.include("toUInt8(day >= toDate(now(), 'UTC')) AS pending");
       expect(sql[3]).to.include(
-        'ARRAY JOIN if(day >= today(), CAST([0] AS Array(UInt8)), CAST([0, 2, 4, 6] AS Array(UInt8))) AS span',
+        "ARRAY JOIN if(day >= toDate(now(), 'UTC'), CAST([0] AS Array(UInt8)), CAST([0, 2, 4, 6] AS Array(UInt8))) AS span",
       );
       expect(sql[3]).to.include(' FROM qr.scan_events ARRAY JOIN [');
       expect(sql[4]).to.match(/^CREATE TABLE IF NOT EXISTS qr\.scan_span_rolls \( day Date,/);
-      expect(sql[5]).to.include('SELECT today() - 1');
+      expect(sql[5]).to.include("SELECT toDate(now(), 'UTC') - 1");
       expect(sql.slice(6)).to.deep.equal(['DROP TABLE IF EXISTS qr.scan_daily']);
     });
 
@@ -190,6 +190,26 @@ describe('analytics: the longer spans rolled once their day is over (clickhouse/
       const notToday = `span > 0 AND NOT (start <= '${today}' AND start + bitShiftLeft(toUInt32(1), span) > '${today}')`;
       expect(await spans(rolled, notToday)).to.equal(await spans(old, notToday));
       expect(await spans(rolled)).to.not.equal(await spans(old));
+    });
+
+    it("decides which rows are pending by the UTC day, whatever the server's time zone", async () => {
+      // A zone whose date differs from UTC's now: 12 hours behind in the UTC morning, 14 ahead after.
+      const zone = new Date().getUTCHours() < 12 ? 'Etc/GMT+12' : 'Etc/GMT-14';
+      await ch.client.command({
+        query: `INSERT INTO ${rolled.database}.scan_events (scan_id, scanned_at, org_id, brand_id, code_id, visitor_hash)
+                SETTINGS session_timezone = '${zone}', insert_deduplication_token = 'zone'
+                SELECT concat('zone-', toString(number)),
+                       toDateTime64(if(number = 0, '${yesterday}', '${today}') || ' 12:00:00', 3, 'UTC'), 9, 1, 1, number
+                  FROM numbers(2)`,
+      });
+      expect(
+        await text(`SELECT toString(start), pending, count() FROM ${rolled.database}.scan_spans
+                     WHERE org_id = 9 AND span = 0 AND scope = 'organization' AND dimension = 'total' GROUP BY ALL ORDER BY ALL`),
+      ).to.equal(`${yesterday}\t0\t1\n${today}\t1\t1\n`);
+      await ch.client.command({ query: `DELETE FROM ${rolled.database}.scan_events WHERE org_id = 9` });
+      await ch.client.command({
+        query: `ALTER TABLE ${rolled.database}.scan_spans DELETE WHERE org_id = 9 SETTINGS mutations_sync = 1`,
+      });
     });
 
     it('gives the same answers before the roll as every migration before, reading one-day spans for the days not rolled', async () => {
