@@ -62,6 +62,9 @@ GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value
 ORDER BY org_id, scope, dimension, is_bot, span, start, code_id, brand_id, value`;
 }
 
+/** The last day rolled, per handle, and when it was read. */
+const rolled = new WeakMap<ClickHouseHandle, { day: string; at: number }>();
+
 /** Rolls one day: its longer spans, then the record that it is rolled (both deduplicated by the day). */
 export async function rollDay(ch: ClickHouseHandle, day: string): Promise<void> {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
@@ -80,8 +83,6 @@ export async function rollDay(ch: ClickHouseHandle, day: string): Promise<void> 
   });
   rolled.set(ch, { day, at: Date.now() });
 }
-
-const rolled = new WeakMap<ClickHouseHandle, { day: string; at: number }>();
 
 async function one<T>(ch: ClickHouseHandle, query: string): Promise<T> {
   const rs = await ch.client.query({ query, format: 'JSONEachRow' });

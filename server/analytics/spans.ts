@@ -24,8 +24,8 @@ const LONGEST_FIRST = [...SPAN_LEVELS].sort((a, b) => b - a);
  * The fewest aligned spans that cover the days from..to (inclusive, YYYY-MM-DD) exactly, oldest
  * first: from each day on, the longest span that starts there, ends within the range and, if longer
  * than a day, ends by `rolledThrough` (the last day whose longer spans are complete). A range of 7
- * days takes at most 4 spans, 30 days at most 12, 90 days at most 15, plus one a day after
- * `rolledThrough`.
+ * days takes at most 4 spans, 30 days at most 12, 90 days at most 15 when every day is rolled, and
+ * one a day for the days after `rolledThrough`.
  */
 export function spansOf(from: string, to: string, rolledThrough: string): Span[] {
   const last = dayNumber(to);
