@@ -211,7 +211,6 @@ export async function rollupReport(ch: ClickHouseHandle, f: RollupFilter, r: Rep
   const w = scopeOf(f);
   const table = `${ch.database}.scan_spans`;
   const params: Params = { ...w.params, dimension: r.dimension };
-  const days = ONE_DAY_SPANS;
   const covering = spansOf(f.from, f.to, await rolledThrough(ch)).map((s, i) => {
     params[`span${i}`] = s.span;
     params[`start${i}`] = s.start;
@@ -226,7 +225,7 @@ export async function rollupReport(ch: ClickHouseHandle, f: RollupFilter, r: Rep
     // Scans per day ('day') and per day and value ('cell', the export's csv_rows).
     `SELECT if(dimension = 'total', 'day', 'cell') AS part, start AS day, value, toUInt64(0) AS id,
             sum(scans) AS scans, toUInt64(0) AS uniques
-       FROM ${table} WHERE dimension IN ${dimensions} AND ${w.sql} AND ${days}
+       FROM ${table} WHERE dimension IN ${dimensions} AND ${w.sql} AND ${ONE_DAY_SPANS}
       GROUP BY dimension, start, value`,
     // The totals (dimension 'total', one value '') and the breakdown.
     `SELECT if(dimension = 'total', 'total', 'value'), toDate(0), value, toUInt64(0), sum(scans), ${uniq}

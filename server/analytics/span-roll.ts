@@ -40,6 +40,12 @@ export const SPAN_COLUMNS = [
   'visitors',
 ] as const;
 
+/**
+ * Whether a one-day rollup row of `day` is pending: its day is not over by ClickHouse's clock, in
+ * UTC (not today(), the day of the server's time zone). clickhouse/0031's view has the same rule.
+ */
+export const pendingOf = (day: string): string => `toUInt8(${day} >= toDate(now(), 'UTC'))`;
+
 const dayString = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 const dayMs = (day: string): number => Date.parse(`${day}T00:00:00.000Z`);
 

@@ -6,7 +6,7 @@
 import { ulid } from 'ulid';
 import { insertSelect, insertText, type ClickHouseHandle } from '../stores/clickhouse.js';
 import { COUNTRIES, DEVICES, REFERRERS } from './demo-traffic.js';
-import { longerSpansOf, SPAN_COLUMNS } from './span-roll.js';
+import { longerSpansOf, pendingOf, SPAN_COLUMNS } from './span-roll.js';
 import { ROLLUP_DIMENSIONS } from '../../clickhouse/0002_scan_daily.js';
 import { clickHouseTime, SCAN_EVENT_COLUMNS, type ScanEvent as ScanEventRow } from './scan-event.js';
 
@@ -223,7 +223,7 @@ async function attachWithRollup(ch: ClickHouseHandle, staging: string): Promise<
       await run(`ALTER TABLE ${db}.scan_events ATTACH PARTITION ID '${p}' FROM ${staging}`);
       await run(`INSERT INTO ${days} SETTINGS async_insert = 0
 SELECT org_id, 'code' AS scope, r.1 AS dimension, c AS code_id, b AS brand_id, is_bot, toUInt8(0) AS span, day AS start,
-       r.2 AS value, count() AS scans, uniqCombinedState(12)(v) AS visitors, toUInt8(day >= toDate(now(), 'UTC')) AS pending
+       r.2 AS value, count() AS scans, uniqCombinedState(12)(v) AS visitors, ${pendingOf('day')} AS pending
 FROM (SELECT org_id, toDate(scanned_at) AS day, brand_id AS b, code_id AS c, is_bot, visitor_hash AS v,
              ${Object.values(ROLLUP_DIMENSIONS).join(', ')}
         FROM ${staging} WHERE _partition_id = '${p}')
@@ -238,8 +238,11 @@ FROM (SELECT org_id, dimension, brand_id AS b, is_bot, span, start, value, scans
 ARRAY JOIN [('brand', b), ('organization', toUInt64(0))] AS r
 GROUP BY org_id, scope, dimension, code_id, brand_id, is_bot, span, start, value, pending`);
     await run(`INSERT INTO ${db}.scan_spans SETTINGS async_insert = 0 SELECT * FROM ${days}`);
-    await run(`INSERT INTO ${db}.scan_spans (${SPAN_COLUMNS.join(', ')}) SETTINGS async_insert = 0
-${longerSpansOf(days, 'pending = 0')}`);
+    await insertSelect(ch.client, {
+      table: `${db}.scan_spans`,
+      columns: SPAN_COLUMNS,
+      select: longerSpansOf(days, 'pending = 0'),
+    });
   } finally {
     await run(`DROP TABLE IF EXISTS ${days}`);
   }
