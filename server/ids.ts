@@ -14,12 +14,15 @@ const CODES = Buffer.from(ALPHABET, 'latin1');
 /** The ULID being made, as bytes: the time part is rewritten only when the millisecond changes. */
 const out = Buffer.alloc(26);
 let lastMs = -1;
+/** Each alphabet character code's digit value. */
+const INDEX = new Uint8Array(128);
+for (let d = 0; d < 32; d++) INDEX[CODES[d]] = d;
 
 export function fastUlid(now: number = Date.now()): string {
-  if (offset + 10 > pool.length) {
-    pool = crypto.randomBytes(POOL_SIZE);
-    offset = 0;
-  }
+  // Within one millisecond the next id is the last one plus one (the ULID spec's monotonic mode),
+  // so ids made in this process sort in the order they were made: two scans or actions answered in
+  // the same millisecond keep their order in the raw export and the live stream.
+  if (now === lastMs && increment()) return out.toString('latin1', 0, 26);
   if (now !== lastMs) {
     let t = now;
     for (let i = 9; i >= 0; i--) {
@@ -27,6 +30,10 @@ export function fastUlid(now: number = Date.now()): string {
       t = Math.floor(t / 32);
     }
     lastMs = now;
+  }
+  if (offset + 10 > pool.length) {
+    pool = crypto.randomBytes(POOL_SIZE);
+    offset = 0;
   }
   // 10 random bytes = 80 bits = 16 characters of 5 bits, most significant first: two halves of
   // 40 bits (8 characters each), as numbers (exact up to 2^53).
@@ -40,4 +47,17 @@ export function fastUlid(now: number = Date.now()): string {
   }
   offset += 10;
   return out.toString('latin1', 0, 26);
+}
+
+/** The random part plus one, carrying leftwards; false when it was all Z (then it is drawn afresh). */
+function increment(): boolean {
+  for (let i = 25; i >= 10; i--) {
+    const digit = INDEX[out[i]];
+    if (digit < 31) {
+      out[i] = CODES[digit + 1];
+      return true;
+    }
+    out[i] = CODES[0];
+  }
+  return false;
 }

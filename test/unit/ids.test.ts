@@ -15,4 +15,22 @@ describe('fast ULIDs', () => {
     for (let i = 0; i < 100_000; i++) seen.add(fastUlid(1_700_000_000_000));
     expect(seen.size).to.equal(100_000);
   });
+
+  it('made in the same millisecond sort in the order they were made, the random part counting up', () => {
+    const ids = Array.from({ length: 10_000 }, () => fastUlid(1_700_000_000_001));
+    expect([...ids].sort()).to.deep.equal(ids);
+    expect(new Set(ids).size).to.equal(ids.length);
+    expect(ids.every((id) => decodeTime(id) === 1_700_000_000_001)).to.equal(true);
+    // Each is the last plus one, carries included (every 32nd id carries at least once).
+    const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const value = (id: string) => [...id.slice(10)].reduce((n, c) => n * 32n + BigInt(ALPHABET.indexOf(c)), 0n);
+    for (let i = 1; i < ids.length; i++) expect(value(ids[i]) - value(ids[i - 1])).to.equal(1n);
+  });
+
+  it('draw a fresh random part when the millisecond changes, forwards or backwards', () => {
+    const a = fastUlid(1_700_000_000_010);
+    const b = fastUlid(1_700_000_000_005);
+    expect(decodeTime(b)).to.equal(1_700_000_000_005);
+    expect(b < a).to.equal(true);
+  });
 });
