@@ -14,15 +14,41 @@ const CODES = Buffer.from(ALPHABET, 'latin1');
 /** The ULID being made, as bytes: the time part is rewritten only when the millisecond changes. */
 const out = Buffer.alloc(26);
 let lastMs = -1;
-/** Each alphabet character code's digit value. */
-const INDEX = new Uint8Array(128);
-for (let d = 0; d < 32; d++) INDEX[CODES[d]] = d;
+/** The random part of the last id, as two halves of 40 bits (8 characters each), most significant first. */
+let high = 0;
+let low = 0;
+const HALF = 2 ** 40;
 
+/** The next 40 random bits of the pool, as a number. */
+function random40(): number {
+  if (offset + 5 > pool.length) {
+    pool = crypto.randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  const n = pool[offset] * 2 ** 32 + pool.readUInt32BE(offset + 1);
+  offset += 5;
+  return n;
+}
+
+/**
+ * A ULID of the millisecond `now`. Within one millisecond the ids of this process increase: the
+ * next one is the last one plus a random step of 1 to 2^40 - 1 (the ULID spec's monotonic mode
+ * steps by 1; a random step keeps the order without making the next id guessable from the last,
+ * since scan ids travel in URLs: a pixel page's consent answer carries its scan's id). So two
+ * scans or actions answered in the same millisecond keep their order in the raw export and the live
+ * stream. A new millisecond, forwards or backwards, draws a fresh random part.
+ */
 export function fastUlid(now: number = Date.now()): string {
-  // Within one millisecond the next id is the last one plus one (the ULID spec's monotonic mode),
-  // so ids made in this process sort in the order they were made: two scans or actions answered in
-  // the same millisecond keep their order in the raw export and the live stream.
-  if (now === lastMs && increment()) return out.toString('latin1', 0, 26);
+  if (now === lastMs) {
+    low += 1 + (random40() % (HALF - 1));
+    if (low >= HALF) {
+      low -= HALF;
+      high += 1;
+    }
+    // The random part ran past its largest value (about once in 2^40 milliseconds with an id in
+    // each): drawn afresh, as in a new millisecond.
+    if (high >= HALF) lastMs = -1;
+  }
   if (now !== lastMs) {
     let t = now;
     for (let i = 9; i >= 0; i--) {
@@ -30,34 +56,18 @@ export function fastUlid(now: number = Date.now()): string {
       t = Math.floor(t / 32);
     }
     lastMs = now;
+    high = random40();
+    low = random40();
   }
-  if (offset + 10 > pool.length) {
-    pool = crypto.randomBytes(POOL_SIZE);
-    offset = 0;
-  }
-  // 10 random bytes = 80 bits = 16 characters of 5 bits, most significant first: two halves of
-  // 40 bits (8 characters each), as numbers (exact up to 2^53).
-  for (let half = 0; half < 2; half++) {
-    const at = offset + 5 * half;
-    let n = pool[at] * 2 ** 32 + pool.readUInt32BE(at + 1);
-    for (let i = 17 + 8 * half; i >= 10 + 8 * half; i--) {
-      out[i] = CODES[n % 32];
-      n = Math.floor(n / 32);
-    }
-  }
-  offset += 10;
+  writeHalf(high, 17);
+  writeHalf(low, 25);
   return out.toString('latin1', 0, 26);
 }
 
-/** The random part plus one, carrying leftwards; false when it was all Z (then it is drawn afresh). */
-function increment(): boolean {
-  for (let i = 25; i >= 10; i--) {
-    const digit = INDEX[out[i]];
-    if (digit < 31) {
-      out[i] = CODES[digit + 1];
-      return true;
-    }
-    out[i] = CODES[0];
+/** 40 bits as 8 characters of 5 bits, most significant first, ending at `last`. */
+function writeHalf(n: number, last: number): void {
+  for (let i = last; i > last - 8; i--) {
+    out[i] = CODES[n % 32];
+    n = Math.floor(n / 32);
   }
-  return false;
 }
