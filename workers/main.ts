@@ -8,8 +8,9 @@ import { startWorker } from './index.js';
 const config = loadConfig();
 const log = createLogger(config.logLevel, { process: 'worker' }, config.logFormat);
 // In embedded mode the server process owns chDB; a standalone worker then runs without ClickHouse.
-const app = await boot(config, log, { clickhouse: Boolean(config.clickhouseUrl) });
-const runner = await startWorker(app);
+const clickhouse = Boolean(config.clickhouseUrl);
+const app = await boot(config, log, { clickhouse });
+const runner = await startWorker(app, { clickhouse });
 onShutdown(log, async () => {
   await runner.stop();
   await app.close();

@@ -52,6 +52,18 @@ export const taskFactories: Record<string, TaskFactory> = {
 };
 
 /**
+ * The tasks that read or write ClickHouse. A worker without it (`make worker` beside embedded chDB,
+ * which the server process owns) does not take them, so they wait for the server's own worker rather
+ * than failing there and, an import after its last attempt, for good.
+ */
+export const CLICKHOUSE_TASKS: ReadonlySet<string> = new Set([
+  RUN_TASK,
+  SCAN_ALERTS_TASK,
+  SCANS_BATCH_TASK,
+  SCAN_SPAN_ROLL_TASK,
+]);
+
+/**
  * Recurring jobs, in graphile-worker's crontab format (one line per schedule, UTC). domain-maintenance
  * runs daily at 03:17; `fill=1d` runs a missed one when the worker comes back within a day.
  */
