@@ -54,7 +54,8 @@ export const taskFactories: Record<string, TaskFactory> = {
 /**
  * The tasks that read or write ClickHouse. A worker without it (`make worker` beside embedded chDB,
  * which the server process owns) does not take them, so they wait for the server's own worker rather
- * than failing there and, an import after its last attempt, for good.
+ * than failing there and, an import after its last attempt, for good. A new task that reaches
+ * `app.ch` (directly or through a service) belongs here.
  */
 export const CLICKHOUSE_TASKS: ReadonlySet<string> = new Set([
   RUN_TASK,
