@@ -39,17 +39,7 @@ function random40(): number {
  * stream. A new millisecond, forwards or backwards, draws a fresh random part.
  */
 export function fastUlid(now: number = Date.now()): string {
-  if (now === lastMs) {
-    low += 1 + (random40() % (HALF - 1));
-    if (low >= HALF) {
-      low -= HALF;
-      high += 1;
-    }
-    // The random part ran past its largest value (about once in 2^40 milliseconds with an id in
-    // each): drawn afresh, as in a new millisecond.
-    if (high >= HALF) lastMs = -1;
-  }
-  if (now !== lastMs) {
+  if (now !== lastMs || !step()) {
     let t = now;
     for (let i = 9; i >= 0; i--) {
       out[i] = CODES[t % 32];
@@ -62,6 +52,19 @@ export function fastUlid(now: number = Date.now()): string {
   writeHalf(high, 17);
   writeHalf(low, 25);
   return out.toString('latin1', 0, 26);
+}
+
+/**
+ * The random part plus a random step of 1 to 2^40 - 1; false when that ran past its largest value
+ * (about once in 2^40 milliseconds with an id in each), and the part is then drawn afresh.
+ */
+function step(): boolean {
+  low += 1 + (random40() % (HALF - 1));
+  if (low >= HALF) {
+    low -= HALF;
+    high += 1;
+  }
+  return high < HALF;
 }
 
 /** 40 bits as 8 characters of 5 bits, most significant first, ending at `last`. */
